@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "instant-upload",
+    products: [
+        .executable(name: "instant-upload", targets: ["instant-upload"]),
+        .executable(name: "share-to", targets: ["share-to"]),
+    ],
+    targets: [
+        // C libraries from Debian, wrapped once at the edge.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+
+        // Syscalls, XDG paths, logging, names shown to people.
+        .target(name: "Platform"),
+        // The durable queue: SQLite store, states, records. Knows nothing of HTTP.
+        .target(name: "Queue", dependencies: ["CSQLite", "Platform"]),
+        // HTTP, tus, WebDAV, hashing. Knows nothing of SQLite.
+        .target(name: "Transport", dependencies: ["CCurl", "COpenSSL", "Platform"]),
+        // Joins queue and transport: the agent's scheduler and transfers.
+        .target(name: "Engine", dependencies: ["Queue", "Transport", "Platform"]),
+        // Secrets, notifications, the folder picker.
+        .target(name: "Desktop", dependencies: ["Platform"]),
+        // Commands shared by both executables.
+        .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Platform"]),
+
+        .executableTarget(name: "instant-upload", dependencies: ["CLI"]),
+        .executableTarget(name: "share-to", dependencies: ["CLI"]),
+
+        // Helpers the tests share: temporary folders, the reference server, running programs.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
+        .testTarget(name: "QueueTests", dependencies: ["Queue", "TestSupport"]),
+        .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "CLI", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["CLI", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

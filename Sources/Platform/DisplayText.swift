@@ -1,0 +1,67 @@
+/// Turns names from disk or from a server into text that is safe to print on a terminal.
+public enum DisplayText {
+    /// Escapes control characters (`\n`, `\t`, `\x1b`...) and bytes that are not UTF-8
+    /// (`\xff`), so a file name can never move the cursor or hide itself.
+    public static func escape(_ bytes: [UInt8]) -> String {
+        var out = ""
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            let length = utf8Length(bytes, at: i)
+            if length == 0 {
+                out += hex(b); i += 1; continue
+            }
+            if length == 1 {
+                switch b {
+                case UInt8(ascii: "\n"): out += "\\n"
+                case UInt8(ascii: "\t"): out += "\\t"
+                case UInt8(ascii: "\r"): out += "\\r"
+                case UInt8(ascii: "\\"): out += "\\\\"
+                case 0..<0x20, 0x7f: out += hex(b)
+                default: out.unicodeScalars.append(Unicode.Scalar(b))
+                }
+                i += 1; continue
+            }
+            let scalarText = String(decoding: bytes[i..<(i + length)], as: UTF8.self)
+            let scalar = scalarText.unicodeScalars.first!
+            // C1 controls and bidi overrides can also rearrange what a terminal shows.
+            if (0x80...0x9f).contains(scalar.value) || (0x202a...0x202e).contains(scalar.value)
+                || (0x2066...0x2069).contains(scalar.value) {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                out += scalarText
+            }
+            i += length
+        }
+        return out
+    }
+
+    public static func escape(_ text: String) -> String { escape(Array(text.utf8)) }
+
+    private static func hex(_ b: UInt8) -> String {
+        let digits = Array("0123456789abcdef")
+        return "\\x" + String(digits[Int(b >> 4)]) + String(digits[Int(b & 0xf)])
+    }
+
+    /// Length of the valid UTF-8 sequence starting at `i`, or 0 when it is not valid.
+    static func utf8Length(_ b: [UInt8], at i: Int) -> Int {
+        let first = b[i]
+        let (length, minimum): (Int, UInt32)
+        switch first {
+        case 0x00...0x7f: return 1
+        case 0xc2...0xdf: (length, minimum) = (2, 0x80)
+        case 0xe0...0xef: (length, minimum) = (3, 0x800)
+        case 0xf0...0xf4: (length, minimum) = (4, 0x10000)
+        default: return 0
+        }
+        guard i + length <= b.count else { return 0 }
+        var value = UInt32(first) & (0xff >> (length + 1))
+        for k in 1..<length {
+            let c = b[i + k]
+            guard c & 0xc0 == 0x80 else { return 0 }
+            value = value << 6 | UInt32(c & 0x3f)
+        }
+        if value < minimum || value > 0x10ffff || (0xd800...0xdfff).contains(value) { return 0 }
+        return length
+    }
+}

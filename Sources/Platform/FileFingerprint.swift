@@ -1,0 +1,48 @@
+import Glibc
+
+/// What identifies one version of a local file: if any of these change, it is another file.
+public struct FileFingerprint: Equatable, Sendable, Codable {
+    public var device: UInt64
+    public var inode: UInt64
+    public var size: Int64
+    public var mtimeNanoseconds: Int64
+
+    public init(device: UInt64, inode: UInt64, size: Int64, mtimeNanoseconds: Int64) {
+        self.device = device; self.inode = inode; self.size = size; self.mtimeNanoseconds = mtimeNanoseconds
+    }
+
+    init(_ st: stat) {
+        self.init(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),
+                  mtimeNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
+    }
+
+    /// The fingerprint of an open file.
+    public static func of(descriptor fd: Int32) throws(SystemError) -> FileFingerprint {
+        var st = stat()
+        try valueOrErrno("fstat") { fstat(fd, &st) }
+        return FileFingerprint(st)
+    }
+
+    /// The fingerprint of the file at `path`, following links.
+    public static func of(_ path: LocalPath) throws(SystemError) -> FileFingerprint {
+        var st = stat()
+        try valueOrErrno("stat", path: path.display) { path.withCString { stat($0, &st) } }
+        return FileFingerprint(st)
+    }
+}
+
+/// What kind of thing is at a path, for the checks before a file is queued.
+public enum FileKind: Sendable, Equatable {
+    case regular, directory, fifo, socket, device, other
+
+    public static func of(mode: mode_t) -> FileKind {
+        switch mode & S_IFMT {
+        case S_IFREG: return .regular
+        case S_IFDIR: return .directory
+        case S_IFIFO: return .fifo
+        case S_IFSOCK: return .socket
+        case S_IFCHR, S_IFBLK: return .device
+        default: return .other
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Glibc
+
+/// Small file-system helpers over raw syscalls, throwing `SystemError`.
+public enum FileIO {
+    /// Creates `path` and its parents with `mode`, and tightens the last one to `mode` if it existed.
+    public static func makeDirectory(_ path: String, mode: mode_t = 0o700) throws(SystemError) {
+        var current = ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            current += "/" + component
+            if mkdir(current, 0o755) != 0 && errno != EEXIST { throw SystemError("mkdir", path: current) }
+        }
+        var st = stat()
+        try valueOrErrno("stat", path: path) { stat(path, &st) }
+        guard st.st_mode & S_IFMT == S_IFDIR else { throw SystemError("mkdir", errno: ENOTDIR, path: path) }
+        if st.st_mode & 0o7777 != mode, st.st_uid == getuid() {
+            try valueOrErrno("chmod", path: path) { chmod(path, mode) }
+        }
+    }
+
+    public static func readSmallFile(_ path: String, limit: Int = 1 << 20) throws(SystemError) -> String {
+        let bytes = try readBytes(path, limit: limit)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    public static func readBytes(_ path: String, limit: Int = 1 << 20) throws(SystemError) -> [UInt8] {
+        let fd = try valueOrErrno("open", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while out.count < limit {
+            let n = try valueOrErrno("read", path: path) { read(fd, &buffer, buffer.count) }
+            if n == 0 { break }
+            out += buffer[0..<n]
+        }
+        return out
+    }
+
+    /// Writes a file atomically (temp file + rename) with the given mode.
+    public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600) throws(SystemError) {
+        let temp = path + ".tmp.\(getpid())"
+        let fd = try valueOrErrno("open", path: temp) { open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0 { if errno == EINTR { continue }; let e = SystemError("write", path: temp); close(fd); unlink(temp); throw e }
+            written += n
+        }
+        fchmod(fd, mode)
+        fsync(fd)
+        close(fd)
+        try valueOrErrno("rename", path: path) { rename(temp, path) }
+    }
+
+    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+}

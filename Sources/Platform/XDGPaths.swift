@@ -1,0 +1,80 @@
+import Foundation
+import Glibc
+
+/// Where instant-upload keeps its files, following the XDG base directory spec.
+///
+/// Tests point everything at temporary folders by setting the XDG variables.
+public struct XDGPaths: Sendable {
+    public var environment: [String: String]
+
+    public init(environment: [String: String] = ProcessEnvironment.current) {
+        self.environment = environment
+    }
+
+    public var home: String {
+        if let h = environment["HOME"], !h.isEmpty { return h }
+        if let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir { return String(cString: dir) }
+        return "/"
+    }
+
+    private func base(_ variable: String, default fallback: String) -> String {
+        // The spec says relative values are invalid and must be ignored.
+        if let v = environment[variable], v.hasPrefix("/") { return v }
+        return home + "/" + fallback
+    }
+
+    public var configDirectory: String { base("XDG_CONFIG_HOME", default: ".config") + "/instant-upload" }
+    public var stateDirectory: String { base("XDG_STATE_HOME", default: ".local/state") + "/instant-upload" }
+    public var queueDatabase: String { stateDirectory + "/queue.sqlite3" }
+    public var configFile: String { configDirectory + "/config.ini" }
+    public var credentialsFile: String { configDirectory + "/credentials" }
+
+    /// `$XDG_RUNTIME_DIR/instant-upload`, or a private folder under /tmp when the session has none.
+    public var runtimeDirectory: String {
+        if let v = environment["XDG_RUNTIME_DIR"], v.hasPrefix("/") { return v + "/instant-upload" }
+        return "/tmp/instant-upload-\(getuid())"
+    }
+    public var controlSocket: String { runtimeDirectory + "/agent.sock" }
+    public var agentLock: String { runtimeDirectory + "/agent.lock" }
+
+    /// The download folder as `xdg-user-dir DOWNLOAD` resolves it: `XDG_DOWNLOAD_DIR` from
+    /// the environment or from `user-dirs.dirs`, else `~/Downloads`.
+    public var downloadDirectory: String {
+        if let v = environment["XDG_DOWNLOAD_DIR"], v.hasPrefix("/") { return v }
+        let userDirs = base("XDG_CONFIG_HOME", default: ".config") + "/user-dirs.dirs"
+        if let text = try? FileIO.readSmallFile(userDirs), let value = Self.parseUserDirs(text, key: "XDG_DOWNLOAD_DIR") {
+            return value.replacingOccurrences(of: "$HOME", with: home)
+        }
+        return home + "/Downloads"
+    }
+
+    /// Where downloads land: `Local Drive/` inside the download folder.
+    public var localDrive: String { downloadDirectory + "/Local Drive" }
+
+    /// Reads `KEY="value"` from a user-dirs.dirs file (shell syntax, `$HOME` allowed).
+    static func parseUserDirs(_ text: String, key: String) -> String? {
+        for line in text.split(separator: "\n") {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard trimmed.hasPrefix(key + "=") else { continue }
+            var value = String(trimmed.dropFirst(key.count + 1))
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+            guard value.hasPrefix("/") || value.hasPrefix("$HOME") else { return nil }
+            return value
+        }
+        return nil
+    }
+}
+
+/// The process environment as a dictionary.
+public enum ProcessEnvironment {
+    public static var current: [String: String] {
+        var result: [String: String] = [:]
+        var p = environ
+        while let entry = p.pointee {
+            let s = String(cString: entry)
+            if let eq = s.firstIndex(of: "=") { result[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
+            p += 1
+        }
+        return result
+    }
+}

@@ -1,0 +1,104 @@
+/// Why a row is not moving, or why it stopped: a code scripts can rely on, a message in
+/// the person's words, and what they can do about it.
+public struct Reason: Sendable, Equatable, Codable, CustomStringConvertible {
+    public var code: ReasonCode
+    public var message: String
+    public var action: String
+
+    public init(_ code: ReasonCode, _ message: String? = nil, action: String? = nil) {
+        self.code = code
+        self.message = message ?? code.defaultMessage
+        self.action = action ?? code.defaultAction
+    }
+
+    public var description: String { "\(message) (\(code.rawValue))" }
+}
+
+public enum ReasonCode: String, Sendable, Codable, CaseIterable {
+    // Waiting, not failing.
+    case offline, wifi, paused
+    // Transient: retried with backoff.
+    case timeout
+    case connectionReset = "connection_reset"
+    case serverError = "server_error"
+    case serverBusy = "server_busy"
+    case maintenance
+    case checksumMismatch = "checksum_mismatch"
+    // Permanent: failed at once, never retried by itself.
+    case auth
+    case rejectedByServer = "rejected_by_server"
+    case targetMissing = "target_missing"
+    case sourceMissing = "source_missing"
+    case sourceUnreadable = "source_unreadable"
+    case tooLarge = "too_large"
+    case quota
+    case `protocol`
+    case integrity
+    case notAFile = "not_a_file"
+    case localWrite = "local_write"
+    // Notes on a row that started again, shown while it waits.
+    case sourceChanged = "source_changed"
+    case uploadExpired = "upload_expired"
+    case uploadLost = "upload_lost"
+
+    /// Transient reasons put a row in `retrying`; the others in `failed`.
+    public var isTransient: Bool {
+        switch self {
+        case .offline, .wifi, .paused, .timeout, .connectionReset, .serverError, .serverBusy, .maintenance,
+             .checksumMismatch, .sourceChanged, .uploadExpired, .uploadLost:
+            return true
+        default:
+            return false
+        }
+    }
+
+    public var defaultMessage: String {
+        switch self {
+        case .offline: "waiting for network"
+        case .wifi: "waiting for Wi-Fi"
+        case .paused: "paused by you"
+        case .timeout: "the server stopped answering"
+        case .connectionReset: "connection reset by peer"
+        case .serverError: "the server had an internal error"
+        case .serverBusy: "the server is busy"
+        case .maintenance: "the server is in maintenance mode"
+        case .checksumMismatch: "a chunk arrived damaged and is sent again"
+        case .auth: "the server did not accept the password"
+        case .rejectedByServer: "the server refused the file"
+        case .targetMissing: "the folder on the server no longer exists"
+        case .sourceMissing: "the file is gone from this computer"
+        case .sourceUnreadable: "the file cannot be read"
+        case .tooLarge: "the file is larger than the server accepts"
+        case .quota: "no quota left on server"
+        case .protocol: "the server answered something this program does not understand"
+        case .integrity: "the server's copy does not match the file"
+        case .notAFile: "this is not a file"
+        case .localWrite: "the download cannot be written here"
+        case .sourceChanged: "changed while uploading, started again"
+        case .uploadExpired: "the server forgot the partial upload, started again"
+        case .uploadLost: "the server no longer has the partial upload, started again"
+        }
+    }
+
+    public var defaultAction: String {
+        switch self {
+        case .offline: "it resumes when the network returns"
+        case .wifi: "it starts on Wi-Fi; `instant-upload retry --now ID` sends it anyway"
+        case .paused: "`instant-upload resume` continues"
+        case .timeout, .connectionReset, .serverError, .serverBusy, .maintenance, .checksumMismatch,
+             .sourceChanged, .uploadExpired, .uploadLost:
+            "nothing: it is retried by itself"
+        case .auth: "log in again: `instant-upload account add` with the new password, then `instant-upload retry ID`"
+        case .rejectedByServer: "discard it: `instant-upload cancel ID`"
+        case .targetMissing: "choose a new folder: `instant-upload retry ID --to DIR`"
+        case .sourceMissing: "discard it: `instant-upload cancel ID`"
+        case .sourceUnreadable: "fix the file's permissions, then `instant-upload retry ID`"
+        case .tooLarge: "discard it, or raise the server's limit and retry"
+        case .quota: "free space on the server, then `instant-upload retry ID`"
+        case .protocol: "check the server address, then `instant-upload retry ID`"
+        case .integrity: "`instant-upload retry ID` sends it again; the file here is untouched"
+        case .notAFile: "discard it: `instant-upload cancel ID`"
+        case .localWrite: "free space or fix permissions in the download folder, then `instant-upload retry ID`"
+        }
+    }
+}

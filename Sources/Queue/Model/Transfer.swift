@@ -1,0 +1,77 @@
+import Platform
+
+/// One row of the queue, as the store reads it.
+public struct Transfer: Sendable, Equatable {
+    public var id: Int64
+    public var direction: Direction
+    public var origin: Origin
+    public var accountID: Int64
+    public var accountName: String
+    /// Uploads: the file to send. Downloads: the final file, once a name is chosen.
+    public var localPath: LocalPath
+    /// Uploads: where the file goes, e.g. `/Photos/IMG_0042.jpg`. Downloads: what is fetched.
+    public var remotePath: String
+    public var state: TransferState
+    public var reason: Reason?
+    public var attempts: Int
+    public var nextAttemptAt: Int64?
+    public var bytesDone: Int64
+    public var bytesTotal: Int64
+    public var uploadURL: String?
+    public var uploadExpiresAt: Int64?
+    public var fingerprint: FileFingerprint?
+    public var checkpoint: Checkpoint
+    public var sha256: String?
+    public var etag: String?
+    public var cancelRequested: Bool
+    public var ignoreRules: Bool
+    public var watchRule: String?
+    public var counters: ResumeCounters
+    public var createdAt: Int64
+    public var startedAt: Int64?
+    public var completedAt: Int64?
+
+    /// The name a person recognises.
+    public var name: String {
+        if direction == .upload { return localPath.lastComponent.display }
+        return DisplayText.escape(String(remotePath.split(separator: "/").last ?? Substring(remotePath)))
+    }
+
+    /// The remote folder, e.g. `/Photos`.
+    public var remoteFolder: String {
+        guard let slash = remotePath.lastIndex(of: "/"), slash != remotePath.startIndex else { return "/" }
+        return String(remotePath[..<slash])
+    }
+}
+
+/// A point the transfer can resume from: bytes confirmed and the hash state that covers them.
+public struct Checkpoint: Sendable, Equatable {
+    public var offset: Int64
+    public var hashState: [UInt8]?
+    public init(offset: Int64 = 0, hashState: [UInt8]? = nil) {
+        self.offset = offset
+        self.hashState = hashState
+    }
+}
+
+/// What the current run of a transfer has read and hashed since it (re)started, so that a
+/// resume can be shown to touch only what was left.
+public struct ResumeCounters: Sendable, Equatable, Codable {
+    public var resumedAt: Int64 = 0
+    public var bytesRead: Int64 = 0
+    public var bytesHashed: Int64 = 0
+    public init(resumedAt: Int64 = 0, bytesRead: Int64 = 0, bytesHashed: Int64 = 0) {
+        self.resumedAt = resumedAt; self.bytesRead = bytesRead; self.bytesHashed = bytesHashed
+    }
+}
+
+/// A server account as the queue knows it. The password is never here.
+public struct Account: Sendable, Equatable, Codable {
+    public var id: Int64
+    public var name: String
+    public var webdavURL: String
+    public var tusURL: String
+    public var username: String
+    public var wifiOnly: Bool
+    public var createdAt: Int64
+}

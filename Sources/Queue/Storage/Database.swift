@@ -1,0 +1,172 @@
+import CSQLite
+import Foundation
+
+/// An error from SQLite, with the extended result code and what was being done.
+public struct DatabaseError: Error, CustomStringConvertible, Sendable {
+    public var code: Int32
+    public var message: String
+    public var path: String
+
+    public var description: String { "\(message) (SQLite \(code), \(path))" }
+
+    /// The file is not a database at all, or a damaged one.
+    public var isCorrupt: Bool { code & 0xff == SQLITE_NOTADB || code & 0xff == SQLITE_CORRUPT }
+    public var isBusy: Bool { code & 0xff == SQLITE_BUSY || code & 0xff == SQLITE_LOCKED }
+}
+
+/// One SQLite connection. Owns the `sqlite3*`; not Sendable: use it from one thread at a time.
+public final class Database {
+    let handle: OpaquePointer
+    public let path: String
+
+    /// Opens (creating if needed) the database in WAL mode with extended result codes,
+    /// a busy timeout and foreign keys on.
+    public init(path: String, busyTimeoutMilliseconds: Int32 = 10_000) throws(DatabaseError) {
+        self.path = path
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let db { sqlite3_close_v2(db) }
+            throw DatabaseError(code: rc, message: message, path: path)
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        do {
+            // journal_mode answers with a row; a foreign file fails here with SQLITE_NOTADB.
+            _ = try query("PRAGMA journal_mode=WAL") { _ in () }
+            try execute("PRAGMA foreign_keys=ON")
+            try execute("PRAGMA synchronous=NORMAL")
+        } catch {
+            sqlite3_close_v2(db)
+            throw error
+        }
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    func error(_ rc: Int32) -> DatabaseError {
+        DatabaseError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), path: path)
+    }
+
+    /// Runs one or more statements that return no rows.
+    public func execute(_ sql: String) throws(DatabaseError) {
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc) }
+    }
+
+    /// Prepares `sql`, binds `arguments`, steps through every row.
+    @discardableResult
+    public func query<T>(_ sql: String, _ arguments: [SQLValue] = [], row: (Row) throws -> T) throws(DatabaseError) -> [T] {
+        let statement = try Statement(self, sql)
+        try statement.bind(arguments)
+        var results: [T] = []
+        while try statement.step() {
+            do { results.append(try row(Row(statement: statement))) } catch let e as DatabaseError { throw e } catch {
+                throw DatabaseError(code: SQLITE_MISMATCH, message: "\(error)", path: path)
+            }
+        }
+        return results
+    }
+
+    /// Runs a statement that changes rows and returns how many it changed.
+    @discardableResult
+    public func run(_ sql: String, _ arguments: [SQLValue] = []) throws(DatabaseError) -> Int {
+        let statement = try Statement(self, sql)
+        try statement.bind(arguments)
+        while try statement.step() {}
+        return Int(sqlite3_changes(handle))
+    }
+
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Runs `body` in a write transaction taken up front (`BEGIN IMMEDIATE`), so that two
+    /// processes never deadlock upgrading read locks; the busy timeout waits for the other.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    public var userVersion: Int {
+        get throws(DatabaseError) { try query("PRAGMA user_version") { $0.int(0) }.first ?? 0 }
+    }
+}
+
+/// A value bound to a statement parameter.
+public enum SQLValue: Sendable {
+    case null, int(Int64), double(Double), text(String), blob([UInt8])
+
+    public static func int(_ v: Int) -> SQLValue { .int(Int64(v)) }
+    public static func optionalText(_ v: String?) -> SQLValue { v.map { .text($0) } ?? .null }
+    public static func optionalInt(_ v: Int64?) -> SQLValue { v.map { .int($0) } ?? .null }
+    public static func optionalBlob(_ v: [UInt8]?) -> SQLValue { v.map { .blob($0) } ?? .null }
+}
+
+final class Statement {
+    let db: Database
+    let pointer: OpaquePointer
+
+    init(_ db: Database, _ sql: String) throws(DatabaseError) {
+        self.db = db
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v2(db.handle, sql, -1, &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw db.error(rc) }
+        pointer = stmt
+    }
+
+    deinit { sqlite3_finalize(pointer) }
+
+    func bind(_ values: [SQLValue]) throws(DatabaseError) {
+        for (i, value) in values.enumerated() {
+            let index = Int32(i + 1)
+            let rc: Int32
+            switch value {
+            case .null: rc = sqlite3_bind_null(pointer, index)
+            case .int(let v): rc = sqlite3_bind_int64(pointer, index, v)
+            case .double(let v): rc = sqlite3_bind_double(pointer, index, v)
+            case .text(let v): rc = sqlite3_bind_text(pointer, index, v, -1, csqlite_transient())
+            case .blob(let v):
+                rc = v.withUnsafeBytes { sqlite3_bind_blob(pointer, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(v.count), csqlite_transient()) }
+            }
+            guard rc == SQLITE_OK else { throw db.error(rc) }
+        }
+    }
+
+    func step() throws(DatabaseError) -> Bool {
+        let rc = sqlite3_step(pointer)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        throw db.error(rc)
+    }
+}
+
+/// One result row, read by column index.
+public struct Row {
+    let statement: Statement
+
+    public func isNull(_ i: Int32) -> Bool { sqlite3_column_type(statement.pointer, i) == SQLITE_NULL }
+    public func int(_ i: Int32) -> Int { Int(sqlite3_column_int64(statement.pointer, i)) }
+    public func int64(_ i: Int32) -> Int64 { sqlite3_column_int64(statement.pointer, i) }
+    public func optionalInt64(_ i: Int32) -> Int64? { isNull(i) ? nil : int64(i) }
+    public func double(_ i: Int32) -> Double { sqlite3_column_double(statement.pointer, i) }
+    public func text(_ i: Int32) -> String {
+        guard let p = sqlite3_column_text(statement.pointer, i) else { return "" }
+        return String(cString: p)
+    }
+    public func optionalText(_ i: Int32) -> String? { isNull(i) ? nil : text(i) }
+    public func blob(_ i: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(statement.pointer, i))
+        guard count > 0, let p = sqlite3_column_blob(statement.pointer, i) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: count))
+    }
+    public func optionalBlob(_ i: Int32) -> [UInt8]? { isNull(i) ? nil : blob(i) }
+}

@@ -1,0 +1,203 @@
+import Platform
+
+/// State changes. Each goes through `TransferState.moving(to:)`, and the UPDATE names the
+/// state it expects, so a row changed meanwhile by another process is never clobbered.
+extension QueueStore {
+    /// Moves row `id` from its current state to `next`, setting `columns` as well.
+    /// Returns the row as it was, or nil when it no longer exists.
+    @discardableResult
+    func move(_ id: Int64, to next: TransferState, allowedFrom: Set<TransferState>? = nil,
+              set columns: [(String, SQLValue)] = []) throws -> Transfer? {
+        try database.transaction {
+            guard let row = try transfer(id: id) else { return nil }
+            if let allowedFrom, !allowedFrom.contains(row.state) { throw IllegalTransition(from: row.state, to: next) }
+            _ = try row.state.moving(to: next)
+            var assignments = ["state = ?"]
+            var args: [SQLValue] = [.text(next.rawValue)]
+            for (column, value) in columns { assignments.append("\(column) = ?"); args.append(value) }
+            args += [.int(id), .text(row.state.rawValue)]
+            try database.run("UPDATE transfers SET \(assignments.joined(separator: ", ")) WHERE id = ? AND state = ?", args)
+            return row
+        }
+    }
+
+    static func reasonColumns(_ reason: Reason?) -> [(String, SQLValue)] {
+        [("reason_code", .optionalText(reason?.code.rawValue)), ("reason_message", .optionalText(reason?.message)),
+         ("reason_action", .optionalText(reason?.action))]
+    }
+
+    // MARK: The agent
+
+    /// The agent takes a row: `queued`/`retrying` -> `in_progress`.
+    @discardableResult
+    public func start(_ id: Int64, resumedAt: Int64) throws -> Transfer? {
+        try move(id, to: .inProgress, set: Self.reasonColumns(nil) + [
+            ("started_at", .int(nowMilliseconds())), ("next_attempt_at", .null),
+            ("resumed_at", .int(resumedAt)), ("bytes_read", .int(0)), ("bytes_hashed", .int(0)),
+        ])
+    }
+
+    /// A chunk the server confirmed: offset and hash state in one row update.
+    public func checkpoint(_ id: Int64, offset: Int64, hashState: [UInt8]?, counters: ResumeCounters, resetAttempts: Bool) throws {
+        try database.run("""
+            UPDATE transfers SET checkpoint_offset = ?, hash_state = ?, bytes_done = ?, bytes_read = ?, bytes_hashed = ?,
+                attempts = CASE WHEN ? THEN 0 ELSE attempts END
+            WHERE id = ? AND state = 'in_progress'
+            """, [.int(offset), .optionalBlob(hashState), .int(offset), .int(counters.bytesRead), .int(counters.bytesHashed),
+                  .int(resetAttempts ? 1 : 0), .int(id)])
+    }
+
+    /// Progress for people to see; not a resume point.
+    public func progress(_ id: Int64, bytesDone: Int64) throws {
+        try database.run("UPDATE transfers SET bytes_done = ? WHERE id = ? AND state = 'in_progress'", [.int(bytesDone), .int(id)])
+    }
+
+    /// The server's upload resource for this row, or nil to forget it (a new upload starts).
+    public func setUpload(_ id: Int64, url: String?, expiresAt: Int64?) throws {
+        try database.run("UPDATE transfers SET upload_url = ?, upload_expires_at = ? WHERE id = ?",
+                         [.optionalText(url), .optionalInt(expiresAt), .int(id)])
+    }
+
+    /// Forgets progress: the next attempt starts from byte zero, saying why.
+    public func restartFromZero(_ id: Int64, note: Reason?, fingerprint: FileFingerprint? = nil, bytesTotal: Int64? = nil) throws {
+        var sql = "UPDATE transfers SET checkpoint_offset = 0, hash_state = NULL, bytes_done = 0, upload_url = NULL, upload_expires_at = NULL, etag = NULL"
+        var args: [SQLValue] = []
+        for (column, value) in Self.reasonColumns(note) { sql += ", \(column) = ?"; args.append(value) }
+        if let fingerprint {
+            sql += ", fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ?"
+            args += [.int(Int64(bitPattern: fingerprint.device)), .int(Int64(bitPattern: fingerprint.inode)),
+                     .int(fingerprint.size), .int(fingerprint.mtimeNanoseconds)]
+        }
+        if let bytesTotal { sql += ", bytes_total = ?"; args.append(.int(bytesTotal)) }
+        try database.run(sql + " WHERE id = ?", args + [.int(id)])
+    }
+
+    public func setDownloadInfo(_ id: Int64, localPath: LocalPath? = nil, bytesTotal: Int64? = nil, etag: String?? = nil) throws {
+        var parts: [String] = []
+        var args: [SQLValue] = []
+        if let localPath { parts.append("local_path = ?"); args.append(.blob(localPath.bytes)) }
+        if let bytesTotal { parts.append("bytes_total = ?"); args.append(.int(bytesTotal)) }
+        if let etag { parts.append("etag = ?"); args.append(.optionalText(etag)) }
+        guard !parts.isEmpty else { return }
+        try database.run("UPDATE transfers SET \(parts.joined(separator: ", ")) WHERE id = ?", args + [.int(id)])
+    }
+
+    /// Done: the whole-file digest and the time are stored with the row.
+    public func complete(_ id: Int64, sha256: String?, bytes: Int64) throws {
+        try move(id, to: .completed, set: Self.reasonColumns(nil) + [
+            ("sha256", .optionalText(sha256)), ("completed_at", .int(nowMilliseconds())),
+            ("bytes_done", .int(bytes)), ("bytes_total", .int(bytes)), ("next_attempt_at", .null),
+            ("hash_state", .null), ("upload_url", .null),
+        ])
+    }
+
+    /// A transient failure: wait, then try again. `countAttempt` is false for clean stops.
+    public func retryLater(_ id: Int64, reason: Reason, at time: Int64, attempts: Int) throws {
+        try move(id, to: .retrying, set: Self.reasonColumns(reason) + [("next_attempt_at", .int(time)), ("attempts", .int(attempts))])
+    }
+
+    /// A permanent failure, with its specific reason.
+    public func fail(_ id: Int64, reason: Reason) throws {
+        try move(id, to: .failed, set: Self.reasonColumns(reason) + [("next_attempt_at", .null)])
+    }
+
+    /// A clean stop of a running or waiting row, back to `queued`, keeping its checkpoint.
+    public func requeue(_ id: Int64, reason: Reason?) throws {
+        try move(id, to: .queued, allowedFrom: [.inProgress, .retrying], set: Self.reasonColumns(reason) + [("next_attempt_at", .null)])
+    }
+
+    /// On start, the agent takes back rows it left `in_progress` when it died; they resume
+    /// from their checkpoints.
+    @discardableResult
+    public func recoverAbandoned() throws -> Int {
+        try database.run("UPDATE transfers SET state = 'queued', bytes_done = checkpoint_offset WHERE state = 'in_progress'")
+    }
+
+    /// Sets the "why it waits" note on queued rows without changing their state.
+    public func setWaiting(_ ids: [Int64], reason: Reason?) throws {
+        guard !ids.isEmpty else { return }
+        let cols = Self.reasonColumns(reason)
+        try database.transaction {
+            for id in ids {
+                try database.run("UPDATE transfers SET reason_code = ?, reason_message = ?, reason_action = ? WHERE id = ? AND state = 'queued'",
+                                 cols.map(\.1) + [.int(id)])
+            }
+        }
+    }
+
+    /// Rows the scheduler may start now: queued ones, and retrying ones whose time has come,
+    /// hand-made work first, then oldest first.
+    public func runnable(direction: Direction, now: Int64, limit: Int, excluding: Set<Int64> = []) throws -> [Transfer] {
+        let rows = try database.query("""
+            SELECT \(Self.columns) FROM transfers t JOIN accounts a ON a.id = t.account_id
+            WHERE t.direction = ? AND t.cancel_requested = 0
+              AND (t.state = 'queued' OR (t.state = 'retrying' AND t.next_attempt_at <= ?))
+            ORDER BY t.lane, t.id LIMIT ?
+            """, [.text(direction.rawValue), .int(now), .int(limit + excluding.count)], row: Self.transfer)
+        return Array(rows.filter { !excluding.contains($0.id) }.prefix(limit))
+    }
+
+    /// When the next retrying row becomes due, so the agent can sleep until then.
+    public func nextRetryTime() throws -> Int64? {
+        try database.query("SELECT min(next_attempt_at) FROM transfers WHERE state = 'retrying'") { $0.optionalInt64(0) }.first ?? nil
+    }
+
+    public func cancelRequested() throws -> [Transfer] {
+        try database.query("SELECT \(Self.columns) FROM transfers t JOIN accounts a ON a.id = t.account_id WHERE t.cancel_requested = 1",
+                           row: Self.transfer)
+    }
+
+    // MARK: The person
+
+    /// `failed` -> `queued` (or a waiting `retrying` row -> `queued` to go now). Returns
+    /// the ids that moved; completed and running rows are left as they are.
+    @discardableResult
+    public func retry(_ ids: [Int64], newRemoteFolder: String? = nil, ignoreRules: Bool = false) throws -> [Int64] {
+        try database.transaction {
+            var moved: [Int64] = []
+            for id in ids {
+                guard let row = try transfer(id: id), row.state == .failed || row.state == .retrying else { continue }
+                var cols = Self.reasonColumns(nil) + [("attempts", SQLValue.int(0)), ("next_attempt_at", .null)]
+                if ignoreRules { cols.append(("ignore_rules", .int(1))) }
+                if let folder = newRemoteFolder {
+                    let name = row.remotePath.split(separator: "/").last.map(String.init) ?? row.remotePath
+                    cols.append(("remote_path", .text(RemotePath.join(folder, name))))
+                    // A new place is a new upload.
+                    cols += [("upload_url", .null), ("checkpoint_offset", .int(0)), ("hash_state", .null), ("bytes_done", .int(0))]
+                }
+                _ = try move(id, to: .queued, set: cols)
+                moved.append(id)
+            }
+            return moved
+        }
+    }
+
+    public func failedIDs() throws -> [Int64] {
+        try database.query("SELECT id FROM transfers WHERE state = 'failed' ORDER BY id") { $0.int64(0) }
+    }
+
+    /// Marks rows for cancellation; the agent stops running ones and removes them.
+    public func requestCancel(_ ids: [Int64]) throws {
+        try database.transaction {
+            for id in ids { try database.run("UPDATE transfers SET cancel_requested = 1 WHERE id = ?", [.int(id)]) }
+        }
+    }
+
+    /// Removes a row for good.
+    @discardableResult
+    public func delete(_ id: Int64) throws -> Bool {
+        try database.run("DELETE FROM transfers WHERE id = ?", [.int(id)]) > 0
+    }
+
+    public enum ClearScope: String, Sendable { case completed, failed, all }
+
+    /// Clears finished lists. `all` clears completed and failed rows, never active ones.
+    @discardableResult
+    public func clear(_ scope: ClearScope) throws -> Int {
+        switch scope {
+        case .completed: try database.run("DELETE FROM transfers WHERE state = 'completed'")
+        case .failed: try database.run("DELETE FROM transfers WHERE state = 'failed'")
+        case .all: try database.run("DELETE FROM transfers WHERE state IN ('completed', 'failed')")
+        }
+    }
+}

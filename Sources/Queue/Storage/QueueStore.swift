@@ -1,0 +1,251 @@
+import Foundation
+import Glibc
+import Platform
+
+/// Milliseconds since the epoch, the queue's unit of time.
+public func nowMilliseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+}
+
+/// The durable queue. Every process opens its own; the SQLite file is the source of truth.
+///
+/// Not Sendable: it owns a connection. The agent gives each thread that needs one its own.
+public final class QueueStore {
+    public let database: Database
+
+    /// Opens the queue at `path` (creating its folder 0700), migrating the schema.
+    public init(path: String) throws(QueueError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        do { try FileIO.makeDirectory(folder, mode: 0o700) } catch {
+            throw QueueError("cannot create the queue folder \(folder): \(error.reason)",
+                             action: "check that your home folder is writable")
+        }
+        let existed = FileIO.exists(path)
+        do {
+            database = try Database(path: path)
+            chmod(path, 0o600)
+            try Self.migrate(database)
+        } catch let error as DatabaseError {
+            if error.isCorrupt {
+                throw QueueError("the queue database \(path) is damaged or is not a queue database",
+                                 action: "move it aside (mv \"\(path)\" \"\(path).broken\") and run the command again; queued items in it are lost",
+                                 underlying: error)
+            }
+            if error.isBusy {
+                throw QueueError("the queue database \(path) stayed locked by another program",
+                                 action: "try again in a moment", underlying: error)
+            }
+            throw QueueError("cannot open the queue database \(path): \(error.message)",
+                             action: existed ? "check its permissions" : "check that \(folder) is writable", underlying: error)
+        } catch let error as QueueError {
+            throw error
+        } catch {
+            throw QueueError("cannot open the queue database \(path): \(error)")
+        }
+    }
+
+    static func migrate(_ db: Database) throws {
+        let version = try db.userVersion
+        if version > Schema.latest {
+            throw QueueError("the queue database was made by a newer instant-upload (schema \(version), this one knows \(Schema.latest))",
+                             action: "update instant-upload")
+        }
+        guard version < Schema.latest else { return }
+        try db.transaction {
+            // Re-read inside the write lock: another process may have migrated meanwhile.
+            let current = try db.userVersion
+            if current == 0 {
+                // A file with tables but no version is someone else's database.
+                let tables = try db.query("SELECT count(*) FROM sqlite_master") { $0.int(0) }.first ?? 0
+                if tables > 0 { throw QueueError("the file is a database, but not instant-upload's queue", action: "move it aside and run the command again") }
+            }
+            for index in current..<Schema.latest {
+                try db.execute(Schema.migrations[index])
+                try db.execute("PRAGMA user_version = \(index + 1)")
+            }
+        }
+    }
+
+    // MARK: Accounts
+
+    @discardableResult
+    public func addAccount(name: String, webdavURL: String, tusURL: String, username: String, wifiOnly: Bool = false) throws -> Account {
+        let now = nowMilliseconds()
+        try database.run("""
+            INSERT INTO accounts (name, webdav_url, tus_url, username, wifi_only, created_at) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT(name) DO UPDATE SET webdav_url = excluded.webdav_url, tus_url = excluded.tus_url,
+                username = excluded.username, wifi_only = excluded.wifi_only
+            """, [.text(name), .text(webdavURL), .text(tusURL), .text(username), .int(wifiOnly ? 1 : 0), .int(now)])
+        guard let account = try account(named: name) else { throw QueueError("the account \(name) vanished while it was saved") }
+        return account
+    }
+
+    public func accounts() throws -> [Account] {
+        try database.query("SELECT id, name, webdav_url, tus_url, username, wifi_only, created_at FROM accounts ORDER BY name", row: Self.account)
+    }
+
+    public func account(named name: String) throws -> Account? {
+        try database.query("SELECT id, name, webdav_url, tus_url, username, wifi_only, created_at FROM accounts WHERE name = ?", [.text(name)], row: Self.account).first
+    }
+
+    public func account(id: Int64) throws -> Account? {
+        try database.query("SELECT id, name, webdav_url, tus_url, username, wifi_only, created_at FROM accounts WHERE id = ?", [.int(id)], row: Self.account).first
+    }
+
+    /// Removes an account and every transfer queued for it.
+    @discardableResult
+    public func removeAccount(named name: String) throws -> Bool {
+        try database.run("DELETE FROM accounts WHERE name = ?", [.text(name)]) > 0
+    }
+
+    static func account(_ r: Row) -> Account {
+        Account(id: r.int64(0), name: r.text(1), webdavURL: r.text(2), tusURL: r.text(3), username: r.text(4),
+                wifiOnly: r.int(5) != 0, createdAt: r.int64(6))
+    }
+
+    // MARK: Enqueue
+
+    /// Writes all `items` in one transaction, before any network call, and returns their ids.
+    @discardableResult
+    public func enqueue(_ items: [NewTransfer]) throws -> [Int64] {
+        guard !items.isEmpty else { return [] }
+        let now = nowMilliseconds()
+        return try database.transaction {
+            var ids: [Int64] = []
+            ids.reserveCapacity(items.count)
+            for item in items {
+                try database.run("""
+                    INSERT INTO transfers (direction, origin, lane, account_id, local_path, remote_path, state, bytes_total,
+                        fp_device, fp_inode, fp_size, fp_mtime_ns, ignore_rules, watch_rule, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, [
+                        .text(item.direction.rawValue), .text(item.origin.rawValue), .int(item.origin.lane), .int(item.accountID),
+                        .blob(item.localPath.bytes), .text(item.remotePath), .int(item.bytesTotal),
+                        .optionalInt(item.fingerprint.map { Int64(bitPattern: $0.device) }),
+                        .optionalInt(item.fingerprint.map { Int64(bitPattern: $0.inode) }),
+                        .optionalInt(item.fingerprint?.size), .optionalInt(item.fingerprint?.mtimeNanoseconds),
+                        .int(item.ignoreRules ? 1 : 0), .optionalText(item.watchRule), .int(now),
+                    ])
+                ids.append(database.lastInsertRowID)
+            }
+            return ids
+        }
+    }
+
+    // MARK: Reading
+
+    static let columns = """
+        t.id, t.direction, t.origin, t.account_id, a.name, t.local_path, t.remote_path, t.state,
+        t.reason_code, t.reason_message, t.reason_action, t.attempts, t.next_attempt_at, t.bytes_done, t.bytes_total,
+        t.upload_url, t.upload_expires_at, t.fp_device, t.fp_inode, t.fp_size, t.fp_mtime_ns, t.checkpoint_offset,
+        t.hash_state, t.sha256, t.etag, t.cancel_requested, t.ignore_rules, t.watch_rule, t.resumed_at, t.bytes_read,
+        t.bytes_hashed, t.created_at, t.started_at, t.completed_at
+        """
+
+    static func transfer(_ r: Row) -> Transfer {
+        var reason: Reason?
+        if let code = r.optionalText(8) {
+            let c = ReasonCode(rawValue: code) ?? .protocol
+            reason = Reason(c, r.optionalText(9), action: r.optionalText(10))
+        }
+        var fingerprint: FileFingerprint?
+        if !r.isNull(17) {
+            fingerprint = FileFingerprint(device: UInt64(bitPattern: r.int64(17)), inode: UInt64(bitPattern: r.int64(18)),
+                                          size: r.int64(19), mtimeNanoseconds: r.int64(20))
+        }
+        return Transfer(
+            id: r.int64(0), direction: Direction(rawValue: r.text(1)) ?? .upload, origin: Origin(rawValue: r.text(2)) ?? .manual,
+            accountID: r.int64(3), accountName: r.text(4), localPath: LocalPath(bytes: r.blob(5)), remotePath: r.text(6),
+            state: TransferState(rawValue: r.text(7)) ?? .failed, reason: reason, attempts: r.int(11),
+            nextAttemptAt: r.optionalInt64(12), bytesDone: r.int64(13), bytesTotal: r.int64(14),
+            uploadURL: r.optionalText(15), uploadExpiresAt: r.optionalInt64(16), fingerprint: fingerprint,
+            checkpoint: Checkpoint(offset: r.int64(21), hashState: r.optionalBlob(22)), sha256: r.optionalText(23),
+            etag: r.optionalText(24), cancelRequested: r.int(25) != 0, ignoreRules: r.int(26) != 0, watchRule: r.optionalText(27),
+            counters: ResumeCounters(resumedAt: r.int64(28), bytesRead: r.int64(29), bytesHashed: r.int64(30)),
+            createdAt: r.int64(31), startedAt: r.optionalInt64(32), completedAt: r.optionalInt64(33))
+    }
+
+    public func transfer(id: Int64) throws -> Transfer? {
+        try database.query("SELECT \(Self.columns) FROM transfers t JOIN accounts a ON a.id = t.account_id WHERE t.id = ?",
+                           [.int(id)], row: Self.transfer).first
+    }
+
+    /// Rows in one state (or all), in the order the scheduler takes them, at most `limit`.
+    public func transfers(state: TransferState? = nil, direction: Direction? = nil, limit: Int? = nil) throws -> [Transfer] {
+        var sql = "SELECT \(Self.columns) FROM transfers t JOIN accounts a ON a.id = t.account_id"
+        var conditions: [String] = []
+        var args: [SQLValue] = []
+        if let state { conditions.append("t.state = ?"); args.append(.text(state.rawValue)) }
+        if let direction { conditions.append("t.direction = ?"); args.append(.text(direction.rawValue)) }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        sql += state == .completed ? " ORDER BY t.completed_at DESC, t.id DESC" : " ORDER BY t.lane, t.id"
+        if let limit { sql += " LIMIT \(limit)" }
+        return try database.query(sql, args, row: Self.transfer)
+    }
+
+    /// Counts per state and direction, straight from the rows.
+    public func summary() throws -> QueueSummary {
+        var summary = QueueSummary()
+        try database.query("SELECT direction, state, count(*) FROM transfers GROUP BY direction, state") { r in
+            let direction = Direction(rawValue: r.text(0)) ?? .upload
+            let state = TransferState(rawValue: r.text(1)) ?? .failed
+            summary.counts[direction, default: [:]][state] = r.int(2)
+        }
+        summary.pausedReason = try agentValue("paused_reason")
+        return summary
+    }
+
+    // MARK: Agent state
+
+    public func agentValue(_ key: String) throws -> String? {
+        try database.query("SELECT value FROM agent_state WHERE key = ?", [.text(key)]) { $0.text(0) }.first
+    }
+
+    public func setAgentValue(_ key: String, _ value: String?) throws {
+        if let value {
+            try database.run("INSERT INTO agent_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [.text(key), .text(value)])
+        } else {
+            try database.run("DELETE FROM agent_state WHERE key = ?", [.text(key)])
+        }
+    }
+}
+
+/// What a front door hands the queue.
+public struct NewTransfer: Sendable {
+    public var direction: Direction
+    public var origin: Origin
+    public var accountID: Int64
+    public var localPath: LocalPath
+    public var remotePath: String
+    public var bytesTotal: Int64
+    public var fingerprint: FileFingerprint?
+    public var ignoreRules: Bool
+    public var watchRule: String?
+
+    public init(direction: Direction, origin: Origin, accountID: Int64, localPath: LocalPath, remotePath: String,
+                bytesTotal: Int64 = 0, fingerprint: FileFingerprint? = nil, ignoreRules: Bool = false, watchRule: String? = nil) {
+        self.direction = direction; self.origin = origin; self.accountID = accountID; self.localPath = localPath
+        self.remotePath = remotePath; self.bytesTotal = bytesTotal; self.fingerprint = fingerprint
+        self.ignoreRules = ignoreRules; self.watchRule = watchRule
+    }
+}
+
+/// Counts derived from the rows, for the one-line status.
+public struct QueueSummary: Sendable, Equatable {
+    public var counts: [Direction: [TransferState: Int]] = [:]
+    public var pausedReason: String?
+
+    public func count(_ state: TransferState, _ direction: Direction? = nil) -> Int {
+        if let direction { return counts[direction]?[state] ?? 0 }
+        return Direction.allCases.reduce(0) { $0 + (counts[$1]?[state] ?? 0) }
+    }
+
+    public func total(_ direction: Direction? = nil) -> Int {
+        TransferState.allCases.reduce(0) { $0 + count($1, direction) }
+    }
+
+    /// Rows a person has to act on.
+    public var needAttention: Int { count(.failed) }
+}

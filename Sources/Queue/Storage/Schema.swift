@@ -1,0 +1,58 @@
+/// The queue's schema, versioned with `PRAGMA user_version`. Each migration runs once, in
+/// one transaction, in order; a database newer than this program is refused, not damaged.
+enum Schema {
+    static let migrations: [String] = [
+        // 1: accounts, transfers, agent state.
+        """
+        CREATE TABLE accounts (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            webdav_url TEXT NOT NULL,
+            tus_url TEXT NOT NULL,
+            username TEXT NOT NULL,
+            wifi_only INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE transfers (
+            id INTEGER PRIMARY KEY,
+            direction TEXT NOT NULL CHECK (direction IN ('upload', 'download')),
+            origin TEXT NOT NULL CHECK (origin IN ('manual', 'share', 'auto')),
+            lane INTEGER NOT NULL,
+            account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+            local_path BLOB NOT NULL,
+            remote_path TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('queued', 'in_progress', 'retrying', 'completed', 'failed')),
+            reason_code TEXT,
+            reason_message TEXT,
+            reason_action TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER,
+            bytes_done INTEGER NOT NULL DEFAULT 0,
+            bytes_total INTEGER NOT NULL DEFAULT 0,
+            upload_url TEXT,
+            upload_expires_at INTEGER,
+            fp_device INTEGER,
+            fp_inode INTEGER,
+            fp_size INTEGER,
+            fp_mtime_ns INTEGER,
+            checkpoint_offset INTEGER NOT NULL DEFAULT 0,
+            hash_state BLOB,
+            sha256 TEXT,
+            etag TEXT,
+            cancel_requested INTEGER NOT NULL DEFAULT 0,
+            ignore_rules INTEGER NOT NULL DEFAULT 0,
+            watch_rule TEXT,
+            resumed_at INTEGER NOT NULL DEFAULT 0,
+            bytes_read INTEGER NOT NULL DEFAULT 0,
+            bytes_hashed INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            started_at INTEGER,
+            completed_at INTEGER
+        );
+        CREATE INDEX transfers_by_state ON transfers (state, direction, lane, id);
+        CREATE TABLE agent_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """,
+    ]
+
+    static var latest: Int { migrations.count }
+}

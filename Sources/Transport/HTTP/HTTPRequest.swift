@@ -1,0 +1,89 @@
+import Glibc
+import Synchronization
+
+/// Who we are to the server. `description` never shows the password.
+public struct Credentials: Sendable, Equatable, CustomStringConvertible {
+    public var username: String
+    public var password: String
+    public init(username: String, password: String) {
+        self.username = username
+        self.password = password
+    }
+    public var description: String { "\(username):<hidden>" }
+}
+
+/// Watches the bytes of a body as they pass, e.g. to hash them or count progress.
+/// Called on the transfer's own thread, in order, with every byte exactly once.
+public protocol ByteObserver: AnyObject {
+    func observe(_ bytes: UnsafeRawBufferPointer)
+}
+
+/// What a request sends.
+public enum RequestBody {
+    case none
+    case bytes([UInt8])
+    /// `length` bytes of the open file `descriptor` from `offset`, read with pread straight
+    /// into curl's buffer: the file is never held in memory.
+    case file(descriptor: Int32, offset: Int64, length: Int64, observer: ByteObserver?)
+}
+
+/// Where a response body goes.
+public enum ResponseSink {
+    /// Kept in memory, up to a limit (small replies: XML, errors).
+    case memory(limit: Int)
+    /// Appended to an open file, never held in memory.
+    case file(descriptor: Int32, observer: ByteObserver?)
+}
+
+public struct HTTPRequest {
+    public var method: String
+    public var url: String
+    public var headers: [(String, String)]
+    public var body: RequestBody
+    public var sink: ResponseSink
+
+    public init(method: String, url: String, headers: [(String, String)] = [], body: RequestBody = .none,
+                sink: ResponseSink = .memory(limit: 1 << 20)) {
+        self.method = method; self.url = url; self.headers = headers; self.body = body; self.sink = sink
+    }
+}
+
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    /// Header names in lower case, in the order received (of the final response).
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public func header(_ name: String) -> String? {
+        let lower = name.lowercased()
+        return headers.last(where: { $0.0 == lower })?.1
+    }
+
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+    public var isSuccess: Bool { (200..<300).contains(status) }
+}
+
+/// A transfer that did not get an HTTP answer: the link, the peer, the disk, or us.
+public struct TransportError: Error, CustomStringConvertible, Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case unreachable, timeout, connectionReset, tls, cancelled, sourceRead, sinkWrite, badURL, other
+    }
+    public var kind: Kind
+    public var message: String
+    public var curlCode: Int32
+    /// For `sourceRead`/`sinkWrite`: the errno from the file.
+    public var errno: Int32?
+
+    public init(kind: Kind, message: String, curlCode: Int32 = 0, errno: Int32? = nil) {
+        self.kind = kind; self.message = message; self.curlCode = curlCode; self.errno = errno
+    }
+    public var description: String { message }
+}
+
+/// A thread-safe flag a transfer checks while it runs; setting it stops the transfer at once.
+public final class CancellationFlag: Sendable {
+    private let value = Atomic<Int>(0)
+    public init() {}
+    public func cancel() { value.store(1, ordering: .relaxed) }
+    public var isCancelled: Bool { value.load(ordering: .relaxed) != 0 }
+}

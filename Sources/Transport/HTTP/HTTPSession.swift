@@ -1,0 +1,224 @@
+import Foundation
+import CCurl
+import Glibc
+import Platform
+
+/// One libcurl easy handle, reused request after request so the connection stays open.
+///
+/// Not Sendable: a session belongs to one transfer on one thread. `perform` blocks that
+/// thread until the exchange ends; `cancellation` stops it from any other thread.
+public final class HTTPSession {
+    private let handle: UnsafeMutableRawPointer
+    public var credentials: Credentials?
+    /// No progress at all for this long ends the request as a stall.
+    public var stallSeconds: Int = 30
+    public var connectTimeoutSeconds: Int = 15
+    public var cancellation = CancellationFlag()
+    /// Extra CA bundle for servers with a private certificate authority.
+    public var caFile: String?
+
+    private static let globalInit: Bool = { curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK }()
+
+    public init(credentials: Credentials? = nil) {
+        _ = Self.globalInit
+        guard let h = curl_easy_init() else { fatalError("libcurl could not allocate a handle") }
+        handle = h
+        self.credentials = credentials
+    }
+
+    deinit { curl_easy_cleanup(handle) }
+
+    /// Sends `request` and waits for the whole answer. HTTP errors are answers, not throws.
+    public func perform(_ request: HTTPRequest) throws(TransportError) -> HTTPResponse {
+        curl_easy_reset(handle)
+        let context = ExchangeContext(request: request, cancellation: cancellation)
+        let unmanaged = Unmanaged.passRetained(context)
+        defer { unmanaged.release() }
+        let userdata = unmanaged.toOpaque()
+
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        // curl adds `Expect: 100-continue` to large uploads; tus servers answer better without it.
+        for (name, value) in request.headers + [("Expect", "")] {
+            headerList = curl_slist_append(headerList, value.isEmpty ? "\(name):" : "\(name): \(value)")
+        }
+
+        var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        let rc: CURLcode = errorBuffer.withUnsafeMutableBufferPointer { errorPointer in
+            ccurl_set_string(handle, CURLOPT_URL, request.url)
+            ccurl_set_long(handle, CURLOPT_NOSIGNAL, 1)
+            ccurl_set_pointer(handle, CURLOPT_ERRORBUFFER, errorPointer.baseAddress)
+            ccurl_set_long(handle, CURLOPT_CONNECTTIMEOUT, connectTimeoutSeconds)
+            ccurl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
+            ccurl_set_long(handle, CURLOPT_LOW_SPEED_TIME, stallSeconds)
+            ccurl_set_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
+            // Redirects are never followed: credentials must not travel to another host.
+            ccurl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+            ccurl_set_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
+            ccurl_set_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
+            if let caFile { ccurl_set_string(handle, CURLOPT_CAINFO, caFile) }
+            ccurl_set_long(handle, CURLOPT_PROTOCOLS, Int(CURLPROTO_HTTP | CURLPROTO_HTTPS))
+            if let credentials {
+                ccurl_set_long(handle, CURLOPT_HTTPAUTH, ccurl_auth_basic())
+                ccurl_set_string(handle, CURLOPT_USERNAME, credentials.username)
+                ccurl_set_string(handle, CURLOPT_PASSWORD, credentials.password)
+            }
+            ccurl_set_slist(handle, CURLOPT_HTTPHEADER, headerList)
+            ccurl_set_pointer(handle, CURLOPT_HEADERDATA, userdata)
+            ccurl_set_header(handle, { ptr, size, count, userdata in
+                let context = Unmanaged<ExchangeContext>.fromOpaque(userdata!).takeUnretainedValue()
+                return context.receiveHeader(UnsafeRawBufferPointer(start: ptr, count: size * count))
+            })
+            ccurl_set_pointer(handle, CURLOPT_WRITEDATA, userdata)
+            ccurl_set_write(handle, { ptr, size, count, userdata in
+                let context = Unmanaged<ExchangeContext>.fromOpaque(userdata!).takeUnretainedValue()
+                return context.receiveBody(UnsafeRawBufferPointer(start: ptr, count: size * count))
+            })
+            ccurl_set_long(handle, CURLOPT_NOPROGRESS, 0)
+            ccurl_set_pointer(handle, CURLOPT_XFERINFODATA, userdata)
+            ccurl_set_xferinfo(handle, { userdata, _, _, _, _ in
+                let context = Unmanaged<ExchangeContext>.fromOpaque(userdata!).takeUnretainedValue()
+                return context.cancellation.isCancelled ? 1 : 0
+            })
+            ccurl_set_long(handle, CURLOPT_BUFFERSIZE, 512 * 1024)
+
+            switch request.method {
+            case "GET": break
+            case "HEAD": ccurl_set_long(handle, CURLOPT_NOBODY, 1)
+            default: ccurl_set_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
+            }
+            switch request.body {
+            case .none:
+                if request.method == "POST" || request.method == "PATCH" || request.method == "PUT" {
+                    ccurl_set_long(handle, CURLOPT_POSTFIELDSIZE, 0)
+                    ccurl_set_string(handle, CURLOPT_POSTFIELDS, "")
+                }
+            case .bytes(let bytes):
+                ccurl_set_long(handle, CURLOPT_POSTFIELDSIZE, bytes.count)
+                // COPYPOSTFIELDS copies the bytes; a zero byte keeps the pointer valid when empty.
+                (bytes + [0]).withUnsafeBytes { b in
+                    _ = ccurl_set_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: b.baseAddress!))
+                }
+            case .file(_, _, let length, _):
+                // UPLOAD with a known size sends Content-Length, never a chunked body.
+                ccurl_set_long(handle, CURLOPT_UPLOAD, 1)
+                ccurl_set_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(length))
+                ccurl_set_long(handle, CURLOPT_UPLOAD_BUFFERSIZE, 2 * 1024 * 1024)
+                ccurl_set_pointer(handle, CURLOPT_READDATA, userdata)
+                ccurl_set_read(handle, { ptr, size, count, userdata in
+                    let context = Unmanaged<ExchangeContext>.fromOpaque(userdata!).takeUnretainedValue()
+                    return context.sendBody(UnsafeMutableRawBufferPointer(start: ptr, count: size * count))
+                })
+            }
+            return curl_easy_perform(handle)
+        }
+
+        if rc != CURLE_OK {
+            let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            throw context.error(for: rc, detail: detail)
+        }
+        var status = 0
+        ccurl_get_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        return HTTPResponse(status: status, headers: context.headers, body: context.body)
+    }
+}
+
+/// The state one exchange's callbacks share; lives exactly as long as `perform`.
+final class ExchangeContext {
+    let request: HTTPRequest
+    let cancellation: CancellationFlag
+    var headers: [(String, String)] = []
+    var body: [UInt8] = []
+    var sent: Int64 = 0
+    var fileError: Int32?
+    var bodyTooLarge = false
+
+    init(request: HTTPRequest, cancellation: CancellationFlag) {
+        self.request = request
+        self.cancellation = cancellation
+    }
+
+    func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if line.hasPrefix("HTTP/") {
+            headers.removeAll() // a new response (after 100 Continue): keep only the final one's
+        } else if let colon = line.firstIndex(of: ":") {
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers.append((name, value))
+        }
+        return bytes.count
+    }
+
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        switch request.sink {
+        case .memory(let limit):
+            if body.count + bytes.count > limit { bodyTooLarge = true; return 0 }
+            body.append(contentsOf: bytes)
+            return bytes.count
+        case .file(let fd, let observer):
+            var offset = 0
+            while offset < bytes.count {
+                let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    fileError = errno
+                    return 0
+                }
+                offset += n
+            }
+            observer?.observe(bytes)
+            return bytes.count
+        }
+    }
+
+    func sendBody(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard case .file(let fd, let start, let length, let observer) = request.body else { return 0 }
+        if cancellation.isCancelled { return ccurl_readfunc_abort() }
+        let want = min(Int64(buffer.count), length - sent)
+        if want <= 0 { return 0 }
+        while true {
+            let n = pread(fd, buffer.baseAddress!, Int(want), off_t(start + sent))
+            if n < 0 {
+                if errno == EINTR { continue }
+                fileError = errno
+                return ccurl_readfunc_abort()
+            }
+            if n == 0 {
+                // The file is shorter than it was: it changed under us.
+                fileError = ENODATA
+                return ccurl_readfunc_abort()
+            }
+            observer?.observe(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n))
+            sent += Int64(n)
+            return n
+        }
+    }
+
+    func error(for rc: CURLcode, detail: String) -> TransportError {
+        let text = detail.isEmpty ? String(cString: curl_easy_strerror(rc)) : detail
+        let code = Int32(rc.rawValue)
+        if let fileError {
+            let kind: TransportError.Kind = rc == CURLE_WRITE_ERROR ? .sinkWrite : .sourceRead
+            return TransportError(kind: kind, message: String(cString: strerror(fileError)), curlCode: code, errno: fileError)
+        }
+        if bodyTooLarge { return TransportError(kind: .other, message: "the server's reply was unexpectedly large", curlCode: code) }
+        switch rc {
+        case CURLE_ABORTED_BY_CALLBACK, CURLE_READ_ERROR:
+            return TransportError(kind: .cancelled, message: "cancelled", curlCode: code)
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
+            return TransportError(kind: .unreachable, message: text, curlCode: code)
+        case CURLE_OPERATION_TIMEDOUT:
+            return TransportError(kind: .timeout, message: text, curlCode: code)
+        case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            return TransportError(kind: .connectionReset, message: text, curlCode: code)
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return TransportError(kind: .tls, message: text, curlCode: code)
+        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
+            return TransportError(kind: .badURL, message: text, curlCode: code)
+        default:
+            return TransportError(kind: .other, message: text, curlCode: code)
+        }
+    }
+}

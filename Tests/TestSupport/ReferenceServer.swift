@@ -1,0 +1,119 @@
+import Foundation
+import Glibc
+
+/// The reference server (tus + WebDAV, see reference-server/) running on loopback for one test.
+///
+/// Starts `.venv/bin/python reference-server/server.py` on a free port and waits for its
+/// READY line. Fails loudly, never skips, when the virtualenv is missing.
+public final class ReferenceServer: @unchecked Sendable {
+    // Sendable by construction: fields are set in init and only read afterwards, except
+    // `process`, which is replaced only by `restart()`, called from the owning test.
+    public let data: TemporaryFolder
+    public private(set) var baseURL: String = ""
+    public private(set) var port: Int = 0
+    public let users: [(String, String)]
+    private var process: Process?
+    private var extraArguments: [String]
+
+    public init(users: [(String, String)] = [("alice", "wonderland")], arguments: [String] = [], port: Int = 0) throws {
+        self.data = TemporaryFolder("iu-server")
+        self.users = users
+        self.extraArguments = arguments
+        try start(port: port)
+    }
+
+    deinit { stop() }
+
+    public var python: String { Repository.root + "/.venv/bin/python" }
+
+    func start(port requested: Int) throws {
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            throw TestFailure("the reference server needs \(python): run `make test` (or `make venv`) to create it")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        var args = [Repository.root + "/reference-server/server.py", "--data", data.path, "--host", "127.0.0.1",
+                    "--port", String(requested)]
+        for (user, password) in users { args += ["--user", "\(user):\(password)"] }
+        process.arguments = args + extraArguments
+        let out = Pipe()
+        process.standardOutput = out
+        let log = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = ProcessInfo.processInfo.environment["IU_SERVER_LOG"] != nil ? FileHandle.standardError : log
+        try process.run()
+        self.process = process
+        // Wait for "READY http://127.0.0.1:PORT".
+        let handle = out.fileHandleForReading
+        var buffer = Data()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            if let text = String(data: buffer, encoding: .utf8), let line = text.split(separator: "\n").first(where: { $0.hasPrefix("READY ") }) {
+                baseURL = String(line.dropFirst("READY ".count)).trimmingCharacters(in: .whitespaces)
+                port = Int(baseURL.split(separator: ":").last ?? "") ?? 0
+                // Keep draining stdout so the server never blocks on a full pipe.
+                DispatchQueue.global().async { while !handle.availableData.isEmpty {} }
+                return
+            }
+        }
+        process.terminate()
+        throw TestFailure("the reference server did not become ready within 30 s (output: \(String(decoding: buffer, as: UTF8.self)))")
+    }
+
+    public func stop() {
+        guard let process, process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// SIGKILL, as a crash would.
+    public func kill() {
+        guard let process, process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Starts again on the same port and data folder (after `kill` or `stop`).
+    public func restart() throws {
+        stop()
+        try start(port: port)
+    }
+
+    public var tusURL: String { baseURL + "/files/" }
+    public func webdavURL(_ user: String = "alice") -> String { baseURL + "/dav/\(user)/" }
+    /// The account's tree on disk.
+    public func tree(_ user: String = "alice") -> String { data.path + "/tree/\(user)" }
+
+    // MARK: Control API
+
+    @discardableResult
+    public func control(_ method: String, _ path: String, json: Any? = nil) throws -> Any? {
+        var args = ["-s", "-o", "-", "-w", "\n%{http_code}", "-X", method]
+        if let json {
+            let body = try JSONSerialization.data(withJSONObject: json)
+            args += ["-H", "Content-Type: application/json", "--data-binary", String(decoding: body, as: UTF8.self)]
+        }
+        args.append(baseURL + "/_control/" + path)
+        let r = try Shell.capture("/usr/bin/curl", args)
+        let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        let status = Int(lines.last ?? "") ?? 0
+        guard (200..<300).contains(status) else { throw TestFailure("control \(path) answered \(status): \(r.stdout)") }
+        let data = Data(lines.dropLast().joined(separator: "\n").utf8)
+        return data.isEmpty ? nil : try? JSONSerialization.jsonObject(with: data)
+    }
+
+    /// Adds a fault, e.g. `["method": "PATCH", "status": 503, "count": 1]`.
+    public func fault(_ spec: [String: Any]) throws { try control("POST", "faults", json: spec) }
+    public func clearFaults() throws { try control("DELETE", "faults") }
+    public func stats() throws -> [String: Any] { (try control("GET", "stats") as? [String: Any]) ?? [:] }
+    public func setQuota(user: String = "alice", availableBytes: Int?) throws {
+        try control("POST", "quota", json: ["user": user, "available_bytes": availableBytes as Any])
+    }
+
+    /// Makes a folder in the account's tree directly on disk.
+    public func makeFolder(_ relative: String, user: String = "alice") throws {
+        try FileManager.default.createDirectory(atPath: tree(user) + "/" + relative, withIntermediateDirectories: true)
+    }
+}

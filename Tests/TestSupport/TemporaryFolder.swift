@@ -1,0 +1,87 @@
+import Foundation
+import Glibc
+
+/// A fresh folder under /tmp, removed when the value is released.
+public final class TemporaryFolder: @unchecked Sendable {
+    // Sendable by construction: `path` is immutable after init.
+    public let path: String
+
+    public init(_ prefix: String = "iu-test") {
+        var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+        let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(result != nil, "mkdtemp failed: \(String(cString: strerror(errno)))")
+        path = String(cString: result!)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// Writes `bytes` to `name` inside the folder and returns its path.
+    @discardableResult
+    public func file(_ name: String, bytes: [UInt8]) throws -> String {
+        let full = path + "/" + name
+        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: full, contents: Data(bytes)) else {
+            throw TestFailure("cannot write \(full)")
+        }
+        return full
+    }
+
+    /// A file of `size` pseudo-random bytes (deterministic for a seed).
+    @discardableResult
+    public func randomFile(_ name: String, size: Int, seed: UInt64 = 42) throws -> String {
+        try file(name, bytes: TestData.bytes(count: size, seed: seed))
+    }
+}
+
+public struct TestFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+public enum TestData {
+    /// Deterministic pseudo-random bytes (xorshift), cheap for large sizes.
+    public static func bytes(count: Int, seed: UInt64) -> [UInt8] {
+        var state = seed &+ 0x9E3779B97F4A7C15
+        var out = [UInt8](repeating: 0, count: count)
+        out.withUnsafeMutableBytes { raw in
+            let words = count / 8
+            let p = raw.baseAddress!
+            for i in 0..<words {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                p.storeBytes(of: state, toByteOffset: i * 8, as: UInt64.self)
+            }
+            for i in (words * 8)..<count {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                raw[i] = UInt8(truncatingIfNeeded: state)
+            }
+        }
+        return out
+    }
+
+    /// SHA-256 of a file, as hex, via the system's sha256sum.
+    public static func sha256(ofFile path: String) throws -> String {
+        let output = try Shell.run("/usr/bin/sha256sum", [path])
+        return String(output.split(separator: " ").first ?? "")
+    }
+}
+
+/// The repository's root folder, found from this file's location.
+public enum Repository {
+    public static let root: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    /// Where `swift build` put the executables that the tests run.
+    public static var binaries: String {
+        // The test bundle runs from the build folder: its executables sit beside it.
+        let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var dir = exe.deletingLastPathComponent()
+        while dir.path != "/" {
+            if FileManager.default.fileExists(atPath: dir.path + "/instant-upload") { return dir.path }
+            dir.deleteLastPathComponent()
+        }
+        return root + "/.build/debug"
+    }
+}
