@@ -14,6 +14,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
 
+        // Linux calls Glibc's module does not expose (SO_PEERCRED, accept4, netlink).
+        .target(name: "CSystem"),
         // Syscalls, XDG paths, logging, names shown to people.
         .target(name: "Platform"),
         // The durable queue: SQLite store, states, records. Knows nothing of HTTP.
@@ -21,7 +23,7 @@ let package = Package(
         // HTTP, tus, WebDAV, hashing. Knows nothing of SQLite.
         .target(name: "Transport", dependencies: ["CCurl", "COpenSSL", "Platform"]),
         // Joins queue and transport: the agent's scheduler and transfers.
-        .target(name: "Engine", dependencies: ["Queue", "Transport", "Platform"]),
+        .target(name: "Engine", dependencies: ["Queue", "Transport", "Platform", "CSystem"]),
         // Secrets, notifications, the folder picker.
         .target(name: "Desktop", dependencies: ["Platform"]),
         // Commands shared by both executables.

@@ -35,6 +35,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
     case `protocol`
     case integrity
     case notAFile = "not_a_file"
+    case tls
     case localWrite = "local_write"
     // Notes on a row that started again, shown while it waits.
     case sourceChanged = "source_changed"
@@ -73,6 +74,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         case .protocol: "the server answered something this program does not understand"
         case .integrity: "the server's copy does not match the file"
         case .notAFile: "this is not a file"
+        case .tls: "the server's certificate could not be verified"
         case .localWrite: "the download cannot be written here"
         case .sourceChanged: "changed while uploading, started again"
         case .uploadExpired: "the server forgot the partial upload, started again"
@@ -98,6 +100,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         case .protocol: "check the server address, then `instant-upload retry ID`"
         case .integrity: "`instant-upload retry ID` sends it again; the file here is untouched"
         case .notAFile: "discard it: `instant-upload cancel ID`"
+        case .tls: "check the server address; if the server uses a private certificate authority, set ca_file in the config"
         case .localWrite: "free space or fix permissions in the download folder, then `instant-upload retry ID`"
         }
     }

@@ -31,6 +31,23 @@ public struct Transfer: Sendable, Equatable {
     public var startedAt: Int64?
     public var completedAt: Int64?
 
+    public init(id: Int64, direction: Direction, origin: Origin = .manual, accountID: Int64 = 1, accountName: String = "",
+                localPath: LocalPath, remotePath: String, state: TransferState = .queued, reason: Reason? = nil,
+                attempts: Int = 0, nextAttemptAt: Int64? = nil, bytesDone: Int64 = 0, bytesTotal: Int64 = 0,
+                uploadURL: String? = nil, uploadExpiresAt: Int64? = nil, fingerprint: FileFingerprint? = nil,
+                checkpoint: Checkpoint = Checkpoint(), sha256: String? = nil, etag: String? = nil,
+                cancelRequested: Bool = false, ignoreRules: Bool = false, watchRule: String? = nil,
+                counters: ResumeCounters = ResumeCounters(), createdAt: Int64 = 0, startedAt: Int64? = nil,
+                completedAt: Int64? = nil) {
+        self.id = id; self.direction = direction; self.origin = origin; self.accountID = accountID
+        self.accountName = accountName; self.localPath = localPath; self.remotePath = remotePath; self.state = state
+        self.reason = reason; self.attempts = attempts; self.nextAttemptAt = nextAttemptAt; self.bytesDone = bytesDone
+        self.bytesTotal = bytesTotal; self.uploadURL = uploadURL; self.uploadExpiresAt = uploadExpiresAt
+        self.fingerprint = fingerprint; self.checkpoint = checkpoint; self.sha256 = sha256; self.etag = etag
+        self.cancelRequested = cancelRequested; self.ignoreRules = ignoreRules; self.watchRule = watchRule
+        self.counters = counters; self.createdAt = createdAt; self.startedAt = startedAt; self.completedAt = completedAt
+    }
+
     /// The name a person recognises.
     public var name: String {
         if direction == .upload { return localPath.lastComponent.display }

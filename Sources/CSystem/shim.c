@@ -1,0 +1,16 @@
+#define _GNU_SOURCE
+#include <stddef.h>
+#include <sys/socket.h>
+#include "CSystem.h"
+
+int csystem_peer_uid(int fd, uid_t *uid) {
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return -1;
+    *uid = cred.uid;
+    return 0;
+}
+
+int csystem_accept_cloexec(int fd) {
+    return accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+}

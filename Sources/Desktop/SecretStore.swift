@@ -1,0 +1,91 @@
+import Foundation
+import Glibc
+import Platform
+
+/// Where account passwords live: the Secret Service (through `secret-tool`) when the
+/// session offers one, else a file only this user can read. Never the database, the
+/// config or a log.
+public struct SecretStore: Sendable {
+    public var paths: XDGPaths
+
+    public init(paths: XDGPaths) { self.paths = paths }
+
+    public enum Backend: String, Sendable { case secretService = "Secret Service", file = "credentials file" }
+
+    var secretTool: String? {
+        guard paths.environment["DBUS_SESSION_BUS_ADDRESS"] != nil else { return nil }
+        for dir in ["/usr/bin", "/usr/local/bin", "/bin"] where access(dir + "/secret-tool", X_OK) == 0 { return dir + "/secret-tool" }
+        return nil
+    }
+
+    /// Saves the password and says where it went.
+    @discardableResult
+    public func save(account: String, password: String) throws -> Backend {
+        if let tool = secretTool,
+           (try? run(tool, ["store", "--label=instant-upload: \(account)", "service", "instant-upload", "account", account], input: password))?.status == 0 {
+            try? removeFromFile(account)
+            return .secretService
+        }
+        var all = try readFile()
+        all[account] = password
+        try writeFile(all)
+        return .file
+    }
+
+    public func password(for account: String) -> String? {
+        if let tool = secretTool, let result = try? run(tool, ["lookup", "service", "instant-upload", "account", account], input: nil),
+           result.status == 0, !result.output.isEmpty {
+            return result.output
+        }
+        return (try? readFile())?[account]
+    }
+
+    public func remove(account: String) {
+        if let tool = secretTool { _ = try? run(tool, ["clear", "service", "instant-upload", "account", account], input: nil) }
+        try? removeFromFile(account)
+    }
+
+    private func removeFromFile(_ account: String) throws {
+        var all = try readFile()
+        guard all.removeValue(forKey: account) != nil else { return }
+        try writeFile(all)
+    }
+
+    private func readFile() throws -> [String: String] {
+        let path = paths.credentialsFile
+        guard FileIO.exists(path) else { return [:] }
+        let bytes = try FileIO.readBytes(path)
+        guard let decoded = try? JSONDecoder().decode([String: String].self, from: Data(bytes)) else {
+            throw SecretStoreError("the credentials file \(path) is damaged; remove it and add the accounts again")
+        }
+        return decoded
+    }
+
+    private func writeFile(_ all: [String: String]) throws {
+        try FileIO.makeDirectory(paths.configDirectory, mode: 0o700)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        try FileIO.writeAtomically(paths.credentialsFile, Array(try encoder.encode(all)), mode: 0o600)
+    }
+
+    private func run(_ tool: String, _ arguments: [String], input: String?) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        let stdin = Pipe(), stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try? stdin.fileHandleForWriting.close()
+        let data = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}
+
+public struct SecretStoreError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,234 @@
+import Dispatch
+import Foundation
+import Glibc
+import Platform
+import Queue
+import Synchronization
+import Transport
+
+/// The long-lived agent: takes rows from the queue, runs transfers within their budgets,
+/// and is the only one to move a row out of `in_progress`.
+///
+/// Concurrency in a sentence: the scheduling loop runs on the thread that called `run()`
+/// and owns all row transitions; each transfer runs on a thread of its own with its own
+/// database connection and reports its outcome back through `finished`, which wakes the loop.
+public final class Agent: Sendable {
+    public struct Options: Sendable {
+        public var paths: XDGPaths
+        public var uploadSlots = 3
+        public var downloadSlots = 3
+        public var settings = TransferSettings()
+        public var backoff = Backoff()
+        /// Looks up an account's password (Secret Service or the credentials file).
+        public var credentials: @Sendable (Account) -> Credentials?
+
+        public init(paths: XDGPaths, credentials: @escaping @Sendable (Account) -> Credentials?) {
+            self.paths = paths
+            self.credentials = credentials
+        }
+    }
+
+    /// Why a running transfer is being stopped from outside.
+    enum StopCause: Sendable { case cancel, shutdown, offline }
+
+    struct Running: Sendable {
+        var direction: Direction
+        var cancellation: CancellationFlag
+        var stopCause: StopCause?
+    }
+
+    struct State: Sendable {
+        var running: [Int64: Running] = [:]
+        var finished: [(Int64, JobOutcome)] = []
+        var stopping = false
+    }
+
+    let options: Options
+    let state = Mutex(State())
+    let doorbell = DispatchSemaphore(value: 0)
+    let serverInfo = ServerInfoCache()
+
+    public init(options: Options) {
+        self.options = options
+    }
+
+    /// Wakes the scheduling loop: something changed in the database or in the world.
+    public func wake() { doorbell.signal() }
+
+    /// Asks the agent to stop: transfers end at their last checkpoint, rows go back to queued.
+    public func stop() {
+        state.withLock { s in
+            s.stopping = true
+            for id in s.running.keys { s.running[id]!.stopCause = s.running[id]!.stopCause ?? .shutdown; s.running[id]!.cancellation.cancel() }
+        }
+        wake()
+    }
+
+    /// Runs until `stop()`. Throws when another agent already runs or the queue can't be opened.
+    public func run() throws {
+        let lock = try InstanceLock(path: options.paths.agentLock)
+        let store = try QueueStore(path: options.paths.queueDatabase)
+        let recovered = try store.recoverAbandoned()
+        if recovered > 0 { Log.info("took back \(recovered) transfer(s) left running by a previous agent; they resume from their checkpoints") }
+        let socket = try ControlSocketServer(path: options.paths.controlSocket) { [self] request in
+            handle(request)
+        }
+        socket.start()
+        defer { socket.close(); withExtendedLifetime(lock) {} }
+        Log.info("agent started; queue \(options.paths.queueDatabase)")
+
+        while true {
+            try applyFinished(store)
+            let stopping = state.withLock { $0.stopping }
+            if stopping {
+                if state.withLock({ $0.running.isEmpty }) { break }
+            } else {
+                try handleCancellations(store)
+                try dispatch(store)
+            }
+            wait(store)
+        }
+        try applyFinished(store)
+        Log.info("agent stopped")
+    }
+
+    func handle(_ request: String) -> String {
+        switch request {
+        case "ping": return "pong \(getpid())"
+        default:
+            wake()
+            return "ok"
+        }
+    }
+
+    // MARK: The loop's steps
+
+    private func wait(_ store: QueueStore) {
+        var seconds = 5.0
+        if let next = try? store.nextRetryTime() {
+            seconds = min(seconds, max(0.01, Double(next - nowMilliseconds()) / 1000))
+        }
+        _ = doorbell.wait(timeout: .now() + seconds)
+        while doorbell.wait(timeout: .now()) == .success {}
+    }
+
+    private func dispatch(_ store: QueueStore) throws {
+        let now = nowMilliseconds()
+        for direction in Direction.allCases {
+            let slots = direction == .upload ? options.uploadSlots : options.downloadSlots
+            let busy = state.withLock { s in Set(s.running.filter { $0.value.direction == direction }.keys) }
+            let free = slots - busy.count
+            guard free > 0 else { continue }
+            for row in try store.runnable(direction: direction, now: now, limit: free, excluding: busy) {
+                guard let account = try store.account(id: row.accountID) else { continue }
+                try launch(row, account: account, store: store)
+            }
+        }
+    }
+
+    private func launch(_ row: Transfer, account: Account, store: QueueStore) throws {
+        guard let started = try store.start(row.id, resumedAt: row.checkpoint.offset) else { return }
+        let cancellation = CancellationFlag()
+        state.withLock { $0.running[row.id] = Running(direction: row.direction, cancellation: cancellation) }
+        let options = self.options
+        let serverInfo = self.serverInfo
+        let path = options.paths.queueDatabase
+        let transfer = started
+        Log.debug("starting \(row.direction.rawValue) \(row.id): \(row.name)")
+        let thread = Thread { [self] in
+            let outcome: JobOutcome
+            do {
+                let jobStore = try QueueStore(path: path)
+                let credentials = options.credentials(account)
+                switch transfer.direction {
+                case .upload:
+                    outcome = UploadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,
+                                        settings: options.settings, serverInfo: serverInfo, cancellation: cancellation).run()
+                case .download:
+                    outcome = DownloadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,
+                                          settings: options.settings, downloads: options.paths.localDrive, cancellation: cancellation).run()
+                }
+            } catch {
+                outcome = .retry(FailureClassifier.classify(error), progressed: false)
+            }
+            finished(transfer.id, outcome)
+        }
+        thread.name = "transfer-\(row.id)"
+        thread.start()
+    }
+
+    private func finished(_ id: Int64, _ outcome: JobOutcome) {
+        state.withLock { $0.finished.append((id, outcome)) }
+        wake()
+    }
+
+    private func applyFinished(_ store: QueueStore) throws {
+        let (batch, causes): ([(Int64, JobOutcome)], [Int64: StopCause?]) = state.withLock { s in
+            let batch = s.finished
+            s.finished.removeAll()
+            var causes: [Int64: StopCause?] = [:]
+            for (id, _) in batch { causes[id] = s.running.removeValue(forKey: id)?.stopCause }
+            return (batch, causes)
+        }
+        for (id, outcome) in batch {
+            let cause = causes[id] ?? nil
+            do {
+                try apply(outcome, to: id, cause: cause, store: store)
+            } catch let e as IllegalTransition {
+                Log.error("transfer \(id): \(e)")
+            }
+        }
+    }
+
+    private func apply(_ outcome: JobOutcome, to id: Int64, cause: StopCause?, store: QueueStore) throws {
+        guard let row = try store.transfer(id: id) else { return }
+        if cause == .cancel || row.cancelRequested {
+            try finishCancel(row, store: store)
+            return
+        }
+        switch outcome {
+        case .completed(let sha, let bytes):
+            try store.complete(id, sha256: sha, bytes: bytes)
+            Log.info("\(row.direction == .upload ? "uploaded" : "downloaded") \(row.name) -> \(row.direction == .upload ? "\(row.accountName):\(row.remotePath)" : row.localPath.display)")
+        case .failed(let reason):
+            try store.fail(id, reason: reason)
+            Log.warning("\(row.name): \(reason.message)")
+        case .retry(let classification, let progressed):
+            let attempts = progressed ? 1 : row.attempts + 1
+            let delay = options.backoff.delay(attempt: attempts, retryAfter: classification.retryAfter)
+            let at = nowMilliseconds() + Int64(delay * 1000)
+            try store.retryLater(id, reason: classification.reason, at: at, attempts: attempts)
+            Log.info("\(row.name): \(classification.reason.message); retrying in \(String(format: "%.1f", delay)) s (attempt \(attempts))")
+        case .stopped:
+            try store.requeue(id, reason: cause == .offline ? Reason(.offline) : nil)
+        }
+    }
+
+    // MARK: Cancellation
+
+    private func handleCancellations(_ store: QueueStore) throws {
+        for row in try store.cancelRequested() {
+            let isRunning = state.withLock { s -> Bool in
+                guard s.running[row.id] != nil else { return false }
+                s.running[row.id]!.stopCause = .cancel
+                s.running[row.id]!.cancellation.cancel()
+                return true
+            }
+            if !isRunning { try finishCancel(row, store: store) }
+        }
+    }
+
+    /// Removes a cancelled row, ending its upload on the server and its partial download here.
+    private func finishCancel(_ row: Transfer, store: QueueStore) throws {
+        if row.direction == .upload, let url = row.uploadURL, let account = try store.account(id: row.accountID) {
+            let tus = TusClient(endpoint: account.tusURL, credentials: options.credentials(account))
+            tus.session.stallSeconds = 5
+            do { try tus.terminate(url) } catch { Log.info("\(row.name): could not end the upload on the server (\(error)); it expires there by itself") }
+        }
+        if row.direction == .download, row.state != .completed {
+            DownloadJob.removePartial(of: row)
+        }
+        try store.delete(row.id)
+        Log.info("cancelled \(row.name)")
+    }
+}

@@ -1,0 +1,70 @@
+import Glibc
+import Platform
+import Queue
+import Synchronization
+import Transport
+
+/// How one transfer ended this time. The scheduler turns it into a row transition.
+public enum JobOutcome: Sendable, Equatable {
+    case completed(sha256: String?, bytes: Int64)
+    case failed(Reason)
+    /// A transient problem; `progressed` is true when the offset moved this run.
+    case retry(Classification, progressed: Bool)
+    /// Stopped from outside (cancel, network gone, agent stopping) at the last checkpoint.
+    case stopped
+}
+
+/// Settings a transfer runs with.
+public struct TransferSettings: Sendable {
+    public var chunkSize: Int64 = 16 * 1024 * 1024
+    public var stallSeconds: Int = 30
+    /// The shortest time between two progress writes of one row.
+    public var progressInterval: Double = 0.25
+    public var caFile: String?
+    public init() {}
+}
+
+/// What servers said about themselves, remembered for the agent's lifetime.
+public final class ServerInfoCache: Sendable {
+    private let entries = Mutex<[String: TusServerInfo]>([:])
+    public init() {}
+    public func info(for endpoint: String, discover: () throws -> TusServerInfo) throws -> TusServerInfo {
+        if let known = entries.withLock({ $0[endpoint] }) { return known }
+        let info = try discover()
+        entries.withLock { $0[endpoint] = info }
+        return info
+    }
+    public func forget(_ endpoint: String) { _ = entries.withLock { $0.removeValue(forKey: endpoint) } }
+}
+
+/// Counts bytes as they pass and writes progress to the row a few times a second.
+final class ProgressRecorder: ByteObserver {
+    let store: QueueStore
+    let id: Int64
+    let interval: Double
+    var position: Int64
+    var lastWrite: Double = 0
+    let next: ByteObserver?
+    var bytesRead: Int64 = 0
+
+    init(store: QueueStore, id: Int64, position: Int64, interval: Double, next: ByteObserver?) {
+        self.store = store; self.id = id; self.position = position; self.interval = interval; self.next = next
+    }
+
+    func observe(_ bytes: UnsafeRawBufferPointer) {
+        next?.observe(bytes)
+        position += Int64(bytes.count)
+        bytesRead += Int64(bytes.count)
+        let now = monotonicSeconds()
+        if now - lastWrite >= interval {
+            lastWrite = now
+            try? store.progress(id, bytesDone: position)
+        }
+    }
+}
+
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
