@@ -35,6 +35,10 @@ public enum TransferState: String, Sendable, CaseIterable, Codable {
 public struct IllegalTransition: Error, Equatable, CustomStringConvertible, Sendable {
     public var from: TransferState
     public var to: TransferState
+    public init(from: TransferState, to: TransferState) {
+        self.from = from
+        self.to = to
+    }
     public var description: String { "a transfer cannot go from \(from.rawValue) to \(to.rawValue)" }
 }
 

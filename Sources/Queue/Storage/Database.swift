@@ -82,16 +82,22 @@ public final class Database {
 
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
+    private var transactionDepth = 0
+
     /// Runs `body` in a write transaction taken up front (`BEGIN IMMEDIATE`), so that two
     /// processes never deadlock upgrading read locks; the busy timeout waits for the other.
+    /// Nested calls become savepoints inside the outer transaction.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
+        let nested = transactionDepth > 0
+        try execute(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE")
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
         do {
             let value = try body()
-            try execute("COMMIT")
+            try execute(nested ? "RELEASE nested" : "COMMIT")
             return value
         } catch {
-            try? execute("ROLLBACK")
+            try? execute(nested ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK")
             throw error
         }
     }

@@ -1,0 +1,49 @@
+import Desktop
+import Dispatch
+import Engine
+import Foundation
+import Glibc
+import Platform
+import Queue
+import Transport
+
+/// `instant-upload run`: the agent in the foreground until SIGTERM or SIGINT.
+public enum AgentCommand {
+    public static func run(context: CommandContext) -> Int32 {
+        let configuration: Configuration
+        do { configuration = try context.configuration() } catch {
+            context.complain("\(error)")
+            return ExitStatus.environment
+        }
+        let secrets = SecretStore(paths: context.paths)
+        var options = Agent.Options(paths: context.paths) { account in
+            secrets.password(for: account.name).map { Credentials(username: account.username, password: $0) }
+        }
+        options.uploadSlots = configuration.uploadSlots
+        options.downloadSlots = configuration.downloadSlots
+        options.settings = configuration.transferSettings
+        let agent = Agent(options: options)
+
+        // A peer that resets a socket must not kill the agent.
+        signal(SIGPIPE, SIG_IGN)
+        var sources: [DispatchSourceSignal] = []
+        for sig in [SIGTERM, SIGINT] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { agent.stop() }
+            source.resume()
+            sources.append(source)
+        }
+        defer { sources.forEach { $0.cancel() } }
+        do {
+            try agent.run()
+            return ExitStatus.ok
+        } catch let e as InstanceLock.AlreadyRunning {
+            context.complain(e.description)
+            return ExitStatus.environment
+        } catch {
+            context.complain("the agent cannot start: \(error)")
+            return ExitStatus.environment
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Glibc
+import Platform
+import Queue
+
+/// Checks local files and writes them to the queue in one transaction, before any network
+/// call. Shared by `upload`, `share-to` and the watcher. A bad file never stops the good ones.
+public struct Enqueuer {
+    public struct Refusal: Error, Sendable, CustomStringConvertible {
+        public var path: LocalPath
+        public var problem: String
+        public var description: String { "\(path.display): \(problem)" }
+    }
+
+    public struct Result: Sendable {
+        public var ids: [Int64] = []
+        public var refused: [Refusal] = []
+    }
+
+    /// Validates each of `files` and queues the good ones for upload into `remoteFolder`.
+    public static func enqueueUploads(_ files: [LocalPath], into remoteFolder: String, account: Account, origin: Origin,
+                                      ignoreRules: Bool = false, store: QueueStore) throws -> Result {
+        var result = Result()
+        var items: [NewTransfer] = []
+        let folder = RemotePath.normalize(remoteFolder)
+        for file in files {
+            switch check(file) {
+            case .failure(let refusal): result.refused.append(refusal)
+            case .success(let fingerprint):
+                let absolute = file.absolute()
+                let name = absolute.lastComponent.text
+                items.append(NewTransfer(direction: .upload, origin: origin, accountID: account.id, localPath: absolute,
+                                         remotePath: RemotePath.join(folder, name), bytesTotal: fingerprint.size,
+                                         fingerprint: fingerprint, ignoreRules: ignoreRules))
+            }
+        }
+        result.ids = try store.enqueue(items)
+        return result
+    }
+
+    /// Is this something we can upload? Regular, readable files only.
+    public static func check(_ file: LocalPath) -> Swift.Result<FileFingerprint, Refusal> {
+        var st = stat()
+        if file.withCString({ stat($0, &st) }) != 0 {
+            let e = errno
+            switch e {
+            case ENOENT: return .failure(Refusal(path: file, problem: "no such file; check the name"))
+            case EACCES: return .failure(Refusal(path: file, problem: "permission denied; you cannot read it or a folder above it"))
+            default: return .failure(Refusal(path: file, problem: String(cString: strerror(e))))
+            }
+        }
+        switch FileKind.of(mode: st.st_mode) {
+        case .regular: break
+        case .directory: return .failure(Refusal(path: file, problem: "is a folder; give the files inside it (e.g. \(file.display)/*)"))
+        case .fifo: return .failure(Refusal(path: file, problem: "is a pipe (FIFO), not a file; it has no fixed contents to upload"))
+        case .socket: return .failure(Refusal(path: file, problem: "is a socket, not a file"))
+        case .device: return .failure(Refusal(path: file, problem: "is a device, not a file"))
+        case .other: return .failure(Refusal(path: file, problem: "is not a regular file"))
+        }
+        // Opening proves we can read it now; the agent reopens it per chunk later.
+        let fd = file.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        if fd < 0 {
+            let e = errno
+            return .failure(Refusal(path: file, problem: e == EACCES ? "permission denied; make it readable (chmod u+r) and try again" : String(cString: strerror(e))))
+        }
+        defer { close(fd) }
+        do { return .success(try FileFingerprint.of(descriptor: fd)) } catch let error as SystemError {
+            return .failure(Refusal(path: file, problem: error.reason))
+        }
+    }
+}
