@@ -3,7 +3,8 @@
 A fault is one of three kinds:
   status  -- answer `status` (+ headers, body) without touching storage;
   reset   -- pass the first `reset_after_bytes` body bytes on, then kill the
-             TCP connection with an RST and no HTTP response;
+             TCP connection with an RST and no HTTP response (a shorter body
+             is passed on whole and processed; only the response is lost);
   stall   -- pass `after_bytes` body bytes on, then stop reading for
              `stall_seconds`, then carry on normally.
 For GET the byte counts of reset/stall apply to the *response* body (to test
@@ -117,16 +118,20 @@ async def abort_connection(uvicorn_send) -> None:
     await asyncio.sleep(0)
 
 
-async def _wait_or_cancel(aw: Awaitable, cancel: Optional[asyncio.Event]):
-    """Await `aw`; return None instead if `cancel` gets set first."""
-    if cancel is None:
+async def _wait_or_cancel(aw: Awaitable, cancels: tuple[asyncio.Event, ...]):
+    """Await `aw`; return None instead if one of the `cancels` gets set first."""
+    if not cancels:
         return await aw
     task = asyncio.ensure_future(aw)
-    stopper = asyncio.ensure_future(cancel.wait())
+    stoppers = [asyncio.ensure_future(c.wait()) for c in cancels]
     try:
-        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({task, *stoppers}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
     finally:
-        stopper.cancel()
+        for s in stoppers:
+            s.cancel()
     if task.done():
         return task.result()
     task.cancel()
@@ -134,28 +139,28 @@ async def _wait_or_cancel(aw: Awaitable, cancel: Optional[asyncio.Event]):
 
 
 class BodyTap:
-    """Wraps an ASGI `receive`: counts request body bytes, and applies a
-    stall or reset fault at a byte position, and a takeover cancel.
+    """Wraps an ASGI `receive`: counts request body bytes, applies a stall or
+    reset fault at a byte position, and can be cancelled (takeover, shutdown).
 
-    After `cut` (reset fault reached, or cancelled) the wrapped app sees
-    `http.disconnect`; the caller must then drop its response and RST."""
+    After `cut` (reset position reached, or cancelled) the wrapped app sees
+    `http.disconnect`, which makes tuspyserver store the bytes it got; the
+    caller must then drop the app's response and RST the connection."""
 
     def __init__(self, receive, *, on_bytes: Callable[[int], None] = lambda n: None,
-                 fault: Optional[Fault] = None, cancel: Optional[asyncio.Event] = None):
+                 fault: Optional[Fault] = None, cancels: tuple[asyncio.Event, ...] = ()):
         self._receive = receive
         self._on_bytes = on_bytes
         self._fault = fault
-        self._cancel = cancel
+        self._cancel = tuple(c for c in cancels if c is not None)
         self._limit = fault.limit if fault else None  # None: no fault pending
         self._delivered = 0
         self._leftover: Optional[tuple[bytes, bool]] = None
         self.cut = False
-        self.cancelled = False
         self.finished = False  # the whole body was passed on
 
     async def _stall(self) -> None:
         if await _wait_or_cancel(asyncio.sleep(self._fault.stall_seconds, True), self._cancel) is None:
-            self.cancelled = self.cut = True
+            self.cut = True
 
     async def __call__(self):
         if self.cut or self.finished:
@@ -179,7 +184,7 @@ class BodyTap:
         else:
             msg = await _wait_or_cancel(self._receive(), self._cancel)
             if msg is None:
-                self.cancelled = self.cut = True
+                self.cut = True
                 return DISCONNECT
             if msg["type"] != "http.request":
                 return msg
@@ -207,10 +212,12 @@ class ResponseTap:
     """Wraps an ASGI `send` to apply a stall or reset fault to the response
     body after `fault.limit` bytes (used for GET downloads)."""
 
-    def __init__(self, send, fault: Fault, abort: Callable[[], Awaitable[None]]):
+    def __init__(self, send, fault: Fault, abort: Callable[[], Awaitable[None]],
+                 cancels: tuple[asyncio.Event, ...] = ()):
         self._send = send
         self._fault = fault
         self._abort = abort
+        self._cancel = cancels
         self._sent = 0
         self._armed = True
         self.cut = False
@@ -234,6 +241,9 @@ class ResponseTap:
             self.cut = True
             await self._abort()
             return
-        await asyncio.sleep(self._fault.stall_seconds)
+        if await _wait_or_cancel(asyncio.sleep(self._fault.stall_seconds, True), self._cancel) is None:
+            self.cut = True  # shutting down
+            await self._abort()
+            return
         await self._send({"type": "http.response.body", "body": tail,
                           "more_body": message.get("more_body", False)})

@@ -57,6 +57,9 @@ class State:
         self.max_concurrent_patches: dict[str, int] = {}
         self.completed: list[dict] = []
         self.active: dict[tuple[str, str], ActivePatch] = {}
+        # set on SIGTERM/SIGINT: stalled and running transfers stop at once
+        # (storing what they have) instead of holding up the shutdown
+        self.shutting_down = asyncio.Event()
 
     # --- layout -------------------------------------------------------------
     def tree_dir(self, user: str) -> Path:

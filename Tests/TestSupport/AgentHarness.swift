@@ -1,0 +1,124 @@
+import Foundation
+import Glibc
+
+/// A person's session in a box: private XDG folders, the `instant-upload` and `share-to`
+/// executables run as processes with that environment, and an agent that can be started,
+/// killed and restarted.
+public final class AgentHarness: @unchecked Sendable {
+    // Sendable by construction: used from one test at a time; `agent` is only touched by
+    // the owning test's thread.
+    public let home: TemporaryFolder
+    public var environment: [String: String]
+    private var agent: Process?
+
+    public init(extraEnvironment: [String: String] = [:]) throws {
+        home = TemporaryFolder("iu-home")
+        var env = ProcessInfo.processInfo.environment
+        for key in ["DBUS_SESSION_BUS_ADDRESS", "XDG_DOWNLOAD_DIR", "JOURNAL_STREAM", "INVOCATION_ID"] { env.removeValue(forKey: key) }
+        env["HOME"] = home.path
+        env["XDG_CONFIG_HOME"] = home.path + "/config"
+        env["XDG_STATE_HOME"] = home.path + "/state"
+        env["XDG_RUNTIME_DIR"] = home.path + "/run"
+        try FileManager.default.createDirectory(atPath: home.path + "/run", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        for (k, v) in extraEnvironment { env[k] = v }
+        environment = env
+        // Tests start the agent themselves unless they say otherwise.
+        try writeConfig("[agent]\nautostart = false\n")
+    }
+
+    deinit { stopAgent() }
+
+    public var databasePath: String { home.path + "/state/instant-upload/queue.sqlite3" }
+    public var downloads: String { home.path + "/Downloads/Local Drive" }
+
+    public func writeConfig(_ text: String) throws {
+        try home.file("config/instant-upload/config.ini", bytes: Array(text.utf8))
+    }
+
+    /// Runs `instant-upload ARGS` and returns what it said.
+    @discardableResult
+    public func cli(_ arguments: [String], stdin: String? = nil) throws -> Shell.Result {
+        try Shell.capture(Repository.binaries + "/instant-upload", arguments, environment: environment, stdin: stdin)
+    }
+
+    @discardableResult
+    public func shareTo(_ arguments: [String]) throws -> Shell.Result {
+        try Shell.capture(Repository.binaries + "/share-to", arguments, environment: environment)
+    }
+
+    /// Adds the reference server's account `alice` as account `home`.
+    public func addAccount(_ server: ReferenceServer, user: String = "alice", password: String = "wonderland", name: String = "home") throws {
+        let r = try cli(["account", "add", "--webdav", server.webdavURL(user), "--tus", server.tusURL, "--user", user,
+                         "--name", name, "--password-stdin"], stdin: password + "\n")
+        guard r.status == 0 else { throw TestFailure("account add failed (\(r.status)): \(r.stderr)") }
+    }
+
+    public func startAgent() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Repository.binaries + "/instant-upload")
+        process.arguments = ["run"]
+        process.environment = environment
+        let log = home.path + "/agent.log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: log)
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        agent = process
+        // Ready when the doorbell answers.
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            if FileManager.default.fileExists(atPath: home.path + "/run/instant-upload/agent.sock") { return }
+            usleep(20_000)
+        }
+        throw TestFailure("the agent did not start within 15 s: \(agentLog)")
+    }
+
+    public var agentLog: String { (try? String(contentsOfFile: home.path + "/agent.log", encoding: .utf8)) ?? "" }
+    public var agentPID: Int32? { agent?.processIdentifier }
+
+    /// SIGTERM and wait.
+    public func stopAgent() {
+        guard let agent, agent.isRunning else { return }
+        agent.terminate()
+        agent.waitUntilExit()
+    }
+
+    /// SIGKILL, as a crash or the OOM killer would.
+    public func killAgent() {
+        guard let agent, agent.isRunning else { return }
+        kill(agent.processIdentifier, SIGKILL)
+        agent.waitUntilExit()
+    }
+
+    public var agentIsRunning: Bool { agent?.isRunning ?? false }
+
+    /// `queue --json` decoded.
+    public func items() throws -> [[String: Any]] {
+        let r = try cli(["queue", "--json"])
+        guard r.status == 0 || r.status == 1 else { throw TestFailure("queue --json failed (\(r.status)): \(r.stderr)") }
+        guard let array = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]] else {
+            throw TestFailure("queue --json is not a list: \(r.stdout.prefix(300))")
+        }
+        return array
+    }
+
+    /// Waits until `condition` holds over the queue's items, or fails with the queue and the agent's log.
+    public func waitFor(_ what: String, timeout: Double = 60, _ condition: ([[String: Any]]) -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last: [[String: Any]] = []
+        while Date() < deadline {
+            last = try items()
+            if condition(last) { return }
+            usleep(100_000)
+        }
+        let states = last.map { "\($0["id"] ?? "?"):\($0["state"] ?? "?"):\(($0["reason"] as? [String: Any])?["code"] ?? "-")" }
+        throw TestFailure("timed out waiting for \(what); queue: \(states.prefix(20)) agent log:\n\(agentLog.suffix(3000))")
+    }
+
+    public func waitForAll(_ state: String, count: Int? = nil, timeout: Double = 60) throws {
+        try waitFor("all items \(state)", timeout: timeout) { items in
+            (count == nil || items.count == count!) && !items.isEmpty && items.allSatisfy { $0["state"] as? String == state }
+        }
+    }
+}
