@@ -1,1 +1,4 @@
-print("x")
+import CLI
+import Glibc
+
+exit(Main.instantUpload(Argument.commandLine()))

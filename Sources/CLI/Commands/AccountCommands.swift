@@ -72,7 +72,7 @@ public enum AccountCommands {
             try store.addAccount(name: name, webdavURL: request.webdavURL, tusURL: request.tusURL, username: request.username,
                                  wifiOnly: request.wifiOnly)
             var extras: [String] = []
-            if let max = info.maxSize { extras.append("up to \(ByteCountText.format(max)) per file") }
+            if let max = info.maxSize { extras.append("up to \(HumanFormat.bytes(max)) per file") }
             if info.checksumAlgorithm != nil { extras.append("chunk checksums") }
             if info.supportsTermination { extras.append("cancel on server") }
             context.say("added account \(name) (\(request.username) at \(URL(string: request.tusURL)?.host ?? "?"))"
@@ -116,7 +116,7 @@ public enum AccountCommands {
         do {
             let accounts = try context.openStore().accounts()
             if json {
-                context.say(JSONText.encode(accounts.map { AccountJSON(name: $0.name, user: $0.username, webdav_url: $0.webdavURL, tus_url: $0.tusURL, wifi_only: $0.wifiOnly) }))
+                context.say(JSONOutput.encode(accounts.map { AccountJSON(name: $0.name, user: $0.username, webdav_url: $0.webdavURL, tus_url: $0.tusURL, wifi_only: $0.wifiOnly) }))
             } else if accounts.isEmpty {
                 context.say("no accounts yet: add one with `instant-upload account add --webdav URL --tus URL --user NAME`")
             } else {
@@ -179,25 +179,4 @@ struct AccountJSON: Encodable {
     var webdav_url: String
     var tus_url: String
     var wifi_only: Bool
-}
-
-/// Stable JSON for scripts: sorted keys, no escaped slashes.
-public enum JSONText {
-    public static func encode<T: Encodable>(_ value: T) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else { return "null" }
-        return String(decoding: data, as: UTF8.self)
-    }
-}
-
-/// Byte counts for people, in decimal units.
-public enum ByteCountText {
-    public static func format(_ bytes: Int64) -> String {
-        let units = ["B", "kB", "MB", "GB", "TB", "PB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1000, unit < units.count - 1 { value /= 1000; unit += 1 }
-        return unit == 0 ? "\(bytes) B" : String(format: value < 10 ? "%.1f" : "%.0f", value) + " " + units[unit]
-    }
 }

@@ -64,7 +64,7 @@ public struct Enqueuer {
             return .failure(Refusal(path: file, problem: e == EACCES ? "permission denied; make it readable (chmod u+r) and try again" : String(cString: strerror(e))))
         }
         defer { close(fd) }
-        do { return .success(try FileFingerprint.of(descriptor: fd)) } catch let error as SystemError {
+        do { return .success(try FileFingerprint.of(descriptor: fd)) } catch {
             return .failure(Refusal(path: file, problem: error.reason))
         }
     }

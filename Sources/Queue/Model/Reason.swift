@@ -86,7 +86,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         switch self {
         case .offline: "it resumes when the network returns"
         case .wifi: "it starts on Wi-Fi; `instant-upload retry --now ID` sends it anyway"
-        case .paused: "`instant-upload resume` continues"
+        case .paused: "it continues when the agent runs again"
         case .timeout, .connectionReset, .serverError, .serverBusy, .maintenance, .checksumMismatch,
              .sourceChanged, .uploadExpired, .uploadLost:
             "nothing: it is retried by itself"

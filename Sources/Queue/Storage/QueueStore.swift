@@ -237,6 +237,11 @@ public struct QueueSummary: Sendable, Equatable {
     public var counts: [Direction: [TransferState: Int]] = [:]
     public var pausedReason: String?
 
+    public init(counts: [Direction: [TransferState: Int]] = [:], pausedReason: String? = nil) {
+        self.counts = counts
+        self.pausedReason = pausedReason
+    }
+
     public func count(_ state: TransferState, _ direction: Direction? = nil) -> Int {
         if let direction { return counts[direction]?[state] ?? 0 }
         return Direction.allCases.reduce(0) { $0 + (counts[$1]?[state] ?? 0) }

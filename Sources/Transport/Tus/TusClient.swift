@@ -83,7 +83,7 @@ public final class TusClient {
 
     /// Resolves a Location against the endpoint, refusing another origin: the password
     /// is only ever sent to the server it was given for.
-    func resolve(_ location: String) throws -> String {
+    public func resolve(_ location: String) throws -> String {
         guard let base = URL(string: endpoint), let resolved = URL(string: location, relativeTo: base)?.absoluteURL else {
             throw ProtocolViolation("the server gave an upload address that is not a URL")
         }

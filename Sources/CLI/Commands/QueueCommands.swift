@@ -1,0 +1,164 @@
+import Engine
+import Foundation
+import Glibc
+import Platform
+import Queue
+
+/// The seeds' uploads view as commands: status, queue, show, retry, cancel, clear.
+public enum QueueCommands {
+    public static func status(json: Bool, context: CommandContext) throws -> Int32 {
+        let summary = try context.openStore().summary()
+        let running = context.agentRunning
+        if json {
+            context.say(JSONOutput.encode(StatusJSON(summary: summary, agentRunning: running)))
+        } else {
+            context.say(StatusLine.render(summary, agentRunning: running))
+        }
+        return summary.needAttention > 0 ? ExitStatus.attention : ExitStatus.ok
+    }
+
+    /// `queue`: each group with its count, long ones summarised; `--state` shows one in full.
+    public static func queue(state: TransferState?, json: Bool, follow: Bool, context: CommandContext) throws -> Int32 {
+        let store = try context.openStore()
+        if json {
+            context.say(JSONOutput.encode(try store.transfers(state: state).map(TransferJSON.init)))
+            return try store.summary().needAttention > 0 ? ExitStatus.attention : ExitStatus.ok
+        }
+        if follow { return try QueueFollower(store: store, state: state, context: context).run() }
+        context.say(try render(store: store, state: state, width: terminalWidth()))
+        return try store.summary().needAttention > 0 ? ExitStatus.attention : ExitStatus.ok
+    }
+
+    static let rowsPerGroup = 10
+
+    /// The text of the queue view, reading only the rows it shows plus counts.
+    static func render(store: QueueStore, state: TransferState?, width: Int, speeds: [Int64: Double] = [:]) throws -> String {
+        let summary = try store.summary()
+        var groups: [QueueView.Group] = []
+        for s in TransferState.allCases where state == nil || state == s {
+            let total = summary.count(s)
+            guard total > 0 else { continue }
+            let rows = try store.transfers(state: s, limit: state == nil ? rowsPerGroup : nil)
+            groups.append(QueueView.Group(state: s, rows: rows, total: total))
+        }
+        if groups.isEmpty {
+            return state == nil ? "nothing queued" : "nothing \(state!.rawValue.replacingOccurrences(of: "_", with: " "))"
+        }
+        let header = StatusLine.render(summary, agentRunning: true)
+        return header + "\n\n" + QueueView(groups: groups, now: nowMilliseconds(), width: width, speeds: speeds,
+                                           rowsPerGroup: state == nil ? rowsPerGroup : nil).render()
+    }
+
+    static func terminalWidth() -> Int {
+        var size = winsize()
+        if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
+        if let columns = ProcessEnvironment.current["COLUMNS"].flatMap(Int.init), columns > 20 { return columns }
+        return 80
+    }
+
+    public static func show(id: Int64, json: Bool, context: CommandContext) throws -> Int32 {
+        guard let row = try context.openStore().transfer(id: id) else {
+            context.complain("there is no transfer \(id); see `instant-upload queue`")
+            return ExitStatus.attention
+        }
+        context.say(json ? JSONOutput.encode(TransferJSON(row)) : TransferDetail.render(row, now: nowMilliseconds(), width: terminalWidth()))
+        return ExitStatus.ok
+    }
+
+    public static func retry(ids: [Int64], allFailed: Bool, to folder: String?, now: Bool, context: CommandContext) throws -> Int32 {
+        let store = try context.openStore()
+        let wanted = allFailed ? try store.failedIDs() : ids
+        if allFailed && wanted.isEmpty {
+            context.say("nothing has failed")
+            return ExitStatus.ok
+        }
+        var status = ExitStatus.ok
+        var movable: [Int64] = []
+        for id in wanted {
+            guard let row = try store.transfer(id: id) else {
+                context.complain("there is no transfer \(id)")
+                status = ExitStatus.attention
+                continue
+            }
+            switch row.state {
+            case .failed, .retrying:
+                if let check = RetryCheck.problem(for: row, newFolder: folder) {
+                    context.complain("\(id) \(row.name): \(check)")
+                    status = ExitStatus.attention
+                } else {
+                    movable.append(id)
+                }
+            case .completed: context.say("\(id) \(row.name): already completed")
+            case .inProgress: context.say("\(id) \(row.name): already moving")
+            case .queued: context.say("\(id) \(row.name): already queued")
+            }
+        }
+        let moved = try store.retry(movable, newRemoteFolder: folder.map(RemotePath.normalize), ignoreRules: now)
+        if !moved.isEmpty {
+            context.say("queued again: \(moved.map(String.init).joined(separator: ", "))" + (folder.map { " into \($0)" } ?? ""))
+            context.wakeOrStartAgent()
+        }
+        return status
+    }
+
+    public static func cancel(ids: [Int64], context: CommandContext) throws -> Int32 {
+        let store = try context.openStore()
+        var status = ExitStatus.ok
+        var asked: [Int64] = []
+        for id in ids {
+            guard let row = try store.transfer(id: id) else {
+                context.complain("there is no transfer \(id)")
+                status = ExitStatus.attention
+                continue
+            }
+            if row.state == .completed {
+                context.complain("\(id) \(row.name) is already completed; `instant-upload clear completed` removes it from the list")
+                status = ExitStatus.attention
+                continue
+            }
+            asked.append(id)
+        }
+        guard !asked.isEmpty else { return status }
+        try store.requestCancel(asked)
+        if context.wakeAgent() {
+            // The agent stops running transfers, ends uploads on the server, and removes the rows.
+            let deadline = monotonicNow() + 5
+            while monotonicNow() < deadline, try asked.contains(where: { try store.transfer(id: $0) != nil }) { usleep(50_000) }
+            let left = try asked.filter { try store.transfer(id: $0) != nil }
+            if left.isEmpty { context.say("cancelled \(asked.map(String.init).joined(separator: ", "))") }
+            else { context.say("cancelling \(left.map(String.init).joined(separator: ", ")); the agent is finishing it") }
+        } else {
+            // No agent: nothing is running, so the rows can go now; server uploads expire by themselves.
+            for id in asked { try store.delete(id) }
+            context.say("cancelled \(asked.map(String.init).joined(separator: ", "))")
+        }
+        return status
+    }
+
+    public static func clear(_ scope: QueueStore.ClearScope, context: CommandContext) throws -> Int32 {
+        let n = try context.openStore().clear(scope)
+        let what = scope == .all ? "completed and failed" : scope.rawValue
+        context.say(n == 0 ? "nothing \(what) to clear" : "cleared \(n) \(what) transfer\(n == 1 ? "" : "s")")
+        return ExitStatus.ok
+    }
+
+    static func monotonicNow() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
+
+/// Before a failed item goes back in the queue, check whether its cause is gone, where that
+/// can be checked from here; network checks happen in the agent.
+enum RetryCheck {
+    static func problem(for row: Transfer, newFolder: String?) -> String? {
+        if row.direction == .upload {
+            if case .failure(let refusal) = Enqueuer.check(row.localPath) { return "cannot retry: \(refusal.problem)" }
+        }
+        if row.reason?.code == .targetMissing && newFolder == nil && row.direction == .upload {
+            return nil
+        }
+        return nil
+    }
+}

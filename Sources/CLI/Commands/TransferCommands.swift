@@ -1,0 +1,91 @@
+import Engine
+import Foundation
+import Platform
+import Queue
+import Transport
+import Desktop
+
+/// The front doors that add work: `upload`, `share-to` and `download`.
+public enum TransferCommands {
+    /// The account named, or the only one there is.
+    static func account(_ name: String?, store: QueueStore, context: CommandContext) throws -> Account? {
+        let accounts = try store.accounts()
+        if let name {
+            if let match = accounts.first(where: { $0.name == name }) { return match }
+            context.complain("there is no account named \(DisplayText.escape(name)); `instant-upload account list` shows them")
+            return nil
+        }
+        switch accounts.count {
+        case 0:
+            context.complain("no account yet: add one with `instant-upload account add --webdav URL --tus URL --user NAME`")
+            return nil
+        case 1:
+            return accounts[0]
+        default:
+            context.complain("there are \(accounts.count) accounts (\(accounts.map(\.name).joined(separator: ", "))): choose one with --account")
+            return nil
+        }
+    }
+
+    /// Queues local files for upload; bad ones are named, good ones still go.
+    public static func upload(files: [LocalPath], to folder: String, accountName: String?, now: Bool, origin: Origin,
+                              context: CommandContext) throws -> Int32 {
+        if RemotePath.escapesRoot(folder) {
+            context.complain("the folder \(DisplayText.escape(folder)) climbs out of your account with `..`; give a path from the top, e.g. /Photos")
+            return ExitStatus.usage
+        }
+        let store = try context.openStore()
+        guard let account = try account(accountName, store: store, context: context) else { return ExitStatus.attention }
+        let result = try Enqueuer.enqueueUploads(files, into: folder, account: account, origin: origin, ignoreRules: now, store: store)
+        for refusal in result.refused { context.complain("not queued: \(refusal)") }
+        if !result.ids.isEmpty {
+            let target = "\(account.name):\(RemotePath.normalize(folder))"
+            context.say("queued \(result.ids.count) file\(result.ids.count == 1 ? "" : "s") for \(target)"
+                        + (result.ids.count <= 5 ? " (\(result.ids.map { "#\($0)" }.joined(separator: ", ")))" : ""))
+            context.wakeOrStartAgent()
+        }
+        return result.refused.isEmpty ? ExitStatus.ok : ExitStatus.attention
+    }
+
+    /// Queues remote files for download after asking the server what they are: folders are
+    /// refused before anything is written.
+    public static func download(paths: [String], accountName: String?, context: CommandContext) throws -> Int32 {
+        let store = try context.openStore()
+        guard let account = try account(accountName, store: store, context: context) else { return ExitStatus.attention }
+        let secrets = SecretStore(paths: context.paths)
+        let credentials = secrets.password(for: account.name).map { Credentials(username: account.username, password: $0) }
+        let dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
+        var items: [NewTransfer] = []
+        var status = ExitStatus.ok
+        for raw in paths {
+            let path = RemotePath.normalize(raw)
+            if RemotePath.escapesRoot(raw) {
+                context.complain("not queued: \(DisplayText.escape(raw)) climbs out of your account with `..`")
+                status = ExitStatus.attention
+                continue
+            }
+            do {
+                let item = try dav.properties(of: path)
+                if item.isFolder {
+                    context.complain("not queued: \(DisplayText.escape(path)) is a folder; folders can't be downloaded as one file: download the files inside it")
+                    status = ExitStatus.attention
+                    continue
+                }
+                items.append(NewTransfer(direction: .download, origin: .manual, accountID: account.id, localPath: LocalPath(bytes: []),
+                                         remotePath: path, bytesTotal: item.size ?? 0))
+            } catch let e as HTTPStatusError where e.status == 404 {
+                context.complain("not queued: \(DisplayText.escape(path)) does not exist on \(account.name)")
+                status = ExitStatus.attention
+            } catch {
+                context.complain("not queued: \(DisplayText.escape(path)): \(AccountCommands.explain(error, user: account.username))")
+                status = ExitStatus.attention
+            }
+        }
+        let ids = try store.enqueue(items)
+        if !ids.isEmpty {
+            context.say("queued \(ids.count) download\(ids.count == 1 ? "" : "s") into \(context.paths.localDrive)")
+            context.wakeOrStartAgent()
+        }
+        return status
+    }
+}

@@ -1,0 +1,109 @@
+import Engine
+import Foundation
+import Platform
+import Queue
+
+/// The `instant-upload` and `share-to` executables: parse, dispatch, map errors to words and
+/// exit statuses.
+public enum Main {
+    public static func instantUpload(_ arguments: [Argument], context: CommandContext = CommandContext()) -> Int32 {
+        run(arguments, spec: CommandSpecs.instantUpload, context: context)
+    }
+
+    public static func shareTo(_ arguments: [Argument], context: CommandContext = CommandContext()) -> Int32 {
+        run(arguments, spec: CommandSpecs.shareTo, context: context)
+    }
+
+    static func run(_ arguments: [Argument], spec: CommandSpec, context: CommandContext) -> Int32 {
+        let parsed: ParsedArguments
+        do {
+            switch try ArgumentParser.parse(arguments, as: spec) {
+            case .help(let help):
+                context.say(help.text)
+                return ExitStatus.ok
+            case .run(let p):
+                parsed = p
+            }
+        } catch {
+            context.complain(error.report)
+            return UsageError.exitStatus
+        }
+        do {
+            return try dispatch(parsed, context: context)
+        } catch let e as QueueError {
+            context.complain(e.description)
+            return ExitStatus.environment
+        } catch let e as Configuration.Problem {
+            context.complain(e.description)
+            return ExitStatus.environment
+        } catch {
+            context.complain("\(error)")
+            return ExitStatus.environment
+        }
+    }
+
+    static func dispatch(_ p: ParsedArguments, context: CommandContext) throws -> Int32 {
+        if p.commandPath.first == "share-to" {
+            return try ShareTo.run(p, context: context)
+        }
+        switch p.command {
+        case "upload":
+            return try TransferCommands.upload(files: p.paths("FILE"), to: p.value("to") ?? "/", accountName: p.value("account"),
+                                               now: p.has("now"), origin: .manual, context: context)
+        case "download":
+            return try TransferCommands.download(paths: p.texts("REMOTE_PATH"), accountName: p.value("account"), context: context)
+        case "status":
+            return try QueueCommands.status(json: p.has("json"), context: context)
+        case "queue":
+            return try QueueCommands.queue(state: p.value("state").flatMap(TransferState.init(rawValue:)), json: p.has("json"),
+                                           follow: p.has("follow"), context: context)
+        case "show":
+            return try QueueCommands.show(id: p.numbers("ID").first ?? 0, json: p.has("json"), context: context)
+        case "retry":
+            return try QueueCommands.retry(ids: p.numbers("ID"), allFailed: p.has("all-failed"), to: p.value("to"), now: p.has("now"), context: context)
+        case "cancel":
+            return try QueueCommands.cancel(ids: p.numbers("ID"), context: context)
+        case "clear":
+            guard let scope = p.text("WHICH").flatMap(QueueStore.ClearScope.init(rawValue:)) else { return ExitStatus.usage }
+            return try QueueCommands.clear(scope, context: context)
+        case "account add":
+            return accountAdd(p, context: context)
+        case "account list":
+            return AccountCommands.list(json: p.has("json"), context: context)
+        case "account remove":
+            return AccountCommands.remove(p.text("NAME") ?? "", context: context)
+        case "run":
+            return AgentCommand.run(context: context)
+        case "service install", "service uninstall", "service status":
+            context.complain("`instant-upload \(p.command)` is not available yet; run the agent with `instant-upload run`")
+            return ExitStatus.environment
+        default:
+            context.complain("`\(p.command)` is not implemented")
+            return ExitStatus.usage
+        }
+    }
+
+    static func accountAdd(_ p: ParsedArguments, context: CommandContext) -> Int32 {
+        guard let user = p.value("user") else {
+            context.complain("missing --user NAME")
+            return ExitStatus.usage
+        }
+        var webdav = p.value("webdav")
+        var tus = p.value("tus")
+        if let base = p.text("URL") {
+            let guessed = AccountCommands.guessLayout(base: base, username: user)
+            webdav = webdav ?? guessed.webdav
+            tus = tus ?? guessed.tus
+        }
+        guard let webdav, let tus else {
+            context.complain("give the server's address: `account add URL --user NAME`, or both --webdav URL and --tus URL")
+            return ExitStatus.usage
+        }
+        guard let password = AccountCommands.readPassword(fromStdin: p.has("password-stdin"), context: context) else {
+            return ExitStatus.usage
+        }
+        var request = AccountCommands.AddRequest(name: p.value("name"), webdavURL: webdav, tusURL: tus, username: user, password: password)
+        request.wifiOnly = p.has("wifi-only")
+        return AccountCommands.add(request, context: context)
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import Platform
+import Queue
+
+/// The whole queue for a terminal, grouped like the seeds' uploads view: in progress,
+/// retrying, queued, failed, completed. Every row that is not moving says why.
+///
+/// A pure function of rows the caller read: it takes at most `rowsPerGroup` rows of each
+/// group (the caller fetches `LIMIT N` and the group's count), and says how many more there
+/// are and the command that shows them all.
+public struct QueueView: Sendable {
+    /// One state's rows, as fetched, and how many rows that state has in all.
+    public struct Group: Sendable, Equatable {
+        public var state: TransferState
+        public var rows: [Transfer]
+        public var total: Int
+
+        /// `total` defaults to the rows given; it is never taken as less than that.
+        public init(state: TransferState, rows: [Transfer], total: Int? = nil) {
+            self.state = state; self.rows = rows; self.total = max(total ?? rows.count, rows.count)
+        }
+    }
+
+    /// The order groups appear in, whatever order they are given in.
+    public static let order: [TransferState] = [.inProgress, .retrying, .queued, .failed, .completed]
+
+    public var groups: [Group]
+    /// Milliseconds since the epoch, for "next try in 12 s".
+    public var now: Int64
+    /// Terminal columns.
+    public var width: Int
+    /// Current speed of in-progress transfers by ID, in bytes per second.
+    public var speeds: [Int64: Double]
+    /// Rows shown per group; `nil` shows every row given (`queue --state S`).
+    public var rowsPerGroup: Int?
+    public var timeZone: TimeZone
+
+    public init(groups: [Group], now: Int64, width: Int = 80, speeds: [Int64: Double] = [:], rowsPerGroup: Int? = 10,
+                timeZone: TimeZone = .current) {
+        self.groups = groups; self.now = now; self.width = max(40, width); self.speeds = speeds
+        self.rowsPerGroup = rowsPerGroup; self.timeZone = timeZone
+    }
+
+    /// The text to print, without a trailing newline.
+    public func render() -> String {
+        let present = Self.order.compactMap { state in groups.first { $0.state == state && $0.total > 0 } }
+        guard !present.isEmpty else {
+            if groups.count == 1 { return "nothing " + Self.emptyWord(groups[0].state) }
+            return "nothing queued"
+        }
+        return present.map(render).joined(separator: "\n\n")
+    }
+
+    static func title(_ state: TransferState) -> String {
+        switch state {
+        case .inProgress: "In progress"
+        case .retrying: "Retrying"
+        case .queued: "Queued"
+        case .failed: "Failed"
+        case .completed: "Completed"
+        }
+    }
+
+    static func emptyWord(_ state: TransferState) -> String {
+        state == .inProgress ? "in progress" : state.rawValue
+    }
+
+    func render(_ group: Group) -> String {
+        let shown = rowsPerGroup.map { Array(group.rows.prefix($0)) } ?? group.rows
+        var lines = ["\(Self.title(group.state)) (\(group.total))"]
+        let idWidth = (shown.map { "#\($0.id)".count }.max() ?? 2)
+        var positions: [Direction: Int] = [:]
+        for row in shown {
+            var detail: [String]
+            switch group.state {
+            case .inProgress: detail = progressLines(row)
+            case .retrying: detail = [retryingLine(row)]
+            case .queued:
+                positions[row.direction, default: 0] += 1
+                detail = [queuedLine(row, position: positions[row.direction]!)]
+            case .failed: detail = failedLines(row)
+            case .completed: detail = [completedLine(row)]
+            }
+            lines.append(headLine(row, idWidth: idWidth))
+            let indent = String(repeating: " ", count: 2 + idWidth + 1)
+            for text in detail {
+                // A completed row ends in a path; a path broken at its spaces cannot be copied.
+                if group.state == .completed { lines.append(indent + text); continue }
+                lines.append(TextLayout.wrap(text, width: width, indent: indent + "  ", firstIndent: indent))
+            }
+        }
+        let hidden = group.total - shown.count
+        if hidden > 0 {
+            var more = "  … and \(hidden) more"
+            if rowsPerGroup != nil { more += " (instant-upload queue --state \(group.state.rawValue))" }
+            lines.append(more)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `  #17 IMG_0042.jpg to alice:/Photos`. When it does not fit, the folder loses its
+    /// start (`alice:…/Holiday`) and then the name its middle, so both ends stay readable.
+    func headLine(_ row: Transfer, idWidth: Int) -> String {
+        let lead = "  " + TextLayout.pad("#\(row.id)", to: idWidth) + " "
+        let suffix = row.cancelRequested ? " (cancelling)" : ""
+        let budget = width - lead.count - suffix.count
+        var name = row.name
+        var folder = row.remoteFolderText
+        let fixed = 1 + row.routeWord.count + 1
+        if name.count + fixed + folder.count > budget {
+            let account = row.accountPrefix
+            let room = max(10, budget - fixed - min(name.count, 24)) - account.count
+            folder = account + TextLayout.truncateStart(DisplayText.escape(row.remoteFolder), to: max(6, room))
+            name = TextLayout.truncateMiddle(name, to: max(8, budget - fixed - folder.count))
+        }
+        return lead + name + " " + row.routeWord + " " + folder + suffix
+    }
+
+    /// `[#####---------]  45%  12 MB of 27 MB, 1.5 MB/s, 10 s left`
+    func progressLines(_ row: Transfer) -> [String] {
+        let barWidth = min(30, max(10, width - 50))
+        var text: String
+        if row.bytesTotal > 0 {
+            let fraction = min(1, max(0, Double(row.bytesDone) / Double(row.bytesTotal)))
+            let filled = Int(fraction * Double(barWidth))
+            let percent = Int(fraction * 100)
+            text = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled) + "] "
+            text += TextLayout.padLeft("\(percent)%", to: 4) + "  "
+            text += "\(HumanFormat.bytes(row.bytesDone)) of \(HumanFormat.bytes(row.bytesTotal))"
+        } else {
+            text = "\(HumanFormat.bytes(row.bytesDone)) so far, size not known yet"
+        }
+        if let speed = speeds[row.id] {
+            if speed > 0 {
+                text += ", \(HumanFormat.rate(speed))"
+                let left = row.bytesTotal - row.bytesDone
+                if row.bytesTotal > 0, left > 0 { text += ", \(HumanFormat.duration(seconds: Double(left) / speed)) left" }
+            } else {
+                text += ", stalled"
+            }
+        }
+        var lines = [text]
+        if let reason = row.reason { lines.append("note: " + DisplayText.escape(reason.message)) }
+        return lines
+    }
+
+    /// `connection reset by peer; attempt 3, next try in 12 s`
+    func retryingLine(_ row: Transfer) -> String {
+        var text = row.reason.map { DisplayText.escape($0.message) } ?? "retrying"
+        text += "; attempt \(max(1, row.attempts))"
+        if let next = row.nextAttemptAt {
+            text += next > now ? ", next try in \(HumanFormat.duration(milliseconds: next - now))" : ", trying again now"
+        }
+        if row.bytesDone > 0, row.bytesTotal > 0 {
+            text += "; resumes at \(HumanFormat.bytes(row.bytesDone)) of \(HumanFormat.bytes(row.bytesTotal))"
+        }
+        return text
+    }
+
+    /// Why a queued row waits: the gate holding it (network, Wi-Fi, paused) or its place in line.
+    func queuedLine(_ row: Transfer, position: Int) -> String {
+        let turn = "waiting its turn (#\(position))"
+        guard let reason = row.reason else { return turn }
+        switch reason.code {
+        case .offline, .wifi, .paused: return DisplayText.escape(reason.message)
+        default: return DisplayText.escape(reason.message) + "; " + turn
+        }
+    }
+
+    /// The specific reason, then what the person can do, with this row's ID filled in.
+    func failedLines(_ row: Transfer) -> [String] {
+        guard let reason = row.reason else {
+            return ["no reason was recorded", "`instant-upload retry \(row.id)` tries again"]
+        }
+        return [DisplayText.escape(reason.message) + " (\(reason.code.rawValue))", row.actionText(reason)]
+    }
+
+    /// Uploads name where the file is now; downloads name the exact local file.
+    func completedLine(_ row: Transfer) -> String {
+        let when = row.completedAt.map { " " + HumanFormat.timestamp($0, timeZone: timeZone) } ?? ""
+        if row.direction == .upload { return "uploaded\(when) as \(row.remotePathText)" }
+        return "downloaded\(when) to \(row.localPath.display)"
+    }
+}

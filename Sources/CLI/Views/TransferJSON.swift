@@ -1,0 +1,134 @@
+import Queue
+
+/// One transfer for programs: each item of `queue --json`, and `show ID --json`.
+///
+/// Text is real text (file names are not escaped; bytes that are not UTF-8 become U+FFFD),
+/// times are ISO 8601 in UTC, and every key is always present, `null` when it does not apply.
+public struct TransferJSON: Codable, Sendable, Equatable {
+    public var id: Int64
+    public var direction: String
+    public var origin: String
+    public var state: String
+    public var name: String
+    /// Uploads: the local path. Downloads: the remote path.
+    public var source: String
+    /// Uploads: the remote path. Downloads: the local path (empty until a name is chosen).
+    public var target: String
+    public var account: String
+    public var localPath: String
+    public var remotePath: String
+    public var bytesDone: Int64
+    public var bytesTotal: Int64
+    public var checkpointOffset: Int64
+    public var attempts: Int
+    public var reason: ReasonJSON?
+    public var nextAttemptAt: String?
+    public var createdAt: String
+    public var startedAt: String?
+    public var completedAt: String?
+    public var uploadExpiresAt: String?
+    /// Hex SHA-256 of the whole file, once known.
+    public var sha256: String?
+    /// The host of the tus upload URL; never the URL itself.
+    public var uploadHost: String?
+    public var cancelRequested: Bool
+    public var watchRule: String?
+    public var counters: CountersJSON
+
+    public struct ReasonJSON: Codable, Sendable, Equatable {
+        public var code: String
+        public var message: String
+        /// What the person can do, with `ID` replaced by the transfer's number.
+        public var action: String
+    }
+
+    public struct CountersJSON: Codable, Sendable, Equatable {
+        /// The byte offset the current run started from.
+        public var resumedAt: Int64
+        public var bytesRead: Int64
+        public var bytesHashed: Int64
+
+        enum CodingKeys: String, CodingKey {
+            case resumedAt = "resumed_at"
+            case bytesRead = "bytes_read"
+            case bytesHashed = "bytes_hashed"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, direction, origin, state, name, source, target, account, attempts, reason, sha256, counters
+        case localPath = "local_path"
+        case remotePath = "remote_path"
+        case bytesDone = "bytes_done"
+        case bytesTotal = "bytes_total"
+        case checkpointOffset = "checkpoint_offset"
+        case nextAttemptAt = "next_attempt_at"
+        case createdAt = "created_at"
+        case startedAt = "started_at"
+        case completedAt = "completed_at"
+        case uploadExpiresAt = "upload_expires_at"
+        case uploadHost = "upload_host"
+        case cancelRequested = "cancel_requested"
+        case watchRule = "watch_rule"
+    }
+
+    /// The JSON form of one row.
+    public init(_ t: Transfer) {
+        id = t.id
+        direction = t.direction.rawValue
+        origin = t.origin.rawValue
+        state = t.state.rawValue
+        name = t.plainName
+        account = t.accountName
+        localPath = t.localPath.text
+        remotePath = t.remotePath
+        source = t.direction == .upload ? localPath : remotePath
+        target = t.direction == .upload ? remotePath : localPath
+        bytesDone = t.bytesDone
+        bytesTotal = t.bytesTotal
+        checkpointOffset = t.checkpoint.offset
+        attempts = t.attempts
+        reason = t.reason.map { ReasonJSON(code: $0.code.rawValue, message: $0.message, action: t.actionText($0)) }
+        nextAttemptAt = t.nextAttemptAt.map(HumanFormat.iso8601)
+        createdAt = HumanFormat.iso8601(t.createdAt)
+        startedAt = t.startedAt.map(HumanFormat.iso8601)
+        completedAt = t.completedAt.map(HumanFormat.iso8601)
+        uploadExpiresAt = t.uploadExpiresAt.map(HumanFormat.iso8601)
+        sha256 = t.sha256
+        uploadHost = t.uploadHost
+        cancelRequested = t.cancelRequested
+        watchRule = t.watchRule
+        counters = CountersJSON(resumedAt: t.counters.resumedAt, bytesRead: t.counters.bytesRead,
+                                bytesHashed: t.counters.bytesHashed)
+    }
+
+    /// Written by hand so optional fields are `null`, not missing keys.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(direction, forKey: .direction)
+        try c.encode(origin, forKey: .origin)
+        try c.encode(state, forKey: .state)
+        try c.encode(name, forKey: .name)
+        try c.encode(source, forKey: .source)
+        try c.encode(target, forKey: .target)
+        try c.encode(account, forKey: .account)
+        try c.encode(localPath, forKey: .localPath)
+        try c.encode(remotePath, forKey: .remotePath)
+        try c.encode(bytesDone, forKey: .bytesDone)
+        try c.encode(bytesTotal, forKey: .bytesTotal)
+        try c.encode(checkpointOffset, forKey: .checkpointOffset)
+        try c.encode(attempts, forKey: .attempts)
+        try c.encode(reason, forKey: .reason)
+        try c.encode(nextAttemptAt, forKey: .nextAttemptAt)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(startedAt, forKey: .startedAt)
+        try c.encode(completedAt, forKey: .completedAt)
+        try c.encode(uploadExpiresAt, forKey: .uploadExpiresAt)
+        try c.encode(sha256, forKey: .sha256)
+        try c.encode(uploadHost, forKey: .uploadHost)
+        try c.encode(cancelRequested, forKey: .cancelRequested)
+        try c.encode(watchRule, forKey: .watchRule)
+        try c.encode(counters, forKey: .counters)
+    }
+}

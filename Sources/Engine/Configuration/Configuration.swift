@@ -1,0 +1,95 @@
+import Platform
+
+/// The person's settings from `config.ini`: limits and transfer tuning (watch rules join
+/// later). A missing file means defaults; a broken one is an error that names the line.
+public struct Configuration: Sendable, Equatable {
+    public var uploadSlots = 3
+    public var downloadSlots = 3
+    public var chunkSizeMB = 16
+    public var stallSeconds = 30
+    public var caFile: String?
+    /// Start the agent in the background when `upload` or `share-to` finds none running.
+    public var autostart = true
+
+    public init() {}
+
+    public struct Problem: Error, CustomStringConvertible {
+        public var file: String
+        public var message: String
+        public var description: String {
+            "the configuration file \(file) has a problem: \(message)\n  fix that line, or move the file aside to use the defaults"
+        }
+    }
+
+    /// Reads the config file at `path`; defaults when it does not exist.
+    public static func load(_ path: String) throws(Problem) -> Configuration {
+        guard FileIO.exists(path) else { return Configuration() }
+        let text: String
+        do { text = try FileIO.readSmallFile(path) } catch { throw Problem(file: path, message: error.reason) }
+        do { return try parse(text) } catch let e as IniFile.ParseError {
+            throw Problem(file: path, message: e.description)
+        } catch let e as ValueProblem {
+            throw Problem(file: path, message: e.description)
+        } catch {
+            throw Problem(file: path, message: "\(error)")
+        }
+    }
+
+    struct ValueProblem: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func parse(_ text: String) throws -> Configuration {
+        let ini = try IniFile(parsing: text)
+        var config = Configuration()
+        for section in ini.sections {
+            func int(_ key: String, _ range: ClosedRange<Int>) throws -> Int? {
+                guard let raw = section.values[key] else { return nil }
+                guard let value = Int(raw), range.contains(value) else {
+                    throw ValueProblem(description: "line \(section.lines[key] ?? 0): `\(key)` must be a whole number from \(range.lowerBound) to \(range.upperBound), not `\(raw)`")
+                }
+                return value
+            }
+            func bool(_ key: String) throws -> Bool? {
+                guard let raw = section.values[key] else { return nil }
+                switch raw.lowercased() {
+                case "true", "yes", "on", "1": return true
+                case "false", "no", "off", "0": return false
+                default: throw ValueProblem(description: "line \(section.lines[key] ?? 0): `\(key)` must be true or false, not `\(raw)`")
+                }
+            }
+            let known: Set<String>
+            switch section.kind {
+            case "":
+                known = []
+            case "transfers":
+                known = ["uploads", "downloads", "chunk_size_mb", "stall_seconds", "ca_file"]
+                config.uploadSlots = try int("uploads", 1...32) ?? config.uploadSlots
+                config.downloadSlots = try int("downloads", 1...32) ?? config.downloadSlots
+                config.chunkSizeMB = try int("chunk_size_mb", 1...1024) ?? config.chunkSizeMB
+                config.stallSeconds = try int("stall_seconds", 1...3600) ?? config.stallSeconds
+                if let ca = section.values["ca_file"], !ca.isEmpty { config.caFile = ca }
+            case "agent":
+                known = ["autostart"]
+                config.autostart = try bool("autostart") ?? config.autostart
+            case "watch":
+                // Watch rules are read by the watcher; nothing to check here yet.
+                known = Set(section.values.keys)
+            default:
+                throw ValueProblem(description: "unknown section `[\(section.kind)]`")
+            }
+            if let unknown = section.values.keys.sorted().first(where: { !known.contains($0) }) {
+                throw ValueProblem(description: "line \(section.lines[unknown] ?? 0): unknown setting `\(unknown)`" + (section.kind.isEmpty ? " outside any section" : " in [\(section.kind)]"))
+            }
+        }
+        return config
+    }
+
+    public var transferSettings: TransferSettings {
+        var s = TransferSettings()
+        s.chunkSize = Int64(chunkSizeMB) * 1024 * 1024
+        s.stallSeconds = stallSeconds
+        s.caFile = caFile
+        return s
+    }
+}

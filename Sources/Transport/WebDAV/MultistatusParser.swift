@@ -1,0 +1,220 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// Reads a WebDAV `207 Multi-Status` body (RFC 4918 §14.16) into one `Response` per href.
+///
+/// Namespace processing is on and elements are matched by namespace URI and local name,
+/// never by prefix: wsgidav writes `ns0:`, Nextcloud `d:` and `oc:`, others a default
+/// namespace. Only properties from propstats with a 2xx status are kept, so a property the
+/// server does not have (a 404 propstat) is simply absent. Not Sendable: one parse, one thread.
+public final class MultistatusParser: NSObject, XMLParserDelegate {
+    /// One `<response>`: an href and what the server said about it.
+    public struct Response: Sendable, Equatable {
+        /// As the server wrote it (percent-encoded, possibly an absolute URL).
+        public var href: String
+        /// A response-level `<status>` (e.g. a 404 for one member), when there is one.
+        public var status: Int?
+        /// Text of each found property, trimmed. Structured ones are also read below.
+        public var properties: [PropertyName: String]
+        /// `<resourcetype>` holds `<collection/>`.
+        public var isCollection: Bool
+        /// Each `<oc:checksum>` inside `<oc:checksums>`, e.g. `SHA256:ab12…` (Nextcloud puts
+        /// several, space-separated, in one element; they are split here).
+        public var checksums: [String]
+
+        public init(href: String, status: Int? = nil, properties: [PropertyName: String] = [:],
+                    isCollection: Bool = false, checksums: [String] = []) {
+            self.href = href; self.status = status; self.properties = properties
+            self.isCollection = isCollection; self.checksums = checksums
+        }
+
+        public subscript(_ name: PropertyName) -> String? { properties[name] }
+    }
+
+    /// A property's expanded name: namespace URI plus local name.
+    public struct PropertyName: Hashable, Sendable, CustomStringConvertible {
+        public var namespace: String
+        public var name: String
+        public init(_ namespace: String, _ name: String) { self.namespace = namespace; self.name = name }
+        public var description: String { "{\(namespace)}\(name)" }
+
+        public static let dav = "DAV:"
+        public static let owncloud = "http://owncloud.org/ns"
+
+        public static let resourceType = PropertyName(dav, "resourcetype")
+        public static let contentLength = PropertyName(dav, "getcontentlength")
+        public static let etag = PropertyName(dav, "getetag")
+        public static let lastModified = PropertyName(dav, "getlastmodified")
+        public static let contentType = PropertyName(dav, "getcontenttype")
+        public static let quotaAvailable = PropertyName(dav, "quota-available-bytes")
+        public static let quotaUsed = PropertyName(dav, "quota-used-bytes")
+        public static let checksums = PropertyName(owncloud, "checksums")
+    }
+
+    /// Parses a whole multistatus body.
+    public static func parse(_ bytes: [UInt8]) throws(ProtocolViolation) -> [Response] {
+        // A multistatus never needs a DTD; refusing one keeps entity expansion tricks out.
+        if containsDoctype(bytes) {
+            throw ProtocolViolation("the server's WebDAV reply carries a DTD, which a multistatus never needs")
+        }
+        let delegate = MultistatusParser()
+        let parser = XMLParser(data: Data(bytes))
+        parser.shouldProcessNamespaces = true
+        parser.shouldReportNamespacePrefixes = false
+        parser.shouldResolveExternalEntities = false
+        parser.delegate = delegate
+        let ok = parser.parse()
+        if let failure = delegate.failure { throw failure }
+        guard ok else {
+            let detail = parser.parserError.map { "\($0.localizedDescription)" } ?? "unknown error"
+            throw ProtocolViolation("the server's WebDAV reply is not well-formed XML (line \(parser.lineNumber): \(detail))")
+        }
+        // Foundation's XMLParser on Linux reports success for a document that just stops:
+        // a reply cut short must not pass for a shorter listing.
+        guard delegate.stack.isEmpty else {
+            throw ProtocolViolation("the server's WebDAV reply is not well-formed XML (it ends inside <\(delegate.stack.last!.name)>)")
+        }
+        guard delegate.sawMultistatus else {
+            throw ProtocolViolation("the server's WebDAV reply is not a DAV:multistatus document")
+        }
+        return delegate.responses
+    }
+
+    private static func containsDoctype(_ bytes: [UInt8]) -> Bool {
+        let needle = Array("<!DOCTYPE".utf8)
+        guard bytes.count >= needle.count else { return false }
+        return bytes.withUnsafeBufferPointer { b in
+            for i in 0...(b.count - needle.count) where b[i] == needle[0] && b[i + 1] == needle[1] {
+                var match = true
+                for k in 2..<needle.count where b[i + k] & 0xDF != needle[k] & 0xDF { match = false; break }
+                if match { return true }
+            }
+            return false
+        }
+    }
+
+    // MARK: Parsing state
+
+    private struct Element: Equatable {
+        var namespace: String
+        var name: String
+        func `is`(_ namespace: String, _ name: String) -> Bool { self.namespace == namespace && self.name == name }
+    }
+
+    private var stack: [Element] = []
+    private var text = ""
+    private var responses: [Response] = []
+    private var current: Response?
+    private var sawMultistatus = false
+    private var failure: ProtocolViolation?
+
+    // The propstat being read: its properties are kept only if its status is 2xx.
+    private var propstatProperties: [PropertyName: String] = [:]
+    private var propstatIsCollection = false
+    private var propstatChecksums: [String] = []
+    private var propstatStatus: Int?
+    /// Stack depth of the `<prop>` element while inside one.
+    private var propDepth: Int?
+    private var currentProperty: PropertyName?
+
+    private override init() { super.init() }
+
+    private func fail(_ parser: XMLParser, _ message: String) {
+        if failure == nil { failure = ProtocolViolation(message) }
+        parser.abortParsing()
+    }
+
+    public func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+                       qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+        let element = Element(namespace: namespaceURI ?? "", name: elementName)
+        let dav = PropertyName.dav
+        if stack.isEmpty {
+            guard element.is(dav, "multistatus") else {
+                return fail(parser, "the server's WebDAV reply starts with <\(qName ?? elementName)> (namespace \"\(element.namespace)\"), not DAV:multistatus")
+            }
+            sawMultistatus = true
+        }
+        let parent = stack.last
+        stack.append(element)
+        text = ""
+
+        if let depth = propDepth {
+            if stack.count == depth + 1 {
+                currentProperty = PropertyName(element.namespace, element.name)
+            } else if currentProperty == .resourceType, element.is(dav, "collection") {
+                propstatIsCollection = true
+            }
+            return
+        }
+        if element.is(dav, "response"), parent?.is(dav, "multistatus") == true {
+            current = Response(href: "")
+        } else if element.is(dav, "propstat"), parent?.is(dav, "response") == true {
+            propstatProperties = [:]; propstatIsCollection = false; propstatChecksums = []; propstatStatus = nil
+        } else if element.is(dav, "prop"), parent?.is(dav, "propstat") == true {
+            propDepth = stack.count
+        }
+    }
+
+    public func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
+
+    public func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+        text += String(decoding: CDATABlock, as: UTF8.self)
+    }
+
+    public func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,
+                       qualifiedName qName: String?) {
+        guard let element = stack.popLast() else { return }
+        let parent = stack.last
+        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let dav = PropertyName.dav
+        defer { text = "" }
+
+        if let depth = propDepth {
+            if stack.count == depth {
+                // A direct child of <prop> ends: one property.
+                if let property = currentProperty, propstatProperties[property] == nil || !value.isEmpty {
+                    propstatProperties[property] = value
+                }
+                currentProperty = nil
+            } else if stack.count == depth - 1 {
+                propDepth = nil // </prop>
+            } else if currentProperty == .checksums, element.is(PropertyName.owncloud, "checksum") {
+                propstatChecksums += value.split(whereSeparator: \.isWhitespace).map(String.init)
+            }
+            if stack.count >= depth { return }
+        }
+
+        switch (element.namespace, element.name) {
+        case (dav, "href") where parent?.is(dav, "response") == true:
+            current?.href = value
+        case (dav, "status") where parent?.is(dav, "propstat") == true:
+            propstatStatus = Self.statusCode(value)
+        case (dav, "status") where parent?.is(dav, "response") == true:
+            current?.status = Self.statusCode(value)
+        case (dav, "propstat") where parent?.is(dav, "response") == true:
+            // RFC 4918 requires a status in each propstat; a missing one is read as 200.
+            if (200..<300).contains(propstatStatus ?? 200) {
+                current?.properties.merge(propstatProperties) { _, new in new }
+                if propstatIsCollection { current?.isCollection = true }
+                current?.checksums += propstatChecksums
+            }
+        case (dav, "response") where parent?.is(dav, "multistatus") == true:
+            if let response = current {
+                guard !response.href.isEmpty else { return fail(parser, "the server's WebDAV reply has a <response> without an <href>") }
+                responses.append(response)
+            }
+            current = nil
+        default:
+            break
+        }
+    }
+
+    /// `HTTP/1.1 404 Not Found` → 404.
+    static func statusCode(_ line: String) -> Int? {
+        let parts = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/") else { return nil }
+        return Int(parts[1])
+    }
+}

@@ -1,0 +1,71 @@
+import Glibc
+
+/// The few operations a download performs on the open file it writes into, over raw
+/// syscalls; failures are `TransportError.sinkWrite` with the errno, like the sink's own.
+enum PartialFile {
+    /// Makes the file exactly `offset` bytes long and puts the write position there, so
+    /// the next body byte lands at `offset` whatever a broken earlier attempt left behind.
+    static func prepare(_ fd: Int32, at offset: Int64) throws(TransportError) {
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0 else { throw failure("the download target", errno) }
+        // Read-write because a whole-file answer to a resume is moved within the file;
+        // not O_APPEND because Linux pwrite ignores the offset on such descriptors.
+        precondition(flags & O_ACCMODE == O_RDWR && flags & O_APPEND == 0,
+                     "a download target must be opened O_RDWR without O_APPEND")
+        let current = try size(fd)
+        guard current >= offset else {
+            throw TransportError(kind: .sinkWrite,
+                                 message: "the partial download holds \(current) bytes, fewer than the \(offset) to resume from",
+                                 errno: EINVAL)
+        }
+        try truncate(fd, to: offset)
+    }
+
+    static func size(_ fd: Int32) throws(TransportError) -> Int64 {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw failure("fstat", errno) }
+        return Int64(st.st_size)
+    }
+
+    /// Cuts the file to `length` bytes and moves the write position to its end.
+    static func truncate(_ fd: Int32, to length: Int64) throws(TransportError) {
+        while ftruncate(fd, off_t(length)) != 0 {
+            if errno != EINTR { throw failure("ftruncate", errno) }
+        }
+        guard lseek(fd, off_t(length), SEEK_SET) >= 0 else { throw failure("lseek", errno) }
+    }
+
+    /// Up to `limit` bytes from `offset` (an error body that went into the file).
+    static func read(_ fd: Int32, from offset: Int64, limit: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: limit)
+        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, limit, off_t(offset)) }
+        return n > 0 ? Array(bytes[..<n]) : []
+    }
+
+    /// Moves `length` bytes at `offset` to the start of the file and cuts it there, in
+    /// bounded steps. Copying forwards is safe although the ranges may overlap: each step
+    /// writes only below what is still to be read.
+    static func moveToStart(_ fd: Int32, from offset: Int64, length: Int64) throws(TransportError) {
+        let step = 1 << 20
+        var buffer = [UInt8](repeating: 0, count: step)
+        var done: Int64 = 0
+        while done < length {
+            let want = Int(min(Int64(step), length - done))
+            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, want, off_t(offset + done)) }
+            if n < 0 { if errno == EINTR { continue }; throw failure("pread", errno) }
+            if n == 0 { throw failure("pread", ENODATA) }
+            var written = 0
+            while written < n {
+                let w = buffer.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, n - written, off_t(done) + off_t(written)) }
+                if w < 0 { if errno == EINTR { continue }; throw failure("pwrite", errno) }
+                written += w
+            }
+            done += Int64(n)
+        }
+        try truncate(fd, to: length)
+    }
+
+    private static func failure(_ operation: String, _ code: Int32) -> TransportError {
+        TransportError(kind: .sinkWrite, message: "\(operation): \(String(cString: strerror(code)))", errno: code)
+    }
+}

@@ -1,0 +1,88 @@
+import Glibc
+
+extension WebDAVClient {
+    /// Downloads `path` into the open file `descriptor`, streaming, resuming after the
+    /// first `offset` bytes already there.
+    ///
+    /// With `offset > 0` the request carries `Range: bytes=<offset>-` and, when `etag` is
+    /// given, `If-Range: <etag>`, so the server sends the rest only if the file is still the
+    /// one those bytes came from, and the whole new file otherwise. Without an ETag the range
+    /// is unconditional: only resume without one when nothing better is known.
+    ///
+    /// The file is the caller's, opened `O_RDWR` (not `O_APPEND`); this call owns the bytes
+    /// from `offset` on. On return:
+    /// - 206 with a `Content-Range` starting at `offset`: `.resumed`; the new bytes follow
+    ///   the old ones.
+    /// - 200: `.wholeFile`; the file holds exactly the new bytes, from 0, whatever `offset`
+    ///   was. Until `HTTPSession` can say the status before the first body byte (see
+    ///   `ResponseSink`), the body is written from `offset` like a continuation and then moved
+    ///   to the start of the file; `observer` has seen the new file from its first byte,
+    ///   and `startedOver` tells the caller to discard what it derived from the old bytes.
+    /// - 416 with `bytes */<offset>`: the file was already whole; `.resumed` with no bytes.
+    /// - any other status: the file is cut back to `offset` (the error page never stays in
+    ///   it) and `HTTPStatusError(step: .get)` is thrown with the server's message.
+    /// - a `TransportError` (reset, stall, cancel): the bytes that arrived stay after
+    ///   `offset`, so the caller can resume from the file's new size with the same ETag.
+    ///   If the reply was a 200 after all (the file changed), that ETag no longer matches and
+    ///   the next resume gets the whole file again: such bytes never survive a completed
+    ///   download.
+    ///
+    /// `observer` sees every body byte the server sends, in order, also those of an error
+    /// reply; only what a call that returns normally reported is trustworthy.
+    public func download(_ path: String, to descriptor: Int32, from offset: Int64 = 0, ifRange etag: String? = nil,
+                         observer: ByteObserver? = nil) throws -> DownloadResult {
+        precondition(offset >= 0, "a download cannot resume from a negative offset")
+        let target = try url(for: path)
+        try PartialFile.prepare(descriptor, at: offset)
+
+        var headers: [(String, String)] = []
+        if offset > 0 {
+            headers.append(("Range", "bytes=\(offset)-"))
+            if let validator = etag.flatMap(RemoteItem.headerForm(etag:)) { headers.append(("If-Range", validator)) }
+        }
+        let response = try session.perform(HTTPRequest(method: "GET", url: target, headers: headers,
+                                                       sink: .file(descriptor: descriptor, observer: observer)))
+        let end = try PartialFile.size(descriptor)
+        let received = end - offset
+        let replyETag = response.header("etag").flatMap(RemoteItem.headerForm(etag:))
+        let contentType = response.header("content-type")
+
+        switch response.status {
+        case 206:
+            guard let header = response.header("content-range"), let range = ContentRange(header),
+                  let first = range.first, let last = range.last else {
+                try PartialFile.truncate(descriptor, to: offset)
+                throw ProtocolViolation("the server answered a range request for \(path) with 206 but no usable Content-Range")
+            }
+            guard first == offset, received == last - first + 1 else {
+                try PartialFile.truncate(descriptor, to: offset)
+                throw ProtocolViolation("the server sent bytes \(first)-\(last) of \(path) when asked for \(offset)- (\(received) bytes arrived)")
+            }
+            return DownloadResult(kind: .resumed, requestedOffset: offset, receivedBytes: received, fileSize: end,
+                                  totalSize: range.total, etag: replyETag ?? etag.flatMap(RemoteItem.headerForm(etag:)),
+                                  contentType: contentType)
+
+        case 200:
+            if let declared = response.header("content-length").flatMap({ Int64($0) }), declared != received {
+                try PartialFile.truncate(descriptor, to: offset)
+                throw ProtocolViolation("the server announced \(declared) bytes of \(path) and sent \(received)")
+            }
+            if offset > 0 { try PartialFile.moveToStart(descriptor, from: offset, length: received) }
+            return DownloadResult(kind: .wholeFile, requestedOffset: offset, receivedBytes: received, fileSize: received,
+                                  totalSize: received, etag: replyETag, contentType: contentType)
+
+        default:
+            let errorBody = PartialFile.read(descriptor, from: offset, limit: 4096)
+            try PartialFile.truncate(descriptor, to: offset)
+            if response.status == 416, offset > 0, let header = response.header("content-range"),
+               let range = ContentRange(header), range.first == nil, range.total == offset {
+                // Nothing after `offset`: an earlier attempt got every byte but did not hear the end.
+                return DownloadResult(kind: .resumed, requestedOffset: offset, receivedBytes: 0, fileSize: offset,
+                                      totalSize: offset, etag: replyETag ?? etag.flatMap(RemoteItem.headerForm(etag:)),
+                                      contentType: contentType)
+            }
+            throw HTTPStatusError(step: .get, response: HTTPResponse(status: response.status, headers: response.headers,
+                                                                      body: errorBody))
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import CLI
+import Foundation
+import Platform
+import Queue
+import Testing
+
+@Suite("JSON output")
+struct JSONOutputTests {
+    @Test("status --json has every count, the pause reason as null, and per-direction counts")
+    func status() throws {
+        let summary = try makeSummary(uploads: [.completed: 12, .failed: 2, .queued: 26], downloads: [.inProgress: 1])
+        let object = try #require(try jsonObject(JSONOutput.encode(StatusJSON(summary: summary, agentRunning: false))) as? [String: Any])
+        #expect(Set(object.keys) == ["total", "queued", "in_progress", "retrying", "completed", "failed", "need_attention",
+                                      "paused_reason", "agent_running", "directions"])
+        #expect(object["total"] as? Int == 41)
+        #expect(object["need_attention"] as? Int == 2)
+        #expect(object["in_progress"] as? Int == 1)
+        #expect(object["paused_reason"] is NSNull)
+        #expect(object["agent_running"] as? Bool == false)
+        let directions = try #require(object["directions"] as? [String: [String: Int]])
+        #expect(directions["upload"]?["completed"] == 12)
+        #expect(directions["upload"]?["total"] == 40)
+        #expect(directions["download"]?["in_progress"] == 1)
+        #expect(directions["download"]?["failed"] == 0)
+    }
+
+    @Test("a paused queue reports its reason")
+    func pausedStatus() throws {
+        let summary = try makeSummary(paused: "offline")
+        let object = try #require(try jsonObject(JSONOutput.encode(StatusJSON(summary: summary, agentRunning: true))) as? [String: Any])
+        #expect(object["paused_reason"] as? String == "offline")
+        #expect(object["agent_running"] as? Bool == true)
+    }
+
+    static let itemKeys: Set<String> = [
+        "id", "direction", "origin", "state", "name", "source", "target", "account", "local_path", "remote_path",
+        "bytes_done", "bytes_total", "checkpoint_offset", "attempts", "reason", "next_attempt_at", "created_at",
+        "started_at", "completed_at", "upload_expires_at", "sha256", "upload_host", "cancel_requested", "watch_rule", "counters",
+    ]
+
+    @Test("an upload item has every key, times in ISO 8601 UTC, nulls for what does not apply")
+    func uploadItem() throws {
+        let row = makeTransfer(id: 7, state: .retrying, reason: Reason(.connectionReset), attempts: 2,
+                               nextAttemptAt: fixedNow + 12_000, bytesDone: 10, bytesTotal: 20,
+                               uploadURL: "https://u:p@cloud.example.org/files/x?t=1",
+                               counters: ResumeCounters(resumedAt: 4, bytesRead: 6, bytesHashed: 6), createdAt: fixedNow)
+        let object = try #require(try jsonObject(JSONOutput.encode(TransferJSON(row))) as? [String: Any])
+        #expect(Set(object.keys) == Self.itemKeys)
+        #expect(object["id"] as? Int == 7)
+        #expect(object["direction"] as? String == "upload")
+        #expect(object["state"] as? String == "retrying")
+        #expect(object["name"] as? String == "IMG_7.jpg")
+        #expect(object["source"] as? String == "/home/alice/Pictures/IMG_7.jpg")
+        #expect(object["target"] as? String == "/Photos/IMG_7.jpg")
+        #expect(object["account"] as? String == "alice")
+        #expect(object["created_at"] as? String == "2026-11-29T14:03:07.250Z")
+        #expect(object["next_attempt_at"] as? String == "2026-11-29T14:03:19.250Z")
+        #expect(object["completed_at"] is NSNull)
+        #expect(object["sha256"] is NSNull)
+        #expect(object["upload_host"] as? String == "cloud.example.org")
+        let reason = try #require(object["reason"] as? [String: String])
+        #expect(reason == ["code": "connection_reset", "message": "connection reset by peer",
+                           "action": "nothing: it is retried by itself"])
+        #expect(object["counters"] as? [String: Int] == ["resumed_at": 4, "bytes_read": 6, "bytes_hashed": 6])
+    }
+
+    @Test("a download item swaps source and target and gives the local path; no reason is null")
+    func downloadItem() throws {
+        let row = makeTransfer(id: 8, .download, state: .completed, local: LocalPath("/home/a/Downloads/Local Drive/r (1).pdf"),
+                               remote: "/Docs/r.pdf", sha256: "abc", completedAt: fixedNow)
+        let object = try #require(try jsonObject(JSONOutput.encode(TransferJSON(row))) as? [String: Any])
+        #expect(object["source"] as? String == "/Docs/r.pdf")
+        #expect(object["target"] as? String == "/home/a/Downloads/Local Drive/r (1).pdf")
+        #expect(object["local_path"] as? String == "/home/a/Downloads/Local Drive/r (1).pdf")
+        #expect(object["name"] as? String == "r.pdf")
+        #expect(object["reason"] is NSNull)
+        #expect(object["sha256"] as? String == "abc")
+        #expect(object["completed_at"] as? String == "2026-11-29T14:03:07.250Z")
+    }
+
+    @Test("names that are not UTF-8 become U+FFFD in JSON; control characters are JSON-escaped")
+    func badBytes() throws {
+        let row = makeTransfer(id: 9, local: LocalPath(bytes: Array("/p/a\n".utf8) + [0xff] + Array(".jpg".utf8)))
+        let text = JSONOutput.encode(TransferJSON(row))
+        #expect(!text.contains("\n\u{FFFD}"))
+        let object = try #require(try jsonObject(text) as? [String: Any])
+        #expect(object["name"] as? String == "a\n\u{FFFD}.jpg")
+        #expect(object["source"] as? String == "/p/a\n\u{FFFD}.jpg")
+    }
+
+    @Test("output is stable: sorted keys, no escaped slashes, decodes back to the same value")
+    func stable() throws {
+        let items = [makeTransfer(id: 1, state: .failed, reason: Reason(.auth)), makeTransfer(id: 2, .download, remote: "/x/y")]
+            .map(TransferJSON.init)
+        let text = JSONOutput.encode(items)
+        #expect(text == JSONOutput.encode(items))
+        #expect(text.contains("\"/Photos/IMG_1.jpg\""))
+        #expect(try JSONDecoder().decode([TransferJSON].self, from: Data(text.utf8)) == items)
+        let line = JSONOutput.line(items[0])
+        #expect(!line.contains("\n"))
+        let keys = line.split(separator: ",").compactMap { part -> String? in
+            // top-level keys only: skip the nested reason and counters objects
+            let trimmed = part.drop { $0 == "{" }
+            guard trimmed.hasPrefix("\"") else { return nil }
+            return String(trimmed.dropFirst().prefix { $0 != "\"" })
+        }
+        let topLevel = keys.filter { Self.itemKeys.contains($0) }
+        #expect(topLevel == topLevel.sorted())
+        #expect(items[0].reason?.action.contains("retry 1") == true)
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+@testable import Transport
+
+/// What wsgidav (the reference server) sends: `ns0:`/`ns1:` prefixes, a 404 propstat for
+/// what a folder lacks, and empty elements for what a file lacks.
+private let wsgidavListing = """
+<?xml version="1.0" encoding="utf-8" ?>
+<ns0:multistatus xmlns:ns0="DAV:" xmlns:ns1="http://owncloud.org/ns"><ns0:response><ns0:href>/dav/alice/Sub%20dir/</ns0:href><ns0:propstat><ns0:prop><ns0:resourcetype><ns0:collection /></ns0:resourcetype><ns0:getlastmodified>Sun, 29 Nov 2026 14:21:38 GMT</ns0:getlastmodified><ns0:quota-available-bytes>82420391936</ns0:quota-available-bytes><ns0:quota-used-bytes>6</ns0:quota-used-bytes></ns0:prop><ns0:status>HTTP/1.1 200 OK</ns0:status></ns0:propstat><ns0:propstat><ns0:prop><ns0:getcontentlength /><ns0:getetag /><ns0:getcontenttype /><ns1:checksums /></ns0:prop><ns0:status>HTTP/1.1 404 Not Found</ns0:status></ns0:propstat></ns0:response><ns0:response><ns0:href>/dav/alice/Sub%20dir/%C3%A9%20%231.txt</ns0:href><ns0:propstat><ns0:prop><ns0:resourcetype /><ns0:getcontentlength>6</ns0:getcontentlength><ns0:getetag>f82018-18ec8a036b8f4b77-6</ns0:getetag><ns0:getlastmodified>Sun, 29 Nov 2026 14:21:38 GMT</ns0:getlastmodified><ns0:getcontenttype>text/plain; charset=utf-8</ns0:getcontenttype><ns0:quota-available-bytes /><ns0:quota-used-bytes /><ns1:checksums><ns1:checksum>SHA256:5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03</ns1:checksum></ns1:checksums></ns0:prop><ns0:status>HTTP/1.1 200 OK</ns0:status></ns0:propstat></ns0:response></ns0:multistatus>
+"""
+
+/// What Nextcloud sends: `d:`/`oc:`/`s:` prefixes, quoted ETags, several checksums in one
+/// element, and a negative quota meaning "unlimited".
+private let nextcloudListing = """
+<?xml version="1.0"?>
+<d:multistatus xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns">
+ <d:response>
+  <d:href>/remote.php/dav/files/alice%40example.com/Photos/</d:href>
+  <d:propstat>
+   <d:prop>
+    <d:resourcetype><d:collection/></d:resourcetype>
+    <d:getetag>&quot;6501c5d7a4b3e&quot;</d:getetag>
+    <d:getlastmodified>Wed, 13 Sep 2023 14:48:23 GMT</d:getlastmodified>
+    <d:quota-available-bytes>-3</d:quota-available-bytes>
+    <d:quota-used-bytes>1048576</d:quota-used-bytes>
+   </d:prop>
+   <d:status>HTTP/1.1 200 OK</d:status>
+  </d:propstat>
+  <d:propstat>
+   <d:prop><d:getcontentlength/><d:getcontenttype/><oc:checksums/></d:prop>
+   <d:status>HTTP/1.1 404 Not Found</d:status>
+  </d:propstat>
+ </d:response>
+ <d:response>
+  <d:href>/remote.php/dav/files/alice%40example.com/Photos/Stra%c3%9fe%20%26%20Meer.jpg</d:href>
+  <d:propstat>
+   <d:prop>
+    <d:resourcetype/>
+    <d:getcontentlength>2048</d:getcontentlength>
+    <d:getetag>"a1b2c3"</d:getetag>
+    <d:getlastmodified>Thu, 14 Sep 2023 08:00:00 GMT</d:getlastmodified>
+    <d:getcontenttype>image/jpeg</d:getcontenttype>
+    <oc:checksums><oc:checksum>SHA1:da39a3ee5e6b4b0d3255bfef95601890afd80709 MD5:d41d8cd98f00b204e9800998ecf8427e SHA256:E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855</oc:checksum></oc:checksums>
+   </d:prop>
+   <d:status>HTTP/1.1 200 OK</d:status>
+  </d:propstat>
+ </d:response>
+</d:multistatus>
+"""
+
+@Suite("Multistatus parsing")
+struct WebDAVMultistatusParserTests {
+    typealias P = MultistatusParser.PropertyName
+
+    @Test("reads a wsgidav reply with ns0: prefixes by namespace, keeping only 200 propstats")
+    func wsgidavPrefixes() throws {
+        let responses = try MultistatusParser.parse(Array(wsgidavListing.utf8))
+        #expect(responses.count == 2)
+        let folder = responses[0], file = responses[1]
+        #expect(folder.href == "/dav/alice/Sub%20dir/")
+        #expect(folder.isCollection)
+        #expect(folder[P.quotaAvailable] == "82420391936")
+        #expect(folder[P.quotaUsed] == "6")
+        #expect(folder[P.contentLength] == nil) // only in the 404 propstat
+        #expect(folder[P.etag] == nil)
+        #expect(!file.isCollection)
+        #expect(file[P.contentLength] == "6")
+        #expect(file[P.etag] == "f82018-18ec8a036b8f4b77-6")
+        #expect(file[P.contentType] == "text/plain; charset=utf-8")
+        #expect(file.checksums == ["SHA256:5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"])
+    }
+
+    @Test("reads a Nextcloud reply with d: and oc: prefixes, splitting several checksums")
+    func nextcloudPrefixes() throws {
+        let responses = try MultistatusParser.parse(Array(nextcloudListing.utf8))
+        #expect(responses.count == 2)
+        #expect(responses[0].isCollection)
+        #expect(responses[0][P.etag] == "\"6501c5d7a4b3e\"")
+        #expect(responses[1].href == "/remote.php/dav/files/alice%40example.com/Photos/Stra%c3%9fe%20%26%20Meer.jpg")
+        #expect(responses[1].checksums.count == 3)
+        #expect(responses[1][P.contentLength] == "2048")
+    }
+
+    @Test("matches elements by namespace URI, whatever the prefix or a default namespace")
+    func defaultNamespace() throws {
+        let xml = """
+        <multistatus xmlns="DAV:"><response><href>/dav/alice/a</href>
+        <propstat><prop><getcontentlength>12</getcontentlength><x:getcontentlength xmlns:x="urn:other">99</x:getcontentlength></prop>
+        <status>HTTP/1.1 200 OK</status></propstat></response></multistatus>
+        """
+        let responses = try MultistatusParser.parse(Array(xml.utf8))
+        #expect(responses.count == 1)
+        #expect(responses[0][P.contentLength] == "12")
+        #expect(responses[0][P("urn:other", "getcontentlength")] == "99")
+    }
+
+    @Test("an element named like a DAV one in another namespace is not taken for it")
+    func prefixIsNotNamespace() throws {
+        // "d:" here is bound to a foreign namespace: this is not a multistatus at all.
+        let xml = #"<d:multistatus xmlns:d="urn:not-dav"><d:response/></d:multistatus>"#
+        #expect(throws: ProtocolViolation.self) { try MultistatusParser.parse(Array(xml.utf8)) }
+    }
+
+    @Test("a response with missing properties yields an entry without them")
+    func missingProperties() throws {
+        let xml = """
+        <D:multistatus xmlns:D="DAV:"><D:response><D:href>/dav/alice/bare</D:href>
+        <D:propstat><D:prop><D:resourcetype/></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>
+        </D:response></D:multistatus>
+        """
+        let response = try #require(try MultistatusParser.parse(Array(xml.utf8)).first)
+        #expect(response.properties.keys.sorted(by: { $0.name < $1.name }) == [P.resourceType])
+        let item = RemoteItem(path: "/bare", response: response)
+        #expect(item.name == "bare")
+        #expect(!item.isFolder)
+        #expect(item.size == nil && item.etag == nil && item.lastModified == nil && item.checksum == nil && item.quota == nil)
+    }
+
+    @Test("a response-level status (a member that vanished) is reported")
+    func responseStatus() throws {
+        let xml = """
+        <d:multistatus xmlns:d="DAV:"><d:response><d:href>/dav/alice/gone</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response></d:multistatus>
+        """
+        let responses = try MultistatusParser.parse(Array(xml.utf8))
+        #expect(responses == [MultistatusParser.Response(href: "/dav/alice/gone", status: 404)])
+    }
+
+    @Test("malformed XML is a protocol violation that says so")
+    func malformed() {
+        #expect {
+            try MultistatusParser.parse(Array("<d:multistatus xmlns:d=\"DAV:\"><d:response>".utf8))
+        } throws: { error in
+            (error as? ProtocolViolation)?.message.contains("not well-formed") == true
+        }
+        #expect(throws: ProtocolViolation.self) { try MultistatusParser.parse(Array("<html>502 Bad Gateway</html>".utf8)) }
+        #expect(throws: ProtocolViolation.self) { try MultistatusParser.parse([]) }
+    }
+
+    @Test("a reply with a DTD is refused before any entity is expanded")
+    func doctypeRefused() {
+        let xml = """
+        <?xml version="1.0"?><!DOCTYPE lol [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;">]>
+        <d:multistatus xmlns:d="DAV:"><d:response><d:href>&b;</d:href></d:response></d:multistatus>
+        """
+        #expect(throws: ProtocolViolation.self) { try MultistatusParser.parse(Array(xml.utf8)) }
+    }
+
+    @Test("a response without an href is a protocol violation")
+    func missingHref() {
+        let xml = #"<d:multistatus xmlns:d="DAV:"><d:response><d:propstat/></d:response></d:multistatus>"#
+        #expect(throws: ProtocolViolation.self) { try MultistatusParser.parse(Array(xml.utf8)) }
+    }
+
+    @Test("turns the Nextcloud entries into items: quoted ETag, SHA-256 preferred, unlimited quota as unknown")
+    func nextcloudItems() throws {
+        let responses = try MultistatusParser.parse(Array(nextcloudListing.utf8))
+        let root = try WebDAVPath.decodedComponents(ofURL: "https://cloud.example/remote.php/dav/files/alice@example.com/")
+        let items = try responses.map { RemoteItem(path: try WebDAVPath.remotePath(href: $0.href, rootComponents: root), response: $0) }
+        #expect(items[0].path == "/Photos")
+        #expect(items[0].isFolder)
+        #expect(items[0].quota == Quota(availableBytes: nil, usedBytes: 1_048_576))
+        #expect(items[1].path == "/Photos/Straße & Meer.jpg")
+        #expect(items[1].name == "Straße & Meer.jpg")
+        #expect(items[1].size == 2048)
+        #expect(items[1].etag == "\"a1b2c3\"")
+        #expect(items[1].contentType == "image/jpeg")
+        #expect(items[1].checksum?.hasPrefix("SHA256:") == true)
+        #expect(items[1].sha256 == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(items[1].lastModified == Date(timeIntervalSince1970: 1_694_678_400))
+    }
+
+    @Test("wsgidav's unquoted getetag gets the quotes its ETag header has")
+    func etagHeaderForm() throws {
+        let responses = try MultistatusParser.parse(Array(wsgidavListing.utf8))
+        let item = RemoteItem(path: "/Sub dir/é #1.txt", response: responses[1])
+        #expect(item.etag == "\"f82018-18ec8a036b8f4b77-6\"")
+        #expect(item.quota == nil) // empty quota elements on a file say nothing
+        #expect(RemoteItem.headerForm(etag: "W/\"x\"") == "W/\"x\"")
+        #expect(RemoteItem.headerForm(etag: "  ") == nil)
+    }
+}
