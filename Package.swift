@@ -29,8 +29,8 @@ let package = Package(
         // Commands shared by both executables.
         .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Platform"]),
 
-        .executableTarget(name: "instant-upload", dependencies: ["CLI"]),
-        .executableTarget(name: "share-to", dependencies: ["CLI"]),
+        .executableTarget(name: "instant-upload", dependencies: ["CLI", "Platform"]),
+        .executableTarget(name: "share-to", dependencies: ["CLI", "Platform"]),
 
         // Helpers the tests share: temporary folders, the reference server, running programs.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -109,6 +109,10 @@ async def main_async(settings: Settings) -> None:
 
 
 def main(argv=None) -> int:
+    # A parent that spawned us from a thread with signals blocked (Foundation's Process
+    # does) passes that mask on; SIGTERM would then never arrive.
+    import signal
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
     settings = parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(message)s")

@@ -1,4 +1,6 @@
 import CLI
 import Glibc
+import Platform
 
+Signals.unblockAll()
 exit(Main.shareTo(Argument.commandLine()))
