@@ -73,7 +73,7 @@ public enum Main {
         case "account remove":
             return AccountCommands.remove(p.text("NAME") ?? "", context: context)
         case "run":
-            return AgentCommand.run(context: context)
+            return AgentCommand.run(untilIdle: p.has("until-idle"), context: context)
         case "service install", "service uninstall", "service status":
             context.complain("`instant-upload \(p.command)` is not available yet; run the agent with `instant-upload run`")
             return ExitStatus.environment

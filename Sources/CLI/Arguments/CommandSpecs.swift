@@ -136,7 +136,8 @@ public enum CommandSpecs {
     /// `run`: the agent itself.
     public static let run = CommandSpec(
         name: "run",
-        summary: "Run the agent in the foreground (what the service starts).")
+        summary: "Run the agent in the foreground (what the service starts).",
+        options: [.flag("until-idle", help: "exit once nothing is queued, moving or waiting to retry (for scripts)")])
 
     /// `service install|uninstall|status`
     public static let service = CommandSpec(

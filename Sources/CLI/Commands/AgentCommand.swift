@@ -9,7 +9,7 @@ import Transport
 
 /// `instant-upload run`: the agent in the foreground until SIGTERM or SIGINT.
 public enum AgentCommand {
-    public static func run(context: CommandContext) -> Int32 {
+    public static func run(untilIdle: Bool = false, context: CommandContext) -> Int32 {
         let configuration: Configuration
         do { configuration = try context.configuration() } catch {
             context.complain("\(error)")
@@ -22,6 +22,7 @@ public enum AgentCommand {
         options.uploadSlots = configuration.uploadSlots
         options.downloadSlots = configuration.downloadSlots
         options.settings = configuration.transferSettings
+        options.exitWhenIdle = untilIdle
         let agent = Agent(options: options)
 
         // A peer that resets a socket must not kill the agent.

@@ -19,6 +19,8 @@ public final class Agent: Sendable {
         public var downloadSlots = 3
         public var settings = TransferSettings()
         public var backoff = Backoff()
+        /// Stop by itself once no row is queued, running or retrying.
+        public var exitWhenIdle = false
         /// Looks up an account's password (Secret Service or the credentials file).
         public var credentials: @Sendable (Account) -> Credentials?
 
@@ -85,6 +87,7 @@ public final class Agent: Sendable {
             } else {
                 try handleCancellations(store)
                 try dispatch(store)
+                if options.exitWhenIdle, state.withLock({ $0.running.isEmpty && $0.finished.isEmpty }), try store.isIdle() { break }
             }
             wait(store)
         }

@@ -18,6 +18,7 @@ final class UploadJob {
     let settings: TransferSettings
     let serverInfo: ServerInfoCache
     let cancellation: CancellationFlag
+    let credentials: Credentials?
 
     var counters = ResumeCounters()
     var progressed = false
@@ -30,6 +31,7 @@ final class UploadJob {
         self.settings = settings
         self.serverInfo = serverInfo
         self.cancellation = cancellation
+        self.credentials = credentials
         tus = TusClient(endpoint: account.tusURL, credentials: credentials)
         tus.session.cancellation = cancellation
         tus.session.stallSeconds = settings.stallSeconds
@@ -76,6 +78,12 @@ final class UploadJob {
         // Where do we stand?
         var offset: Int64 = 0
         var url = row.uploadURL
+        if url != nil, let expires = row.uploadExpiresAt, expires < nowMilliseconds() {
+            // The server said it would forget this upload by now: don't send into the void.
+            Log.info("upload \(transfer.id): the partial upload expired on the server; starting a new one")
+            try store.restartFromZero(transfer.id, note: Reason(.uploadExpired))
+            url = nil
+        }
         if let existing = url {
             do {
                 let status = try tus.status(of: existing)
@@ -132,7 +140,34 @@ final class UploadJob {
             try store.checkpoint(transfer.id, offset: offset, hashState: hasher.state, counters: counters, resetAttempts: offset > sentFrom)
             hasher.markChunkStart()
         }
-        return .completed(sha256: hasher.hexDigest, bytes: size)
+        let digest = hasher.hexDigest
+        try verifyOnServer(row, digest: digest)
+        return .completed(sha256: digest, bytes: size)
+    }
+
+    /// Where the server reports a checksum of what it stored, compare it with ours. The
+    /// server may have stored the file as `name (1).ext` when a different file already had
+    /// the name, so a mismatch looks at the numbered siblings before it calls it damage.
+    private func verifyOnServer(_ row: Transfer, digest: String) throws {
+        let dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
+        dav.session.cancellation = cancellation
+        dav.session.caFile = settings.caFile
+        let item: RemoteItem
+        do { item = try dav.properties(of: row.remotePath) } catch {
+            Log.debug("upload \(row.id): could not ask the server for its checksum (\(error)); trusting the tus offsets")
+            return
+        }
+        guard let theirs = item.sha256?.lowercased() else { return }
+        if theirs == digest { return }
+        let name = String(row.remotePath.split(separator: "/").last ?? "")
+        let stem = name.lastIndex(of: ".").map { String(name[..<$0]) } ?? name
+        if let siblings = try? dav.list(row.remoteFolder),
+           let ours = siblings.first(where: { $0.name.hasPrefix(stem + " (") && $0.sha256?.lowercased() == digest }) {
+            try store.setRemotePath(row.id, ours.path)
+            Log.info("upload \(row.id): a different file already had the name; the server stored this one as \(ours.path)")
+            return
+        }
+        throw Classified(Reason(.integrity, "the server's copy does not match the file (SHA-256 \(theirs.prefix(12))… instead of \(digest.prefix(12))…)"))
     }
 
     private func metadata(for row: Transfer) -> [(String, String)] {
@@ -187,19 +222,26 @@ final class UploadJob {
 }
 
 /// The running SHA-256 plus the state it had when the current chunk began, so a chunk the
-/// server only partly kept can be rewound.
+/// server only partly kept can be rewound. Hashing runs on its own thread, overlapping
+/// with the send; every read of the state waits for it to catch up.
 final class ChunkedHasher: ByteObserver {
-    private(set) var sha: RunningSHA256
+    private let pipeline: PipelinedHasher
     private(set) var savedBeforeChunk: [UInt8]
 
     init(_ sha: RunningSHA256) {
-        self.sha = sha
+        pipeline = PipelinedHasher(sha)
         savedBeforeChunk = sha.state
     }
 
-    func observe(_ bytes: UnsafeRawBufferPointer) { sha.update(bytes) }
-    func markChunkStart() { savedBeforeChunk = sha.state }
-    func replace(with other: ChunkedHasher) { sha = other.sha; savedBeforeChunk = sha.state }
+    deinit { pipeline.stop() }
+
+    func observe(_ bytes: UnsafeRawBufferPointer) { pipeline.observe(bytes) }
+    func markChunkStart() { savedBeforeChunk = state }
+    func replace(with other: ChunkedHasher) {
+        pipeline.replace(other.sha)
+        savedBeforeChunk = state
+    }
+    var sha: RunningSHA256 { pipeline.drain(); return pipeline.sha }
     var state: [UInt8] { sha.state }
     var hexDigest: String { sha.hexDigest }
 }

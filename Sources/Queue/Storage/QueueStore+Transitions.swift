@@ -72,6 +72,11 @@ extension QueueStore {
         try database.run(sql + " WHERE id = ?", args + [.int(id)])
     }
 
+    /// Where the file really ended up on the server.
+    public func setRemotePath(_ id: Int64, _ path: String) throws {
+        try database.run("UPDATE transfers SET remote_path = ? WHERE id = ?", [.text(path), .int(id)])
+    }
+
     public func setDownloadInfo(_ id: Int64, localPath: LocalPath? = nil, bytesTotal: Int64? = nil, etag: String?? = nil) throws {
         var parts: [String] = []
         var args: [SQLValue] = []
@@ -140,6 +145,11 @@ extension QueueStore {
     /// When the next retrying row becomes due, so the agent can sleep until then.
     public func nextRetryTime() throws -> Int64? {
         try database.query("SELECT min(next_attempt_at) FROM transfers WHERE state = 'retrying'") { $0.optionalInt64(0) }.first ?? nil
+    }
+
+    /// True when no row is queued, running or retrying.
+    public func isIdle() throws -> Bool {
+        try database.query("SELECT count(*) FROM transfers WHERE state IN ('queued', 'in_progress', 'retrying')") { $0.int(0) }.first == 0
     }
 
     public func cancelRequested() throws -> [Transfer] {

@@ -1,0 +1,90 @@
+import Foundation
+
+/// Hashes bytes on a thread of its own, so hashing overlaps with sending.
+///
+/// `observe` copies each piece into one of a few fixed buffers and returns at once; the
+/// hashing thread works through them in order. Memory is bounded by the buffers
+/// (`depth` × `bufferSize`), whatever the file size. Read the digest or state only after
+/// `drain()`, which waits for every byte handed in so far.
+public final class PipelinedHasher: ByteObserver, @unchecked Sendable {
+    // Sendable by construction: every mutable field below is read and written only while
+    // holding `condition`; `sha` is touched by the worker thread between `drain()`s and by
+    // the owner only after `drain()` returned with nothing pending.
+    private let condition = NSCondition()
+    private var free: [UnsafeMutableRawBufferPointer]
+    private var filled: [(UnsafeMutableRawBufferPointer, Int)] = []
+    private var busy = false
+    private var stopping = false
+    private let bufferSize: Int
+    public private(set) var sha: RunningSHA256
+
+    public init(_ sha: RunningSHA256, depth: Int = 4, bufferSize: Int = 2 << 20) {
+        self.sha = sha
+        self.bufferSize = bufferSize
+        free = (0..<depth).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64) }
+        let thread = Thread { [self] in work() }
+        thread.name = "sha256"
+        thread.start()
+    }
+
+    deinit {
+        for b in free { b.deallocate() }
+        for (b, _) in filled { b.deallocate() }
+    }
+
+    public func observe(_ bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = min(bufferSize, bytes.count - offset)
+            condition.lock()
+            while free.isEmpty { condition.wait() }
+            let buffer = free.removeLast()
+            condition.unlock()
+            buffer.baseAddress!.copyMemory(from: bytes.baseAddress! + offset, byteCount: n)
+            condition.lock()
+            filled.append((buffer, n))
+            condition.broadcast()
+            condition.unlock()
+            offset += n
+        }
+    }
+
+    /// Waits until every byte observed so far is in the hash.
+    public func drain() {
+        condition.lock()
+        while !filled.isEmpty || busy { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Replaces the running hash (after a rewind). Call only when drained.
+    public func replace(_ sha: RunningSHA256) {
+        drain()
+        self.sha = sha
+    }
+
+    /// Ends the hashing thread; the hasher can't be used afterwards.
+    public func stop() {
+        drain()
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func work() {
+        while true {
+            condition.lock()
+            while filled.isEmpty && !stopping { condition.wait() }
+            if filled.isEmpty && stopping { condition.unlock(); return }
+            let (buffer, count) = filled.removeFirst()
+            busy = true
+            condition.unlock()
+            sha.update(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
+            condition.lock()
+            busy = false
+            free.append(buffer)
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+}
