@@ -1,0 +1,106 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+@Suite("Downloads end to end, against the reference server")
+struct DownloadTests {
+    func setUp(_ files: [String: [UInt8]]) throws -> (ReferenceServer, AgentHarness) {
+        let server = try ReferenceServer()
+        for (name, bytes) in files {
+            let path = server.tree() + "/" + name
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        }
+        let session = try AgentHarness()
+        try session.writeConfig("[agent]\nautostart = false\n[transfers]\nstall_seconds = 3\n")
+        try session.addAccount(server)
+        return (server, session)
+    }
+
+    func waitForPart(_ session: AgentHarness, atLeast bytes: Int, name: String) throws {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let size = (try? FileManager.default.attributesOfItem(atPath: session.downloads + "/" + name + ".part")[.size] as? Int) ?? 0
+            if size >= bytes { return }
+            usleep(50_000)
+        }
+        throw TestFailure("no .part of \(bytes) bytes appeared; log: \(session.agentLog.suffix(2000))")
+    }
+
+    @Test("resumes from the .part's length after the agent is SIGKILLed, and the file is whole")
+    func resumeAfterKill() throws {
+        let content = TestData.bytes(count: 12_000_000, seed: 3)
+        let (server, session) = try setUp(["Videos/clip.mp4": content])
+        try server.fault(["method": "GET", "path_prefix": "/dav/", "stall_seconds": 60, "after_bytes": 5_000_000, "count": 1])
+        #expect(try session.cli(["download", "/Videos/clip.mp4"]).status == 0)
+        try session.startAgent()
+        try waitForPart(session, atLeast: 4_000_000, name: "clip.mp4")
+        session.killAgent()
+        try server.clearFaults()
+        #expect(!FileManager.default.fileExists(atPath: session.downloads + "/clip.mp4"), "no complete-looking file before it is whole")
+        try session.startAgent()
+        try session.waitForAll("completed", count: 1)
+        let item = try #require(try session.items().first)
+        #expect(item["local_path"] as? String == session.downloads + "/clip.mp4")
+        #expect(((item["counters"] as? [String: Any])?["resumed_at"] as? Int ?? 0) >= 4_000_000, "resumed, not restarted")
+        #expect(try TestData.sha256(ofFile: session.downloads + "/clip.mp4") == (try TestData.sha256(ofFile: server.tree() + "/Videos/clip.mp4")))
+        #expect(!FileManager.default.fileExists(atPath: session.downloads + "/clip.mp4.part"))
+    }
+
+    @Test("a file that changed on the server while paused starts over instead of being stitched")
+    func changedOnServer() throws {
+        let (server, session) = try setUp(["Docs/data.bin": TestData.bytes(count: 8_000_000, seed: 1)])
+        try server.fault(["method": "GET", "path_prefix": "/dav/", "stall_seconds": 60, "after_bytes": 3_000_000, "count": 1])
+        try session.cli(["download", "/Docs/data.bin"])
+        try session.startAgent()
+        try waitForPart(session, atLeast: 2_000_000, name: "data.bin")
+        session.killAgent()
+        try server.clearFaults()
+        let fresh = TestData.bytes(count: 7_000_000, seed: 2)
+        FileManager.default.createFile(atPath: server.tree() + "/Docs/data.bin", contents: Data(fresh))
+        try session.startAgent()
+        try session.waitForAll("completed", count: 1)
+        let got = try Data(contentsOf: URL(fileURLWithPath: session.downloads + "/data.bin"))
+        #expect(got == Data(fresh))
+    }
+
+    @Test("a name already taken here becomes name (1).ext and the first file is untouched")
+    func numberedSuffix() throws {
+        let (_, session) = try setUp(["Docs/report.pdf": Array("from the server".utf8)])
+        try FileManager.default.createDirectory(atPath: session.downloads, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: session.downloads + "/report.pdf", contents: Data("mine".utf8))
+        try session.cli(["download", "/Docs/report.pdf"])
+        try session.cli(["download", "/Docs/report.pdf"])
+        try session.startAgent()
+        try session.waitForAll("completed", count: 2)
+        #expect(try String(contentsOfFile: session.downloads + "/report.pdf", encoding: .utf8) == "mine")
+        #expect(try String(contentsOfFile: session.downloads + "/report (1).pdf", encoding: .utf8) == "from the server")
+        #expect(try String(contentsOfFile: session.downloads + "/report (2).pdf", encoding: .utf8) == "from the server")
+        let shown = try session.cli(["queue", "--state", "completed"]).stdout
+        #expect(shown.contains("report (1).pdf") && shown.contains("report (2).pdf"), "the queue names the final paths")
+    }
+
+    @Test("a folder is refused with a clear message and nothing is written")
+    func folderRefused() throws {
+        let (server, session) = try setUp([:])
+        try server.makeFolder("Photos/2026")
+        let r = try session.cli(["download", "/Photos/2026"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("folders can't be downloaded as one file: download the files inside it"))
+        #expect(try session.items().isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: session.downloads))
+    }
+
+    @Test("a name from the server that would hide itself or leave the folder is made safe")
+    func hostileNames() throws {
+        let (_, session) = try setUp(["Shared/.bashrc": Array("x".utf8), "Shared/..profile": Array("y".utf8)])
+        try session.cli(["download", "/Shared/.bashrc", "/Shared/..profile"])
+        try session.startAgent()
+        try session.waitForAll("completed", count: 2)
+        let names = try FileManager.default.contentsOfDirectory(atPath: session.downloads).sorted()
+        #expect(names == ["bashrc", "profile"])
+        let escape = try session.cli(["download", "/../alice/Shared/.bashrc"])
+        #expect(escape.status != 0)
+    }
+}
