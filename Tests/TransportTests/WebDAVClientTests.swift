@@ -76,14 +76,8 @@ struct WebDAVClientTests {
     func listFile() throws {
         let dav = try WebDAVTestServer()
         try dav.put("a file.txt", [1, 2])
-        #expect(throws: (any Error).self) { try dav.client.list("/a file.txt") }
-        do {
-            _ = try dav.client.list("/a file.txt")
-        } catch let error as WrongRemoteKind {
-            #expect(error.isFolder == false)
-        } catch let error as HTTPStatusError {
-            #expect(error.status == 404) // acceptable: the server refuses a file as a collection
-        }
+        let error = #expect(throws: WrongRemoteKind.self) { try dav.client.list("/a file.txt") }
+        #expect(error == WrongRemoteKind(path: "/a file.txt", isFolder: false))
     }
 
     @Test("MKCOL creates a folder, accepts one that exists, and refuses where a file is")

@@ -114,7 +114,13 @@ final class UploadJob {
         counters = ResumeCounters(resumedAt: offset, bytesRead: counters.bytesRead, bytesHashed: counters.bytesHashed)
         try store.checkpoint(transfer.id, offset: offset, hashState: hasher.state, counters: counters, resetAttempts: false)
 
+        // With per-chunk checksums each chunk is read once into memory, digested, and sent
+        // from there: the file is still read only once. The buffer is bounded, whatever
+        // the file's size.
         let checksum = info.checksumAlgorithm
+        let chunkSize = checksum == nil ? settings.chunkSize : min(settings.chunkSize, Self.bufferedChunkLimit)
+        let chunkBuffer = checksum == nil ? nil : UnsafeMutableRawBufferPointer.allocate(byteCount: Int(min(chunkSize, size)), alignment: 64)
+        defer { chunkBuffer?.deallocate() }
         while offset < size {
             if cancellation.isCancelled { return .stopped }
             if try FileFingerprint.of(path) != fingerprint || FileFingerprint.of(descriptor: fd) != fingerprint {
@@ -122,13 +128,26 @@ final class UploadJob {
                 try startOver(row, because: Reason(.sourceChanged), fingerprint: nil)
                 throw Classified(Reason(.sourceChanged), retryAfter: 0)
             }
-            let length = min(settings.chunkSize, size - offset)
-            var chunkChecksum: (ChecksumAlgorithm, String)?
-            if let checksum { chunkChecksum = (checksum, try chunkDigest(fd: fd, offset: offset, length: length, algorithm: checksum)) }
+            var length = min(chunkSize, size - offset)
+            if offset + length == size, length > 1 {
+                // Hold the last byte back: the upload completes only after one more look at
+                // the file, so a file changed during its last chunk is never finished stale.
+                length -= 1
+            }
             let recorder = ProgressRecorder(store: store, id: transfer.id, position: offset, interval: settings.progressInterval, next: hasher)
             let sentFrom = offset
-            let result = try tus.patch(url: uploadURL, descriptor: fd, offset: offset, length: length, observer: recorder, checksum: chunkChecksum)
-            counters.bytesRead += recorder.bytesRead
+            let result: (offset: Int64, expires: String?)
+            if let checksum, let chunkBuffer {
+                let chunk = UnsafeRawBufferPointer(rebasing: chunkBuffer[0..<Int(length)])
+                try readExactly(fd: fd, offset: offset, into: UnsafeMutableRawBufferPointer(mutating: chunk))
+                counters.bytesRead += length
+                let digest = ChunkDigest(checksum)
+                digest.update(chunk)
+                result = try tus.patch(url: uploadURL, offset: offset, bytes: chunk, observer: recorder, checksum: (checksum, digest.base64))
+            } else {
+                result = try tus.patch(url: uploadURL, descriptor: fd, offset: offset, length: length, observer: recorder)
+                counters.bytesRead += recorder.bytesRead
+            }
             counters.bytesHashed += recorder.bytesRead
             offset = result.offset
             if offset != sentFrom + length {
@@ -198,11 +217,18 @@ final class UploadJob {
         return ChunkedHasher(sha)
     }
 
-    private func chunkDigest(fd: Int32, offset: Int64, length: Int64, algorithm: ChecksumAlgorithm) throws -> String {
-        let digest = ChunkDigest(algorithm)
-        try readRange(fd: fd, offset: offset, length: length) { digest.update($0) }
-        counters.bytesRead += length
-        return digest.base64
+    /// The largest chunk held in memory when the server checks chunk checksums.
+    static let bufferedChunkLimit: Int64 = 16 * 1024 * 1024
+
+    private func readExactly(fd: Int32, offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws {
+        var done = 0
+        while done < buffer.count {
+            let n = try valueOrErrno("read", path: transfer.localPath.display) {
+                pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + Int64(done)))
+            }
+            if n == 0 { throw Classified(Reason(.sourceChanged), retryAfter: 0) }
+            done += n
+        }
     }
 
     private func readRange(fd: Int32, offset: Int64, length: Int64, _ body: (UnsafeRawBufferPointer) -> Void) throws {

@@ -40,10 +40,10 @@ extension QueueStore {
     /// A chunk the server confirmed: offset and hash state in one row update.
     public func checkpoint(_ id: Int64, offset: Int64, hashState: [UInt8]?, counters: ResumeCounters, resetAttempts: Bool) throws {
         try database.run("""
-            UPDATE transfers SET checkpoint_offset = ?, hash_state = ?, bytes_done = ?, bytes_read = ?, bytes_hashed = ?,
+            UPDATE transfers SET checkpoint_offset = ?, hash_state = ?, bytes_done = ?, resumed_at = ?, bytes_read = ?, bytes_hashed = ?,
                 attempts = CASE WHEN ? THEN 0 ELSE attempts END
             WHERE id = ? AND state = 'in_progress'
-            """, [.int(offset), .optionalBlob(hashState), .int(offset), .int(counters.bytesRead), .int(counters.bytesHashed),
+            """, [.int(offset), .optionalBlob(hashState), .int(offset), .int(counters.resumedAt), .int(counters.bytesRead), .int(counters.bytesHashed),
                   .int(resetAttempts ? 1 : 0), .int(id)])
     }
 

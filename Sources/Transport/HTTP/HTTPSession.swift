@@ -31,7 +31,7 @@ public final class HTTPSession {
     /// Sends `request` and waits for the whole answer. HTTP errors are answers, not throws.
     public func perform(_ request: HTTPRequest) throws(TransportError) -> HTTPResponse {
         curl_easy_reset(handle)
-        let context = ExchangeContext(request: request, cancellation: cancellation)
+        let context = ExchangeContext(request: request, cancellation: cancellation, stallSeconds: Double(stallSeconds))
         let unmanaged = Unmanaged.passRetained(context)
         defer { unmanaged.release() }
         let userdata = unmanaged.toOpaque()
@@ -49,8 +49,8 @@ public final class HTTPSession {
             ccurl_set_long(handle, CURLOPT_NOSIGNAL, 1)
             ccurl_set_pointer(handle, CURLOPT_ERRORBUFFER, errorPointer.baseAddress)
             ccurl_set_long(handle, CURLOPT_CONNECTTIMEOUT, connectTimeoutSeconds)
-            ccurl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
-            ccurl_set_long(handle, CURLOPT_LOW_SPEED_TIME, stallSeconds)
+            // Stalls are detected in the progress callback (curl's own low-speed check
+            // averages over several seconds and reacts late).
             ccurl_set_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
             // Redirects are never followed: credentials must not travel to another host.
             ccurl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
@@ -76,9 +76,9 @@ public final class HTTPSession {
             })
             ccurl_set_long(handle, CURLOPT_NOPROGRESS, 0)
             ccurl_set_pointer(handle, CURLOPT_XFERINFODATA, userdata)
-            ccurl_set_xferinfo(handle, { userdata, _, _, _, _ in
+            ccurl_set_xferinfo(handle, { userdata, _, downloaded, _, uploaded in
                 let context = Unmanaged<ExchangeContext>.fromOpaque(userdata!).takeUnretainedValue()
-                return context.cancellation.isCancelled ? 1 : 0
+                return context.tick(moved: Int64(downloaded) + Int64(uploaded)) ? 0 : 1
             })
             ccurl_set_long(handle, CURLOPT_BUFFERSIZE, 512 * 1024)
 
@@ -99,7 +99,8 @@ public final class HTTPSession {
                 (bytes + [0]).withUnsafeBytes { b in
                     _ = ccurl_set_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: b.baseAddress!))
                 }
-            case .file(_, _, let length, _):
+            case .file, .buffer:
+                let length = request.body.length
                 // UPLOAD with a known size sends Content-Length, never a chunked body.
                 ccurl_set_long(handle, CURLOPT_UPLOAD, 1)
                 ccurl_set_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(length))
@@ -132,10 +133,39 @@ final class ExchangeContext {
     var sent: Int64 = 0
     var fileError: Int32?
     var bodyTooLarge = false
+    let stallSeconds: Double
+    var lastMoved: Int64 = -1
+    var lastMovedAt: Double = 0
+    var stalled = false
 
-    init(request: HTTPRequest, cancellation: CancellationFlag) {
+    init(request: HTTPRequest, cancellation: CancellationFlag, stallSeconds: Double) {
         self.request = request
         self.cancellation = cancellation
+        self.stallSeconds = stallSeconds
+        self.lastMovedAt = ExchangeContext.now()
+    }
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// Called by curl at least once a second. False stops the exchange: cancelled, or no
+    /// byte moved either way for `stallSeconds`.
+    func tick(moved: Int64) -> Bool {
+        if cancellation.isCancelled { return false }
+        let now = Self.now()
+        if moved != lastMoved {
+            lastMoved = moved
+            lastMovedAt = now
+            return true
+        }
+        if now - lastMovedAt >= stallSeconds {
+            stalled = true
+            return false
+        }
+        return true
     }
 
     func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
@@ -173,6 +203,15 @@ final class ExchangeContext {
     }
 
     func sendBody(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
+        if case .buffer(let source, let observer) = request.body {
+            if cancellation.isCancelled { return ccurl_readfunc_abort() }
+            let n = min(buffer.count, source.count - Int(sent))
+            guard n > 0 else { return 0 }
+            buffer.baseAddress!.copyMemory(from: source.baseAddress! + Int(sent), byteCount: n)
+            observer?.observe(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n))
+            sent += Int64(n)
+            return n
+        }
         guard case .file(let fd, let start, let length, let observer) = request.body else { return 0 }
         if cancellation.isCancelled { return ccurl_readfunc_abort() }
         let want = min(Int64(buffer.count), length - sent)
@@ -203,6 +242,9 @@ final class ExchangeContext {
             return TransportError(kind: kind, message: String(cString: strerror(fileError)), curlCode: code, errno: fileError)
         }
         if bodyTooLarge { return TransportError(kind: .other, message: "the server's reply was unexpectedly large", curlCode: code) }
+        if stalled {
+            return TransportError(kind: .timeout, message: "no data moved for \(Int(stallSeconds)) s", curlCode: code)
+        }
         switch rc {
         case CURLE_ABORTED_BY_CALLBACK, CURLE_READ_ERROR:
             return TransportError(kind: .cancelled, message: "cancelled", curlCode: code)

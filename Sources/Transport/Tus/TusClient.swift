@@ -59,12 +59,22 @@ public final class TusClient {
     /// offset the server confirms. `checksum` is `(algorithm, base64 digest)` of these bytes.
     public func patch(url: String, descriptor: Int32, offset: Int64, length: Int64, observer: ByteObserver?,
                       checksum: (ChecksumAlgorithm, String)? = nil) throws -> (offset: Int64, expires: String?) {
+        try patch(url: url, offset: offset, body: .file(descriptor: descriptor, offset: offset, length: length, observer: observer),
+                  checksum: checksum)
+    }
+
+    /// Sends a chunk already in memory (read once to checksum it) in one PATCH.
+    public func patch(url: String, offset: Int64, bytes: UnsafeRawBufferPointer, observer: ByteObserver?,
+                      checksum: (ChecksumAlgorithm, String)? = nil) throws -> (offset: Int64, expires: String?) {
+        try patch(url: url, offset: offset, body: .buffer(bytes, observer: observer), checksum: checksum)
+    }
+
+    func patch(url: String, offset: Int64, body: RequestBody, checksum: (ChecksumAlgorithm, String)?) throws -> (offset: Int64, expires: String?) {
+        let length = body.length
         var headers = [("Tus-Resumable", Self.version), ("Upload-Offset", String(offset)),
                        ("Content-Type", "application/offset+octet-stream")]
         if let (algorithm, digest) = checksum { headers.append(("Upload-Checksum", "\(algorithm.rawValue) \(digest)")) }
-        let response = try session.perform(HTTPRequest(
-            method: "PATCH", url: url, headers: headers,
-            body: .file(descriptor: descriptor, offset: offset, length: length, observer: observer)))
+        let response = try session.perform(HTTPRequest(method: "PATCH", url: url, headers: headers, body: body))
         guard response.status == 204 || response.status == 200 else { throw HTTPStatusError(step: .patch, response: response) }
         guard let newOffsetText = response.header("upload-offset"), let newOffset = Int64(newOffsetText),
               newOffset >= offset, newOffset <= offset + length else {

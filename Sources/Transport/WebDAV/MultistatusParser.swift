@@ -74,7 +74,7 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
         // Foundation's XMLParser on Linux reports success for a document that just stops:
         // a reply cut short must not pass for a shorter listing.
         guard delegate.stack.isEmpty else {
-            throw ProtocolViolation("the server's WebDAV reply is not well-formed XML (it ends inside <\(delegate.stack.last!.name)>)")
+            throw ProtocolViolation("the server's WebDAV reply is not well-formed XML (it ends inside <\(WebDAVPath.shown(delegate.stack.last!.name))>)")
         }
         guard delegate.sawMultistatus else {
             throw ProtocolViolation("the server's WebDAV reply is not a DAV:multistatus document")
@@ -132,7 +132,7 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
         let dav = PropertyName.dav
         if stack.isEmpty {
             guard element.is(dav, "multistatus") else {
-                return fail(parser, "the server's WebDAV reply starts with <\(qName ?? elementName)> (namespace \"\(element.namespace)\"), not DAV:multistatus")
+                return fail(parser, "the server's WebDAV reply starts with <\(WebDAVPath.shown(qName ?? elementName))> (namespace \"\(WebDAVPath.shown(element.namespace))\"), not DAV:multistatus")
             }
             sawMultistatus = true
         }

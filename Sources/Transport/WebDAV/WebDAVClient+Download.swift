@@ -67,12 +67,12 @@ extension WebDAVClient {
                 try PartialFile.truncate(descriptor, to: offset)
                 throw ProtocolViolation("the server announced \(declared) bytes of \(path) and sent \(received)")
             }
-            if false, offset > 0 { try PartialFile.moveToStart(descriptor, from: offset, length: received) }
+            if offset > 0 { try PartialFile.moveToStart(descriptor, from: offset, length: received) }
             return DownloadResult(kind: .wholeFile, requestedOffset: offset, receivedBytes: received, fileSize: received,
                                   totalSize: received, etag: replyETag, contentType: contentType)
 
         default:
-            let errorBody = PartialFile.read(descriptor, from: offset, limit: 4096); if response.status == 404 { throw HTTPStatusError(step: .get, status: 404) }
+            let errorBody = PartialFile.read(descriptor, from: offset, limit: 4096)
             try PartialFile.truncate(descriptor, to: offset)
             if response.status == 416, offset > 0, let header = response.header("content-range"),
                let range = ContentRange(header), range.first == nil, range.total == offset {

@@ -1,5 +1,4 @@
 import Foundation
-import Platform
 
 /// A WebDAV client for one account: lists and describes files and folders (PROPFIND),
 /// creates folders (MKCOL) and downloads files (GET with Range, see `download`).

@@ -1,3 +1,5 @@
+import Platform
+
 /// Turns remote paths (`/Photos/IMG 1.jpg`, relative to an account's WebDAV root) into
 /// URLs and turns the server's hrefs back into remote paths.
 ///
@@ -92,7 +94,7 @@ public enum WebDAVPath {
         var result: [String] = []
         for raw in urlPath(urlOrPath).split(separator: "/", omittingEmptySubsequences: true) {
             guard let name = decode(component: raw) else {
-                throw ProtocolViolation("the server sent a malformed href (bad %-escape): \(urlOrPath.prefix(200))")
+                throw ProtocolViolation("the server sent a malformed href (bad %-escape): \(shown(urlOrPath))")
             }
             if name == "." { continue }
             result.append(name)
@@ -109,12 +111,18 @@ public enum WebDAVPath {
     static func remotePath(href: String, rootComponents: [String]) throws(ProtocolViolation) -> String {
         let parts = try decodedComponents(ofURL: href)
         guard parts.count >= rootComponents.count, Array(parts[..<rootComponents.count]) == rootComponents else {
-            throw ProtocolViolation("the server listed \(href.prefix(200)), which is outside the account's folder")
+            throw ProtocolViolation("the server listed \(shown(href)), which is outside the account's folder")
         }
         let relative = parts[rootComponents.count...]
         for name in relative where name == ".." || name.contains("/") || name.contains("\0") {
-            throw ProtocolViolation("the server listed an entry with an impossible name: \(href.prefix(200))")
+            throw ProtocolViolation("the server listed an entry with an impossible name: \(shown(href))")
         }
         return "/" + relative.joined(separator: "/")
+    }
+
+    /// An href for a message: it comes from the server, so it is cut short and its control
+    /// characters are escaped before it can reach a terminal or a log.
+    static func shown(_ href: String) -> String {
+        DisplayText.escape(String(href.prefix(200)))
     }
 }
