@@ -1,8 +1,10 @@
+import Desktop
 import Engine
 import Foundation
 import Glibc
 import Platform
 import Queue
+import Transport
 
 /// The seeds' uploads view as commands: status, queue, show, retry, cancel, clear.
 public enum QueueCommands {
@@ -82,7 +84,7 @@ public enum QueueCommands {
             }
             switch row.state {
             case .failed, .retrying:
-                if let check = RetryCheck.problem(for: row, newFolder: folder) {
+                if let check = RetryCheck.problem(for: row, newFolder: folder, store: store, paths: context.paths) {
                     context.complain("\(id) \(row.name): \(check)")
                     status = ExitStatus.attention
                 } else {
@@ -149,14 +151,36 @@ public enum QueueCommands {
     }
 }
 
-/// Before a failed item goes back in the queue, check whether its cause is gone, where that
-/// can be checked from here; network checks happen in the agent.
+/// Before a failed item goes back in the queue, check whether its cause is gone, as the
+/// seeds ask: a quota failure checks the space left, a missing folder checks the folder,
+/// a missing file checks the file. What it found is said either way.
 enum RetryCheck {
-    static func problem(for row: Transfer, newFolder: String?) -> String? {
+    static func problem(for row: Transfer, newFolder: String?, store: QueueStore, paths: XDGPaths) -> String? {
         if row.direction == .upload {
             if case .failure(let refusal) = Enqueuer.check(row.localPath) { return "cannot retry: \(refusal.problem)" }
         }
-        if row.reason?.code == .targetMissing && newFolder == nil && row.direction == .upload {
+        guard row.direction == .upload, let code = row.reason?.code, code == .quota || code == .targetMissing else { return nil }
+        guard let account = try? store.account(id: row.accountID) else { return nil }
+        let credentials = SecretStore(paths: paths).password(for: account.name).map { Credentials(username: account.username, password: $0) }
+        let dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
+        dav.session.stallSeconds = 10
+        let folder = newFolder.map(RemotePath.normalize) ?? row.remoteFolder
+        do {
+            switch code {
+            case .targetMissing:
+                if try !dav.exists(folder) {
+                    return "the folder \(folder) still does not exist on \(account.name); choose another with `instant-upload retry \(row.id) --to DIR`"
+                }
+            case .quota:
+                let needed = row.bytesTotal - row.checkpoint.offset
+                if let available = try dav.quota(of: folder)?.availableBytes, available < needed {
+                    return "still not enough space on \(account.name): \(HumanFormat.bytes(available)) free, the file needs \(HumanFormat.bytes(needed)); free some space first"
+                }
+            default:
+                break
+            }
+        } catch {
+            // Can't check from here: let the agent try; it will say what it finds.
             return nil
         }
         return nil

@@ -35,14 +35,24 @@ public final class Agent: Sendable {
 
     struct Running: Sendable {
         var direction: Direction
+        var accountID: Int64
         var cancellation: CancellationFlag
         var stopCause: StopCause?
+    }
+
+    /// How hard an account's server may be pushed right now. A 423/429/503 halves what
+    /// is in flight for that account and holds new work until its `Retry-After`; each
+    /// completed transfer lets one more in again.
+    struct AccountPressure: Sendable {
+        var limit: Int
+        var holdUntil: Int64 = 0
     }
 
     struct State: Sendable {
         var running: [Int64: Running] = [:]
         var finished: [(Int64, JobOutcome)] = []
         var stopping = false
+        var pressure: [Int64: AccountPressure] = [:]
     }
 
     let options: Options
@@ -122,17 +132,49 @@ public final class Agent: Sendable {
             let busy = state.withLock { s in Set(s.running.filter { $0.value.direction == direction }.keys) }
             let free = slots - busy.count
             guard free > 0 else { continue }
-            for row in try store.runnable(direction: direction, now: now, limit: free, excluding: busy) {
+            // Look a little further than the free slots, past rows of accounts held back.
+            var started = 0
+            for row in try store.runnable(direction: direction, now: now, limit: free * 4, excluding: busy) where started < free {
+                guard mayStart(accountID: row.accountID, now: now, slots: slots) else { continue }
                 guard let account = try store.account(id: row.accountID) else { continue }
                 try launch(row, account: account, store: store)
+                started += 1
             }
+        }
+    }
+
+    private func mayStart(accountID: Int64, now: Int64, slots: Int) -> Bool {
+        state.withLock { s in
+            guard let p = s.pressure[accountID] else { return true }
+            if p.holdUntil > now { return false }
+            let inFlight = s.running.values.filter { $0.accountID == accountID }.count
+            return inFlight < p.limit
+        }
+    }
+
+    /// The server said it is busy: fewer in flight for this account, and a pause.
+    private func easeOff(accountID: Int64, retryAfter: Double?) {
+        state.withLock { s in
+            let inFlight = s.running.values.filter { $0.accountID == accountID }.count + 1
+            var p = s.pressure[accountID] ?? AccountPressure(limit: max(options.uploadSlots, options.downloadSlots))
+            p.limit = max(1, min(p.limit, inFlight) / 2)
+            p.holdUntil = max(p.holdUntil, nowMilliseconds() + Int64((retryAfter ?? 1) * 1000))
+            s.pressure[accountID] = p
+        }
+    }
+
+    private func recovered(accountID: Int64) {
+        state.withLock { s in
+            guard var p = s.pressure[accountID] else { return }
+            p.limit += 1
+            if p.limit >= max(options.uploadSlots, options.downloadSlots) { s.pressure[accountID] = nil } else { s.pressure[accountID] = p }
         }
     }
 
     private func launch(_ row: Transfer, account: Account, store: QueueStore) throws {
         guard let started = try store.start(row.id, resumedAt: row.checkpoint.offset) else { return }
         let cancellation = CancellationFlag()
-        state.withLock { $0.running[row.id] = Running(direction: row.direction, cancellation: cancellation) }
+        state.withLock { $0.running[row.id] = Running(direction: row.direction, accountID: row.accountID, cancellation: cancellation) }
         let options = self.options
         let serverInfo = self.serverInfo
         let path = options.paths.queueDatabase
@@ -192,11 +234,15 @@ public final class Agent: Sendable {
         switch outcome {
         case .completed(let sha, let bytes):
             try store.complete(id, sha256: sha, bytes: bytes)
+            recovered(accountID: row.accountID)
             Log.info("\(row.direction == .upload ? "uploaded" : "downloaded") \(row.name) -> \(row.direction == .upload ? "\(row.accountName):\(row.remotePath)" : row.localPath.display)")
         case .failed(let reason):
             try store.fail(id, reason: reason)
             Log.warning("\(row.name): \(reason.message)")
         case .retry(let classification, let progressed):
+            if [.serverBusy, .maintenance].contains(classification.reason.code) {
+                easeOff(accountID: row.accountID, retryAfter: classification.retryAfter)
+            }
             let attempts = progressed ? 1 : row.attempts + 1
             let delay = options.backoff.delay(attempt: attempts, retryAfter: classification.retryAfter)
             let at = nowMilliseconds() + Int64(delay * 1000)

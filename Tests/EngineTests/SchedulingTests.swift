@@ -1,0 +1,153 @@
+import Foundation
+import Glibc
+import Platform
+import Queue
+import TestSupport
+import Testing
+
+@Suite("Scheduling: budgets, lanes, and servers that are busy")
+struct SchedulingTests {
+    func session(_ server: ReferenceServer, config: String = "[agent]\nautostart = false\n") throws -> AgentHarness {
+        let s = try AgentHarness()
+        try s.writeConfig(config)
+        try s.addAccount(server)
+        return s
+    }
+
+    @Test("with 40 uploads queued the server never sees more than three at once")
+    func threeAtOnce() async throws {
+        try await offThePool {
+            let server = try ReferenceServer(arguments: ["--max-uploads-per-account", "10"])
+            try server.makeFolder("Many")
+            let s = try session(server, config: "[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 1\n")
+            var files: [String] = []
+            for i in 0..<40 { files.append(try s.home.randomFile("many/f\(i).bin", size: 600_000, seed: UInt64(i))) }
+            #expect(try s.cli(["upload", "--to", "/Many"] + files).status == 0)
+            try s.startAgent()
+            try s.waitForAll("completed", count: 40, timeout: 120)
+            let maxSeen = (try server.stats()["max_concurrent_patches"] as? [String: Any])?["alice"] as? Int
+            #expect(maxSeen != nil && maxSeen! <= 3, "max concurrent PATCHes: \(String(describing: maxSeen))")
+            #expect(maxSeen ?? 0 >= 2, "uploads did run side by side")
+        }
+    }
+
+    @Test("a manual upload queued behind 1,000 auto-uploads starts at the next free slot")
+    func manualJumpsTheQueue() async throws {
+        try await offThePool {
+            let server = try ReferenceServer()
+            try server.makeFolder("Camera")
+            try server.makeFolder("Mine")
+            let s = try session(server)
+            // The backlog as the watcher would queue it.
+            let store = try QueueStore(path: s.databasePath)
+            let account = try #require(try store.account(named: "home"))
+            var backlog: [NewTransfer] = []
+            for i in 0..<1000 {
+                let path = try s.home.file("camera/IMG_\(i).jpg", bytes: Array("picture \(i)".utf8))
+                let fp = try FileFingerprint.of(LocalPath(path))
+                backlog.append(NewTransfer(direction: .upload, origin: .auto, accountID: account.id, localPath: LocalPath(path),
+                                           remotePath: "/Camera/IMG_\(i).jpg", bytesTotal: fp.size, fingerprint: fp))
+            }
+            try store.enqueue(backlog)
+            try s.startAgent()
+            try s.waitFor("the backlog to start") { items in items.contains { $0["state"] as? String == "completed" } }
+            let mine = try s.home.file("mine.jpg", bytes: Array("by hand".utf8))
+            #expect(try s.cli(["upload", "--to", "/Mine", mine]).status == 0)
+            try s.waitFor("the manual upload") { items in
+                items.contains { $0["name"] as? String == "mine.jpg" && $0["state"] as? String == "completed" }
+            }
+            let items = try s.items()
+            let manual = try #require(items.first { $0["name"] as? String == "mine.jpg" })
+            let manualStarted = try #require(manual["started_at"] as? String)
+            let queuedAt = try #require(manual["created_at"] as? String)
+            // Auto items started after the manual one was queued and before it started: at most
+            // the ones already being dispatched in that same moment.
+            let overtaking = items.filter {
+                $0["origin"] as? String == "auto" && ($0["started_at"] as? String ?? "9") > queuedAt
+                    && ($0["started_at"] as? String ?? "9") < manualStarted
+            }
+            #expect(overtaking.count <= 3, "\(overtaking.count) auto-uploads started ahead of the manual one")
+            let stillQueued = items.filter { $0["state"] as? String == "queued" }.count
+            #expect(stillQueued > 500, "the manual upload did not wait for the backlog (\(stillQueued) still queued)")
+        }
+    }
+
+    @Test("a download is not starved by 400 queued uploads")
+    func downloadsHaveTheirOwnBudget() async throws {
+        try await offThePool {
+            let server = try ReferenceServer()
+            try server.makeFolder("Up")
+            try server.makeFolder("Docs")
+            FileManager.default.createFile(atPath: server.tree() + "/Docs/wanted.pdf", contents: Data("the document".utf8))
+            let s = try session(server)
+            var files: [String] = []
+            for i in 0..<400 { files.append(try s.home.file("up/u\(i).txt", bytes: Array("upload \(i)".utf8))) }
+            try s.cli(["upload", "--to", "/Up"] + files)
+            try s.cli(["download", "/Docs/wanted.pdf"])
+            try s.startAgent()
+            try s.waitFor("the download") { items in
+                items.contains { $0["direction"] as? String == "download" && $0["state"] as? String == "completed" }
+            }
+            let uploadsDone = try s.items().filter { $0["direction"] as? String == "upload" && $0["state"] as? String == "completed" }.count
+            #expect(uploadsDone < 200, "the download waited for \(uploadsDone) uploads")
+        }
+    }
+
+    @Test("a busy server (429) gets fewer uploads at once and its Retry-After is waited out")
+    func easesOffABusyServer() async throws {
+        try await offThePool {
+            let server = try ReferenceServer()
+            try server.makeFolder("Busy")
+            let s = try session(server)
+            var files: [String] = []
+            for i in 0..<6 { files.append(try s.home.randomFile("busy/b\(i).bin", size: 200_000, seed: UInt64(i))) }
+            try server.fault(["method": "PATCH", "status": 429, "headers": ["Retry-After": "2"], "count": 3])
+            try s.cli(["upload", "--to", "/Busy"] + files)
+            try s.startAgent()
+            try s.waitForAll("completed", count: 6, timeout: 60)
+            #expect(s.agentLog.contains("the server is busy"))
+        }
+    }
+
+    @Test("retry of a quota failure checks the space first and says what it found")
+    func retryChecksQuota() async throws {
+        try await offThePool {
+            let server = try ReferenceServer()
+            try server.makeFolder("Full")
+            let s = try session(server)
+            let file = try s.home.randomFile("big.bin", size: 2_000_000)
+            try server.setQuota(availableBytes: 1000)
+            try s.cli(["upload", "--to", "/Full", file])
+            try s.startAgent()
+            try s.waitFor("a quota failure") { $0.first?["state"] as? String == "failed" }
+            let id = try #require(try s.items().first?["id"] as? Int)
+            let refused = try s.cli(["retry", String(id)])
+            #expect(refused.status == 1)
+            #expect(refused.stderr.contains("still not enough space"), "\(refused.stderr)")
+            #expect(try s.items().first?["state"] as? String == "failed")
+            try server.setQuota(availableBytes: nil)
+            let accepted = try s.cli(["retry", String(id)])
+            #expect(accepted.status == 0, "\(accepted.stderr)")
+            try s.waitForAll("completed", count: 1)
+        }
+    }
+
+    @Test("retry of a missing folder checks it, and --to sends the file somewhere else")
+    func retryChecksFolder() async throws {
+        try await offThePool {
+            let server = try ReferenceServer()
+            try server.makeFolder("Elsewhere")
+            let s = try session(server)
+            let file = try s.home.file("note.txt", bytes: Array("a note".utf8))
+            try s.cli(["upload", "--to", "/Gone", file])
+            try s.startAgent()
+            try s.waitFor("a target_missing failure") { ($0.first?["reason"] as? [String: Any])?["code"] as? String == "target_missing" }
+            let id = try #require(try s.items().first?["id"] as? Int)
+            let refused = try s.cli(["retry", String(id)])
+            #expect(refused.stderr.contains("still does not exist"), "\(refused.stderr)")
+            #expect(try s.cli(["retry", String(id), "--to", "/Elsewhere"]).status == 0)
+            try s.waitForAll("completed", count: 1)
+            #expect(try String(contentsOfFile: server.tree() + "/Elsewhere/note.txt", encoding: .utf8) == "a note")
+        }
+    }
+}
