@@ -52,7 +52,7 @@ public struct XDGPaths: Sendable {
     public var localDrive: String { downloadDirectory + "/Local Drive" }
 
     /// Reads `KEY="value"` from a user-dirs.dirs file (shell syntax, `$HOME` allowed).
-    static func parseUserDirs(_ text: String, key: String) -> String? {
+    public static func parseUserDirs(_ text: String, key: String) -> String? {
         for line in text.split(separator: "\n") {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             guard trimmed.hasPrefix(key + "=") else { continue }

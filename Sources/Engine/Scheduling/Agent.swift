@@ -21,6 +21,10 @@ public final class Agent: Sendable {
         public var backoff = Backoff()
         /// Stop by itself once no row is queued, running or retrying.
         public var exitWhenIdle = false
+        /// Told once per batch of rows that just failed and need the person.
+        public var onAttention: (@Sendable ([Transfer]) -> Void)?
+        /// Told when the last of the work a person asked for by hand is done.
+        public var onBatchDone: (@Sendable ([Transfer]) -> Void)?
         /// Looks up an account's password (Secret Service or the credentials file).
         public var credentials: @Sendable (Account) -> Credentials?
 
@@ -53,6 +57,8 @@ public final class Agent: Sendable {
         var finished: [(Int64, JobOutcome)] = []
         var stopping = false
         var pressure: [Int64: AccountPressure] = [:]
+        /// Hand-made transfers completed since the last "done" notice.
+        var manualDone: [Transfer] = []
     }
 
     let options: Options
@@ -215,13 +221,23 @@ public final class Agent: Sendable {
             for (id, _) in batch { causes[id] = s.running.removeValue(forKey: id)?.stopCause }
             return (batch, causes)
         }
+        var failed: [Transfer] = []
         for (id, outcome) in batch {
             let cause = causes[id] ?? nil
             do {
                 try apply(outcome, to: id, cause: cause, store: store)
+                guard let row = try store.transfer(id: id) else { continue }
+                if row.state == .failed { failed.append(row) }
+                if row.state == .completed, row.origin != .auto { state.withLock { $0.manualDone.append(row) } }
             } catch let e as IllegalTransition {
                 Log.error("transfer \(id): \(e)")
             }
+        }
+        if !failed.isEmpty { options.onAttention?(failed) }
+        let done = state.withLock { $0.manualDone }
+        if !done.isEmpty, try store.activeCount(includeAuto: false) == 0 {
+            state.withLock { $0.manualDone.removeAll() }
+            options.onBatchDone?(done)
         }
     }
 

@@ -147,6 +147,12 @@ extension QueueStore {
         try database.query("SELECT min(next_attempt_at) FROM transfers WHERE state = 'retrying'") { $0.optionalInt64(0) }.first ?? nil
     }
 
+    /// Rows still ahead of them: queued, running or retrying (hand-made ones only, unless `includeAuto`).
+    public func activeCount(includeAuto: Bool = true) throws -> Int {
+        try database.query("SELECT count(*) FROM transfers WHERE state IN ('queued', 'in_progress', 'retrying')"
+                           + (includeAuto ? "" : " AND origin != 'auto'")) { $0.int(0) }.first ?? 0
+    }
+
     /// True when no row is queued, running or retrying.
     public func isIdle() throws -> Bool {
         try database.query("SELECT count(*) FROM transfers WHERE state IN ('queued', 'in_progress', 'retrying')") { $0.int(0) }.first == 0

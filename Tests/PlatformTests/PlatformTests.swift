@@ -1,0 +1,73 @@
+import Platform
+import Testing
+
+@Suite("Names shown to people")
+struct DisplayTextTests {
+    @Test("control characters and invalid bytes are escaped, ordinary text passes")
+    func escapes() {
+        #expect(DisplayText.escape(Array("IMG 0001.jpg".utf8)) == "IMG 0001.jpg")
+        #expect(DisplayText.escape(Array("a\nb\tc".utf8)) == "a\\nb\\tc")
+        #expect(DisplayText.escape([0x1b] + Array("[2J".utf8)) == "\\x1b[2J")
+        #expect(DisplayText.escape(Array("caf".utf8) + [0xe9]) == "caf\\xe9")
+        #expect(DisplayText.escape(Array("café".utf8)) == "café")
+        #expect(DisplayText.escape(Array("evil\u{202e}gpj.exe".utf8)) == "evil\\u{202e}gpj.exe")
+        #expect(DisplayText.escape([0xc0, 0x80]) == "\\xc0\\x80", "overlong encodings are not text")
+    }
+
+    @Test("a path keeps its bytes and knows its last component")
+    func localPath() {
+        let p = LocalPath(bytes: Array("/home/me/caf".utf8) + [0xff] + Array(".jpg".utf8))
+        #expect(p.lastComponent.bytes == Array("caf".utf8) + [0xff] + Array(".jpg".utf8))
+        #expect(p.parent == LocalPath("/home/me"))
+        #expect(p.display == "/home/me/caf\\xff.jpg")
+        #expect(LocalPath("/a/b/").lastComponent == LocalPath("b"))
+    }
+}
+
+@Suite("The config file reader")
+struct IniFileTests {
+    @Test("reads sections, named sections, comments and quoted values")
+    func reads() throws {
+        let ini = try IniFile(parsing: "# top\n[transfers]\nuploads = 2\n; note\n[watch \"Camera\"]\npath = \"/home/me/DCIM\"\n")
+        #expect(ini.sections("transfers").first?.values["uploads"] == "2")
+        let watch = try #require(ini.sections("watch").first)
+        #expect(watch.name == "Camera")
+        #expect(watch.values["path"] == "/home/me/DCIM")
+        #expect(watch.lines["path"] == 6)
+    }
+
+    @Test("a broken line is named with its number", arguments: [
+        ("[transfers\nuploads = 1\n", 1, "must end with `]`"),
+        ("[transfers]\nuploads 3\n", 2, "expected `key = value`"),
+        ("[transfers]\n= 3\n", 2, "a value without a key"),
+    ])
+    func errors(text: String, line: Int, message: String) {
+        #expect { try IniFile(parsing: text) } throws: { error in
+            guard let e = error as? IniFile.ParseError else { return false }
+            return e.line == line && e.message.contains(message)
+        }
+    }
+}
+
+@Suite("XDG folders")
+struct XDGPathsTests {
+    @Test("follows the XDG variables and ignores relative ones")
+    func variables() {
+        let p = XDGPaths(environment: ["HOME": "/h", "XDG_STATE_HOME": "/s", "XDG_CONFIG_HOME": "relative", "XDG_RUNTIME_DIR": "/run/user/1"])
+        #expect(p.queueDatabase == "/s/instant-upload/queue.sqlite3")
+        #expect(p.configDirectory == "/h/.config/instant-upload")
+        #expect(p.controlSocket == "/run/user/1/instant-upload/agent.sock")
+        #expect(p.localDrive == "/h/Downloads/Local Drive")
+    }
+
+    @Test("reads the download folder from user-dirs.dirs as xdg-user-dir would")
+    func userDirs() {
+        #expect(XDGPaths.parseUserDirs("# x\nXDG_DOWNLOAD_DIR=\"$HOME/Téléchargements\"\n", key: "XDG_DOWNLOAD_DIR") == "$HOME/Téléchargements")
+        #expect(XDGPaths.parseUserDirs("XDG_DOWNLOAD_DIR=\"relative\"\n", key: "XDG_DOWNLOAD_DIR") == nil)
+    }
+
+    @Test("log lines never carry credentials or query strings")
+    func redact() {
+        #expect(Log.redact(url: "https://me:secret@cloud.example.org/files/abc?token=x") == "https://cloud.example.org/files/abc")
+    }
+}
