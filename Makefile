@@ -9,7 +9,7 @@ APT_STAMP  := .build/.apt-packages
 VENV_STAMP := $(VENV)/.requirements
 
 # Debian packages: C libraries the Swift targets link, and the tools the tests drive.
-APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev pkg-config \
+APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdbus-1-dev python3-dbus python3-gi pkg-config \
 	curl ca-certificates python3 python3-venv iproute2 nftables dbus libsecret-tools \
 	xdg-user-dirs xvfb zenity
 
@@ -60,7 +60,10 @@ test-server:
 
 bench: venv
 	$(SWIFT) build -c release
-	$(PYTHON) scripts/bench.py
+	$(PYTHON) scripts/bench.py --bin .build/release
+	@echo "running SHA-256 of 1 GiB in memory (MB/s):"
+	.build/release/Benchmarks 1024
+	$(PYTHON) scripts/bench_queue.py --bin .build/release
 
 install: build
 	install -d $(PREFIX)/bin

@@ -26,11 +26,14 @@ let package = Package(
         .target(name: "Engine", dependencies: ["Queue", "Transport", "Platform", "CSystem"]),
         // Secrets, notifications, the folder picker.
         .target(name: "Desktop", dependencies: ["Platform"]),
+        .target(name: "Connectivity", dependencies: ["CSystem", "Platform"]),
         // Commands shared by both executables.
-        .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Platform"]),
+        .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Connectivity", "Platform"]),
 
         .executableTarget(name: "instant-upload", dependencies: ["CLI", "Platform"]),
         .executableTarget(name: "share-to", dependencies: ["CLI", "Platform"]),
+        // `make bench` helpers; not installed.
+        .executableTarget(name: "Benchmarks", dependencies: ["Transport"]),
 
         // Helpers the tests share: temporary folders, the reference server, running programs.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -39,6 +42,7 @@ let package = Package(
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "CLI", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["CLI", "TestSupport"]),
+        .testTarget(name: "ConnectivityTests", dependencies: ["Connectivity"]),
     ],
     swiftLanguageModes: [.v6]
 )

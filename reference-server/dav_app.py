@@ -29,6 +29,8 @@ from wsgidav.wsgidav_app import WsgiDAVApp
 from state import State
 
 OC_CHECKSUMS = "{http://owncloud.org/ns}checksums"
+# Set from --no-checksums at start: files then report no checksum property.
+CHECKSUMS_ENABLED = True
 OC_CHECKSUM = "{http://owncloud.org/ns}checksum"
 
 _sha_cache: dict[tuple, str] = {}
@@ -59,12 +61,12 @@ class AccountFile(FileResource):
 
     def get_property_names(self, *, is_allprop):
         names = super().get_property_names(is_allprop=is_allprop)
-        if not is_allprop:
+        if not is_allprop and CHECKSUMS_ENABLED:
             names.append(OC_CHECKSUMS)
         return names
 
     def get_property_value(self, name):
-        if name == OC_CHECKSUMS:
+        if name == OC_CHECKSUMS and CHECKSUMS_ENABLED:
             el = etree.Element(OC_CHECKSUMS)
             etree.SubElement(el, OC_CHECKSUM).text = "SHA256:" + file_sha256(self._file_path)
             return el

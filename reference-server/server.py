@@ -42,6 +42,8 @@ def parse_args(argv=None) -> Settings:
     p.add_argument("--max-uploads-per-account", type=int, default=3)
     p.add_argument("--expire-seconds", type=int, default=86400)
     p.add_argument("--max-size", type=int, default=1 << 40, help="Tus-Max-Size (default 1 TiB)")
+    p.add_argument("--no-checksums", action="store_true",
+                   help="offer neither the tus checksum extension nor file checksums over WebDAV")
     a = p.parse_args(argv)
     users = {}
     for spec in a.user or ["demo:demo"]:
@@ -53,7 +55,7 @@ def parse_args(argv=None) -> Settings:
         p.error("--max-uploads-per-account and --expire-seconds must be >= 1")
     return Settings(data=a.data.resolve(), users=users, host=a.host, port=a.port,
                     max_uploads_per_account=a.max_uploads_per_account,
-                    expire_seconds=a.expire_seconds, max_size=a.max_size)
+                    expire_seconds=a.expire_seconds, max_size=a.max_size, checksums=not a.no_checksums)
 
 
 class Server(uvicorn.Server):
@@ -90,6 +92,8 @@ async def collect_garbage(state: State) -> None:
 
 
 async def main_async(settings: Settings) -> None:
+    import dav_app
+    dav_app.CHECKSUMS_ENABLED = settings.checksums
     state = State(settings)
     state.prepare_dirs()
     tus_app.reconcile_all(state)  # uploads cut off by a kill -9

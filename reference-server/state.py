@@ -32,6 +32,7 @@ class Settings:
     max_uploads_per_account: int = 3
     expire_seconds: int = 86400
     max_size: int = 1 << 40  # 1 TiB
+    checksums: bool = True  # tus checksum extension and oc:checksums on files
 
 
 @dataclass

@@ -33,6 +33,12 @@ public enum Main {
         } catch let e as QueueError {
             context.complain(e.description)
             return ExitStatus.environment
+        } catch let e as DatabaseError where e.isCorrupt {
+            context.complain(QueueError.damaged(path: e.path, underlying: e).description)
+            return ExitStatus.environment
+        } catch let e as DatabaseError where e.isBusy {
+            context.complain(QueueError.busy(path: e.path, underlying: e).description)
+            return ExitStatus.environment
         } catch let e as Configuration.Problem {
             context.complain(e.description)
             return ExitStatus.environment

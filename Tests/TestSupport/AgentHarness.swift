@@ -10,6 +10,15 @@ public final class AgentHarness: @unchecked Sendable {
     public let home: TemporaryFolder
     public var environment: [String: String]
     private var agent: Process?
+    /// Run the programs inside this network namespace (`ip netns exec`).
+    public var namespace: String?
+
+    /// The executable and arguments for `program ARGS`, inside the namespace when there is one.
+    func command(_ program: String, _ arguments: [String]) -> (String, [String]) {
+        let path = Repository.binaries + "/" + program
+        guard let namespace else { return (path, arguments) }
+        return ("/usr/sbin/ip", ["netns", "exec", namespace, path] + arguments)
+    }
 
     public init(extraEnvironment: [String: String] = [:]) throws {
         home = TemporaryFolder("iu-home")
@@ -39,12 +48,14 @@ public final class AgentHarness: @unchecked Sendable {
     /// Runs `instant-upload ARGS` and returns what it said.
     @discardableResult
     public func cli(_ arguments: [String], stdin: String? = nil) throws -> Shell.Result {
-        try Shell.capture(Repository.binaries + "/instant-upload", arguments, environment: environment, stdin: stdin)
+        let (exe, args) = command("instant-upload", arguments)
+        return try Shell.capture(exe, args, environment: environment, stdin: stdin)
     }
 
     @discardableResult
     public func shareTo(_ arguments: [String]) throws -> Shell.Result {
-        try Shell.capture(Repository.binaries + "/share-to", arguments, environment: environment)
+        let (exe, args) = command("share-to", arguments)
+        return try Shell.capture(exe, args, environment: environment)
     }
 
     /// Adds the reference server's account `alice` as account `home`.
@@ -56,8 +67,9 @@ public final class AgentHarness: @unchecked Sendable {
 
     public func startAgent() throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Repository.binaries + "/instant-upload")
-        process.arguments = ["run"]
+        let (exe, args) = command("instant-upload", ["run"])
+        process.executableURL = URL(fileURLWithPath: exe)
+        process.arguments = args
         process.environment = environment
         let log = home.path + "/agent.log"
         FileManager.default.createFile(atPath: log, contents: nil)

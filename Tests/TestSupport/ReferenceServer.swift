@@ -15,10 +15,17 @@ public final class ReferenceServer: @unchecked Sendable {
     private var process: Process?
     private var extraArguments: [String]
 
-    public init(users: [(String, String)] = [("alice", "wonderland")], arguments: [String] = [], port: Int = 0) throws {
+    /// The network namespace the server runs in (nil: this one), and the address it listens on.
+    public let namespace: String?
+    public let host: String
+
+    public init(users: [(String, String)] = [("alice", "wonderland")], arguments: [String] = [], port: Int = 0,
+                namespace: String? = nil, host: String = "127.0.0.1") throws {
         self.data = TemporaryFolder("iu-server")
         self.users = users
         self.extraArguments = arguments
+        self.namespace = namespace
+        self.host = host
         try start(port: port)
     }
 
@@ -31,9 +38,14 @@ public final class ReferenceServer: @unchecked Sendable {
             throw TestFailure("the reference server needs \(python): run `make test` (or `make venv`) to create it")
         }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        var args = [Repository.root + "/reference-server/server.py", "--data", data.path, "--host", "127.0.0.1",
+        var args = [Repository.root + "/reference-server/server.py", "--data", data.path, "--host", host,
                     "--port", String(requested)]
+        if let namespace {
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+            args = ["netns", "exec", namespace, python] + args
+        } else {
+            process.executableURL = URL(fileURLWithPath: python)
+        }
         for (user, password) in users { args += ["--user", "\(user):\(password)"] }
         process.arguments = args + extraArguments
         let out = Pipe()
@@ -96,7 +108,9 @@ public final class ReferenceServer: @unchecked Sendable {
             args += ["-H", "Content-Type: application/json", "--data-binary", String(decoding: body, as: UTF8.self)]
         }
         args.append(baseURL + "/_control/" + path)
-        let r = try Shell.capture("/usr/bin/curl", args)
+        let r = namespace.map { try? Shell.capture("/usr/sbin/ip", ["netns", "exec", $0, "/usr/bin/curl"] + args) }
+            ?? (try? Shell.capture("/usr/bin/curl", args))
+        guard let r else { throw TestFailure("curl could not run") }
         let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
         let status = Int(lines.last ?? "") ?? 0
         guard (200..<300).contains(status) else { throw TestFailure("control \(path) answered \(status): \(r.stdout)") }

@@ -115,6 +115,7 @@ public enum CommandSpecs {
             .option("user", short: "u", value: "NAME", help: "the user name on the server", required: true),
             .option("name", value: "ALIAS", help: "what to call the account here (default: NAME@host)"),
             .flag("password-stdin", help: "read the password from standard input"),
+            .flag("wifi-only", help: "auto-uploads to this account wait for an unmetered Wi-Fi network"),
         ],
         positionals: [.optional("URL", help: "the server's address, instead of --webdav and --tus")],
         rules: [.oneOf([["URL"], ["--webdav", "--tus"]])])

@@ -1,3 +1,4 @@
+import Connectivity
 import Desktop
 import Dispatch
 import Engine
@@ -23,7 +24,24 @@ public enum AgentCommand {
         options.downloadSlots = configuration.downloadSlots
         options.settings = configuration.transferSettings
         options.exitWhenIdle = untilIdle
+        let classifier = InterfaceClassifier(sysfsRoot: configuration.sysfsRoot)
+        let metered = MeteredCheck()
+        let monitorBox = MonitorBox()
+        options.wifiGate = {
+            guard let state = monitorBox.monitor?.state ?? (try? NetworkState.current()) else { return false }
+            return NetworkGate(state: state, classifier: classifier, meteredCheck: metered).decision(for: .unmeteredWiFi) == .go
+        }
         let agent = Agent(options: options)
+
+        // Connectivity is one gate for the whole queue.
+        let monitor = ConnectivityMonitor { state in agent.networkChanged(online: state.isOnline) }
+        do {
+            try monitor.start()
+            monitorBox.monitor = monitor
+        } catch {
+            Log.warning("cannot watch the network (\(error)); the queue runs as if always online")
+        }
+        defer { monitor.stop() }
 
         // A peer that resets a socket must not kill the agent.
         signal(SIGPIPE, SIG_IGN)
@@ -47,4 +65,11 @@ public enum AgentCommand {
             return ExitStatus.environment
         }
     }
+}
+
+/// Lets the Wi-Fi gate read the monitor that is started after the agent is built.
+final class MonitorBox: @unchecked Sendable {
+    // Sendable by construction: `monitor` is written once, before the agent runs, and only
+    // read afterwards.
+    var monitor: ConnectivityMonitor?
 }

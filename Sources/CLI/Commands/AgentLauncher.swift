@@ -30,9 +30,11 @@ enum AgentLauncher {
         // Wait briefly for the socket so the caller's wake-up is not lost.
         for _ in 0..<50 {
             if ControlSocketClient.send("ping", to: paths.controlSocket) != nil { return true }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid { return false } // it stopped at once; its log says why
             usleep(100_000)
         }
-        return true
+        return false
     }
 
     /// `instant-upload` beside the running executable (share-to and the CLI are installed together).

@@ -44,7 +44,11 @@ public struct CommandContext {
     /// Wakes the agent, or starts one in the background when the configuration allows.
     public func wakeOrStartAgent() {
         if wakeAgent() { return }
-        let autostart = (try? configuration())?.autostart ?? true
+        let autostart: Bool
+        do { autostart = try configuration().autostart } catch {
+            complain("\(error)")
+            return
+        }
         guard autostart else {
             complain("the agent is not running: the queued items wait safely; start it with `instant-upload run`")
             return

@@ -27,15 +27,17 @@ public enum QueueCommands {
             return try store.summary().needAttention > 0 ? ExitStatus.attention : ExitStatus.ok
         }
         if follow { return try QueueFollower(store: store, state: state, context: context).run() }
-        context.say(try render(store: store, state: state, width: terminalWidth()))
-        return try store.summary().needAttention > 0 ? ExitStatus.attention : ExitStatus.ok
+        let summary = try store.summary()
+        context.say(try render(store: store, summary: summary, state: state, width: terminalWidth()))
+        return summary.needAttention > 0 ? ExitStatus.attention : ExitStatus.ok
     }
 
     static let rowsPerGroup = 10
 
     /// The text of the queue view, reading only the rows it shows plus counts.
-    static func render(store: QueueStore, state: TransferState?, width: Int, speeds: [Int64: Double] = [:]) throws -> String {
-        let summary = try store.summary()
+    static func render(store: QueueStore, summary: QueueSummary? = nil, state: TransferState?, width: Int,
+                       speeds: [Int64: Double] = [:]) throws -> String {
+        let summary = try summary ?? store.summary()
         var groups: [QueueView.Group] = []
         for s in TransferState.allCases where state == nil || state == s {
             let total = summary.count(s)

@@ -34,6 +34,7 @@ public enum TransferCommands {
             context.complain("the folder \(DisplayText.escape(folder)) climbs out of your account with `..`; give a path from the top, e.g. /Photos")
             return ExitStatus.usage
         }
+        _ = try context.configuration()
         let store = try context.openStore()
         guard let account = try account(accountName, store: store, context: context) else { return ExitStatus.attention }
         let result = try Enqueuer.enqueueUploads(files, into: folder, account: account, origin: origin, ignoreRules: now, store: store)

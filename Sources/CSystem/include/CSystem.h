@@ -10,3 +10,4 @@ int csystem_peer_uid(int fd, uid_t *uid);
 /* accept(2) with close-on-exec set atomically. */
 int csystem_accept_cloexec(int fd);
 #endif
+#include "CConnectivity.h"

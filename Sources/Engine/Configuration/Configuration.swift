@@ -10,6 +10,8 @@ public struct Configuration: Sendable, Equatable {
     public var caFile: String?
     /// Start the agent in the background when `upload` or `share-to` finds none running.
     public var autostart = true
+    /// Where interfaces are looked up to tell Wi-Fi from wired (tests use a prepared folder).
+    public var sysfsRoot = "/sys"
 
     public init() {}
 
@@ -72,6 +74,9 @@ public struct Configuration: Sendable, Equatable {
             case "agent":
                 known = ["autostart"]
                 config.autostart = try bool("autostart") ?? config.autostart
+            case "network":
+                known = ["sysfs_root"]
+                if let root = section.values["sysfs_root"], !root.isEmpty { config.sysfsRoot = root }
             case "watch":
                 // Watch rules are read by the watcher; nothing to check here yet.
                 known = Set(section.values.keys)

@@ -25,6 +25,9 @@ public final class Agent: Sendable {
         public var onAttention: (@Sendable ([Transfer]) -> Void)?
         /// Told when the last of the work a person asked for by hand is done.
         public var onBatchDone: (@Sendable ([Transfer]) -> Void)?
+        /// Whether a row held by a Wi-Fi-only rule may go now (asked at dispatch, so a
+        /// changed rule or network applies to rows already queued).
+        public var wifiGate: (@Sendable () -> Bool)?
         /// Looks up an account's password (Secret Service or the credentials file).
         public var credentials: @Sendable (Account) -> Credentials?
 
@@ -59,6 +62,10 @@ public final class Agent: Sendable {
         var pressure: [Int64: AccountPressure] = [:]
         /// Hand-made transfers completed since the last "done" notice.
         var manualDone: [Transfer] = []
+        /// The whole queue's gate: false while there is no usable default route.
+        var online = true
+        /// The gate as the rows last saw it, so the change is written once.
+        var appliedOnline = true
     }
 
     let options: Options
@@ -72,6 +79,26 @@ public final class Agent: Sendable {
 
     /// Wakes the scheduling loop: something changed in the database or in the world.
     public func wake() { doorbell.signal() }
+
+    /// The connectivity monitor's verdict. Going offline stops in-flight transfers at their
+    /// last checkpoint (nothing fails, no attempt is counted); coming back resumes.
+    public func networkChanged(online: Bool) {
+        let changed = state.withLock { s -> Bool in
+            guard s.online != online else { return false }
+            s.online = online
+            if !online {
+                for id in s.running.keys where s.running[id]!.stopCause == nil {
+                    s.running[id]!.stopCause = .offline
+                    s.running[id]!.cancellation.cancel()
+                }
+            }
+            return true
+        }
+        if changed {
+            Log.info(online ? "network is back: resuming the queue" : "network is gone: the queue waits for it")
+            wake()
+        }
+    }
 
     /// Asks the agent to stop: transfers end at their last checkpoint, rows go back to queued.
     public func stop() {
@@ -94,6 +121,7 @@ public final class Agent: Sendable {
         socket.start()
         defer { socket.close(); withExtendedLifetime(lock) {} }
         Log.info("agent started; queue \(options.paths.queueDatabase)")
+        try store.setAgentValue("paused_reason", nil)
 
         while true {
             try applyFinished(store)
@@ -102,6 +130,7 @@ public final class Agent: Sendable {
                 if state.withLock({ $0.running.isEmpty }) { break }
             } else {
                 try handleCancellations(store)
+                try applyNetworkGate(store)
                 try dispatch(store)
                 if options.exitWhenIdle, state.withLock({ $0.running.isEmpty && $0.finished.isEmpty }), try store.isIdle() { break }
             }
@@ -131,8 +160,26 @@ public final class Agent: Sendable {
         while doorbell.wait(timeout: .now()) == .success {}
     }
 
+    /// Writes a change of the network gate to the rows once: every waiting row says
+    /// "waiting for network" (retrying ones go back to queued), and the pause is recorded
+    /// for `status`; when the network returns, those notes are cleared.
+    private func applyNetworkGate(_ store: QueueStore) throws {
+        let (online, applied) = state.withLock { ($0.online, $0.appliedOnline) }
+        guard online != applied else { return }
+        if online {
+            try store.clearWaiting(code: .offline)
+            try store.setAgentValue("paused_reason", nil)
+        } else {
+            try store.pauseAllWaiting(reason: Reason(.offline))
+            try store.setAgentValue("paused_reason", ReasonCode.offline.rawValue)
+        }
+        state.withLock { $0.appliedOnline = online }
+    }
+
     private func dispatch(_ store: QueueStore) throws {
+        let online = state.withLock { $0.online }
         let now = nowMilliseconds()
+        let wifiOK = options.wifiGate?() ?? true
         for direction in Direction.allCases {
             let slots = direction == .upload ? options.uploadSlots : options.downloadSlots
             let busy = state.withLock { s in Set(s.running.filter { $0.value.direction == direction }.keys) }
@@ -140,9 +187,18 @@ public final class Agent: Sendable {
             guard free > 0 else { continue }
             // Look a little further than the free slots, past rows of accounts held back.
             var started = 0
-            for row in try store.runnable(direction: direction, now: now, limit: free * 4, excluding: busy) where started < free {
+            var held: [Int64] = []
+            defer { if !held.isEmpty { try? store.setWaiting(held, reason: Reason(.wifi)) } }
+            for row in try store.runnable(direction: direction, now: now, limit: free * 4 + 200, excluding: busy) where started < free {
                 guard mayStart(accountID: row.accountID, now: now, slots: slots) else { continue }
                 guard let account = try store.account(id: row.accountID) else { continue }
+                // Without a network only a server on this machine can be reached.
+                guard online || account.isOnThisMachine else { continue }
+                // Wi-Fi-only rules hold auto-uploads; what a person asked for by hand goes.
+                if row.origin == .auto, account.wifiOnly, !row.ignoreRules, !wifiOK {
+                    if row.reason?.code != .wifi { held.append(row.id) }
+                    continue
+                }
                 try launch(row, account: account, store: store)
                 started += 1
             }

@@ -218,7 +218,7 @@ final class UploadJob {
     }
 
     /// The largest chunk held in memory when the server checks chunk checksums.
-    static let bufferedChunkLimit: Int64 = 16 * 1024 * 1024
+    static let bufferedChunkLimit: Int64 = 8 * 1024 * 1024
 
     private func readExactly(fd: Int32, offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws {
         var done = 0

@@ -91,4 +91,16 @@ public struct Account: Sendable, Equatable, Codable {
     public var username: String
     public var wifiOnly: Bool
     public var createdAt: Int64
+
+    /// True when both addresses point at this machine (loopback): no network is needed.
+    public var isOnThisMachine: Bool {
+        [webdavURL, tusURL].allSatisfy { url in
+            guard let start = url.range(of: "://") else { return false }
+            var host = url[start.upperBound...].prefix { $0 != "/" }
+            if let at = host.lastIndex(of: "@") { host = host[host.index(after: at)...] }
+            if host.hasPrefix("[") { return host.hasPrefix("[::1]") }
+            let name = host.split(separator: ":").first.map(String.init) ?? ""
+            return name == "localhost" || name.hasPrefix("127.")
+        }
+    }
 }

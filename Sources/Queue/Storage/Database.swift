@@ -35,14 +35,20 @@ public final class Database {
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
         do {
-            // journal_mode answers with a row; a foreign file fails here with SQLITE_NOTADB.
-            _ = try query("PRAGMA journal_mode=WAL") { _ in () }
+            // Reading the schema proves the file is a database at all (SQLITE_NOTADB otherwise)
+            // without changing a byte of it.
+            _ = try query("SELECT count(*) FROM sqlite_master") { _ in () }
             try execute("PRAGMA foreign_keys=ON")
-            try execute("PRAGMA synchronous=NORMAL")
         } catch {
             sqlite3_close_v2(db)
             throw error
         }
+    }
+
+    /// WAL lets readers and one writer work at once; set only on a file known to be ours.
+    public func enableWAL() throws(DatabaseError) {
+        _ = try query("PRAGMA journal_mode=WAL") { _ in () }
+        try execute("PRAGMA synchronous=NORMAL")
     }
 
     deinit { sqlite3_close_v2(handle) }

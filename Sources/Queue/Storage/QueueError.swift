@@ -16,3 +16,16 @@ public struct QueueError: Error, CustomStringConvertible, Sendable {
         return s
     }
 }
+
+extension QueueError {
+    /// The file is damaged or not a database at all.
+    public static func damaged(path: String, underlying: DatabaseError?) -> QueueError {
+        QueueError("the queue database \(path) is damaged or is not a queue database",
+                   action: "move it aside (mv \"\(path)\" \"\(path).broken\") and run the command again; queued items in it are lost",
+                   underlying: underlying)
+    }
+
+    public static func busy(path: String, underlying: DatabaseError?) -> QueueError {
+        QueueError("the queue database \(path) stayed locked by another program", action: "try again in a moment", underlying: underlying)
+    }
+}

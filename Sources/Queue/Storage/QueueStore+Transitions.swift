@@ -130,6 +130,27 @@ extension QueueStore {
         }
     }
 
+    /// The network is gone: every waiting row says so, and retrying rows go back to queued
+    /// (their backoff means nothing while there is no network).
+    public func pauseAllWaiting(reason: Reason) throws {
+        let cols = Self.reasonColumns(reason).map(\.1)
+        _ = try TransferState.retrying.moving(to: .queued)
+        try database.transaction {
+            try database.run("""
+                UPDATE transfers SET state = 'queued', next_attempt_at = NULL, reason_code = ?, reason_message = ?, reason_action = ?
+                WHERE state IN ('queued', 'retrying')
+                """, cols)
+        }
+    }
+
+    /// Clears a waiting note (e.g. `offline`) from queued rows.
+    public func clearWaiting(code: ReasonCode) throws {
+        try database.run("""
+            UPDATE transfers SET reason_code = NULL, reason_message = NULL, reason_action = NULL
+            WHERE state = 'queued' AND reason_code = ?
+            """, [.text(code.rawValue)])
+    }
+
     /// Rows the scheduler may start now: queued ones, and retrying ones whose time has come,
     /// hand-made work first, then oldest first.
     public func runnable(direction: Direction, now: Int64, limit: Int, excluding: Set<Int64> = []) throws -> [Transfer] {

@@ -25,18 +25,14 @@ public final class QueueStore {
         let existed = FileIO.exists(path)
         do {
             database = try Database(path: path)
+            // Only a file that is new or already ours is changed (mode, journal, schema).
+            try Self.checkOwnership(database)
             chmod(path, 0o600)
+            try database.enableWAL()
             try Self.migrate(database)
         } catch let error as DatabaseError {
-            if error.isCorrupt {
-                throw QueueError("the queue database \(path) is damaged or is not a queue database",
-                                 action: "move it aside (mv \"\(path)\" \"\(path).broken\") and run the command again; queued items in it are lost",
-                                 underlying: error)
-            }
-            if error.isBusy {
-                throw QueueError("the queue database \(path) stayed locked by another program",
-                                 action: "try again in a moment", underlying: error)
-            }
+            if error.isCorrupt { throw QueueError.damaged(path: path, underlying: error) }
+            if error.isBusy { throw QueueError.busy(path: path, underlying: error) }
             throw QueueError("cannot open the queue database \(path): \(error.message)",
                              action: existed ? "check its permissions" : "check that \(folder) is writable", underlying: error)
         } catch let error as QueueError {
@@ -46,21 +42,27 @@ public final class QueueStore {
         }
     }
 
+    /// Refuses another program's SQLite file before anything in it is touched.
+    static func checkOwnership(_ db: Database) throws {
+        let tables = Set(try db.query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.text(0) })
+        let version = try db.userVersion
+        if tables.isEmpty && version == 0 { return } // new
+        guard tables.isSuperset(of: ["accounts", "transfers", "agent_state"]) else {
+            throw QueueError("\(db.path) is a database, but not instant-upload's queue",
+                             action: "move it aside (mv \"\(db.path)\" \"\(db.path).foreign\") and run the command again")
+        }
+    }
+
     static func migrate(_ db: Database) throws {
         let version = try db.userVersion
         if version > Schema.latest {
-            throw QueueError("the queue database was made by a newer instant-upload (schema \(version), this one knows \(Schema.latest))",
-                             action: "update instant-upload")
+            throw QueueError("the queue database \(db.path) was made by a newer instant-upload (schema \(version), this one knows \(Schema.latest))",
+                             action: "update instant-upload, or move the file aside to start an empty queue")
         }
         guard version < Schema.latest else { return }
         try db.transaction {
             // Re-read inside the write lock: another process may have migrated meanwhile.
             let current = try db.userVersion
-            if current == 0 {
-                // A file with tables but no version is someone else's database.
-                let tables = try db.query("SELECT count(*) FROM sqlite_master") { $0.int(0) }.first ?? 0
-                if tables > 0 { throw QueueError("the file is a database, but not instant-upload's queue", action: "move it aside and run the command again") }
-            }
             for index in current..<Schema.latest {
                 try db.execute(Schema.migrations[index])
                 try db.execute("PRAGMA user_version = \(index + 1)")

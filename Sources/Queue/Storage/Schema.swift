@@ -52,6 +52,11 @@ enum Schema {
         CREATE INDEX transfers_by_state ON transfers (state, direction, lane, id);
         CREATE TABLE agent_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         """,
+        // 2: the queue view reads each group in order without sorting every row of it.
+        """
+        CREATE INDEX transfers_by_state_lane ON transfers (state, lane, id);
+        CREATE INDEX transfers_by_state_completed ON transfers (state, completed_at, id);
+        """,
     ]
 
     static var latest: Int { migrations.count }

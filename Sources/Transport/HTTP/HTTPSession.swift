@@ -104,7 +104,7 @@ public final class HTTPSession {
                 // UPLOAD with a known size sends Content-Length, never a chunked body.
                 ccurl_set_long(handle, CURLOPT_UPLOAD, 1)
                 ccurl_set_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(length))
-                ccurl_set_long(handle, CURLOPT_UPLOAD_BUFFERSIZE, 2 * 1024 * 1024)
+                ccurl_set_long(handle, CURLOPT_UPLOAD_BUFFERSIZE, 1024 * 1024)
                 ccurl_set_pointer(handle, CURLOPT_READDATA, userdata)
                 ccurl_set_read(handle, { ptr, size, count, userdata in
                     let context = Unmanaged<ExchangeContext>.fromOpaque(userdata!).takeUnretainedValue()

@@ -18,7 +18,7 @@ public final class PipelinedHasher: ByteObserver, @unchecked Sendable {
     private let bufferSize: Int
     public private(set) var sha: RunningSHA256
 
-    public init(_ sha: RunningSHA256, depth: Int = 4, bufferSize: Int = 1 << 20) {
+    public init(_ sha: RunningSHA256, depth: Int = 3, bufferSize: Int = 1 << 20) {
         self.sha = sha
         self.bufferSize = bufferSize
         free = (0..<depth).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64) }

@@ -1,0 +1,55 @@
+import Glibc
+import Platform
+import Synchronization
+
+/// A POSIX thread that runs one closure and can be joined.
+///
+/// Foundation's `Thread` cannot be joined, and the monitor must know its thread is gone
+/// before `stop()` returns, or a handler could run after the caller thinks it stopped.
+/// A dedicated thread is also what makes `setns` safe: it changes the namespace of the
+/// calling thread only, and no other work is ever scheduled onto this one.
+struct DedicatedThread: Sendable {
+    private let handle: pthread_t
+
+    private final class Body: Sendable {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+
+    /// Starts `body` on a new thread.
+    init(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
+        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        var handle = pthread_t()
+        let rc = pthread_create(&handle, nil, { context in
+            let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
+            body.run()
+            return nil
+        }, context)
+        guard rc == 0 else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            throw SystemError("pthread_create", errno: rc)
+        }
+        self.handle = handle
+    }
+
+    /// Whether the caller is running on this thread.
+    var isCurrent: Bool { pthread_equal(handle, pthread_self()) != 0 }
+
+    /// Waits for the closure to return. Call once, never from the thread itself.
+    func join() { pthread_join(handle, nil) }
+
+    /// Lets the thread clean up after itself when it ends. Call instead of `join()`.
+    func detach() { pthread_detach(handle) }
+
+    /// Runs `body` on a thread of its own and waits for its result.
+    static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) throws(SystemError) -> T {
+        let box = ResultBox<T>()
+        let thread = try DedicatedThread { let result = body(); box.value.withLock { $0 = result } }
+        thread.join()
+        return box.value.withLock { $0! }
+    }
+}
+
+private final class ResultBox<T: Sendable>: Sendable {
+    let value = Mutex<T?>(nil)
+}
