@@ -1,0 +1,40 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+@Suite("Cancel")
+struct CancelTests {
+    @Test("cancel of an in-flight 500 MB upload stops the traffic within a second and ends the upload on the server")
+    func cancelBigUpload() async throws {
+        try await offThePool {
+            let server = try ReferenceServer()
+            try server.makeFolder("Big")
+            let s = try AgentHarness()
+            try s.addAccount(server)
+            let file = s.home.path + "/big.mov"
+            // Sparse: 500 MB that cost no disk and no time to make.
+            let fd = open(file, O_WRONLY | O_CREAT, 0o644)
+            ftruncate(fd, 500_000_000)
+            close(fd)
+            try s.cli(["upload", "--to", "/Big", file])
+            try s.startAgent()
+            try s.waitFor("the upload under way") { ($0.first?["bytes_done"] as? Int ?? 0) > 20_000_000 }
+            let id = try #require(try s.items().first?["id"] as? Int)
+
+            let asked = Date()
+            let r = try s.cli(["cancel", String(id)])
+            let took = Date().timeIntervalSince(asked)
+            #expect(r.status == 0 && r.stdout.contains("cancelled"), "\(r.stdout) \(r.stderr)")
+            #expect(took < 1.5, "cancel took \(took) s")
+            let bytesThen = try server.stats()["patch_bytes"] as? Int ?? -1
+            usleep(700_000)
+            let bytesLater = try server.stats()["patch_bytes"] as? Int ?? -2
+            #expect(bytesThen == bytesLater, "traffic went on after the cancel: \(bytesThen) -> \(bytesLater)")
+            #expect(try s.items().isEmpty)
+            let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: server.data.path + "/tus/alice")) ?? []).filter { !$0.hasPrefix(".") }
+            #expect(leftovers.isEmpty, "the server keeps no partial upload: \(leftovers)")
+            #expect(!FileManager.default.fileExists(atPath: server.tree() + "/Big/big.mov"))
+        }
+    }
+}
