@@ -13,6 +13,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
 
         // Linux calls Glibc's module does not expose (SO_PEERCRED, accept4, netlink).
         .target(name: "CSystem"),
@@ -25,7 +26,7 @@ let package = Package(
         // Joins queue and transport: the agent's scheduler and transfers.
         .target(name: "Engine", dependencies: ["Queue", "Transport", "Platform", "CSystem"]),
         // Secrets, notifications, the folder picker.
-        .target(name: "Desktop", dependencies: ["Platform"]),
+        .target(name: "Desktop", dependencies: ["CDBus", "Platform"]),
         .target(name: "Connectivity", dependencies: ["CSystem", "Platform"]),
         // Commands shared by both executables.
         .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Connectivity", "Platform"]),
@@ -42,6 +43,7 @@ let package = Package(
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "CLI", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["CLI", "TestSupport"]),
+        .testTarget(name: "DesktopTests", dependencies: ["Desktop", "TestSupport"], exclude: ["notification-recorder.py"]),
         .testTarget(name: "ConnectivityTests", dependencies: ["Connectivity"]),
     ],
     swiftLanguageModes: [.v6]

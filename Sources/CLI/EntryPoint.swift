@@ -81,8 +81,7 @@ public enum Main {
         case "run":
             return AgentCommand.run(untilIdle: p.has("until-idle"), context: context)
         case "service install", "service uninstall", "service status":
-            context.complain("`instant-upload \(p.command)` is not available yet; run the agent with `instant-upload run`")
-            return ExitStatus.environment
+            return ServiceCommand.run(String(p.command.dropFirst("service ".count)), context: context)
         default:
             context.complain("`\(p.command)` is not implemented")
             return ExitStatus.usage

@@ -98,12 +98,14 @@ final class Reports: Sendable {
     var all: [NetworkState] { states.withLock { $0 } }
 
     /// Waits until report number `index` (0-based) arrives, and returns it with how long it took.
-    func waitFor(_ index: Int, within limit: Duration) async throws -> (NetworkState, Duration) {
+    /// Blocks (off the async pool's schedule, which other tests can keep busy) until report
+    /// `index` arrives.
+    func waitFor(_ index: Int, within limit: Duration) throws -> (NetworkState, Duration) {
         let clock = ContinuousClock()
         let start = clock.now
         while clock.now - start < limit {
             if let state = states.withLock({ $0.count > index ? $0[index] : nil }) { return (state, clock.now - start) }
-            try await Task.sleep(for: .milliseconds(10))
+            usleep(10_000)
         }
         throw CommandFailure(description: "no report #\(index) within \(limit); reports so far: \(all.map(\.description))")
     }

@@ -24,8 +24,9 @@ struct FailureReasonTests {
     @Test("a PATCH that stalls longer than stall_seconds: retrying as timeout, then done")
     func timeout() async throws {
         let scene = try await UploadScene.make(size: 300_000)
-        // stall_seconds is 2; libcurl judges speed over its last ~5 s, so each stall outlasts both.
-        try await scene.fault(["method": "PATCH", "stall_seconds": 20, "after_bytes": 50_000, "count": 2])
+        // stall_seconds is 2. Several stalls in a row give backoffs long enough to see the
+        // row waiting, even on a loaded machine.
+        try await scene.fault(["method": "PATCH", "stall_seconds": 20, "after_bytes": 50_000, "count": 5])
         try await scene.startAgent()
         try await scene.expectRetrying("timeout")
         try await scene.expectCompletedIdentical()

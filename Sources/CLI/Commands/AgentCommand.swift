@@ -31,7 +31,14 @@ public enum AgentCommand {
             guard let state = monitorBox.monitor?.state ?? (try? NetworkState.current()) else { return false }
             return NetworkGate(state: state, classifier: classifier, meteredCheck: metered).decision(for: .unmeteredWiFi) == .go
         }
+        let agentBox = AgentBox()
+        let notifications = AgentNotifications(paths: context.paths) { agentBox.agent?.wake() }
+        if let notifications {
+            options.onAttention = { notifications.attention($0) }
+            options.onBatchDone = { notifications.done($0) }
+        }
         let agent = Agent(options: options)
+        agentBox.agent = agent
 
         // Connectivity is one gate for the whole queue.
         let monitor = ConnectivityMonitor { state in agent.networkChanged(online: state.isOnline) }
@@ -72,4 +79,10 @@ final class MonitorBox: @unchecked Sendable {
     // Sendable by construction: `monitor` is written once, before the agent runs, and only
     // read afterwards.
     var monitor: ConnectivityMonitor?
+}
+
+/// Lets the notification's Retry button wake the agent built after it.
+final class AgentBox: @unchecked Sendable {
+    // Sendable by construction: `agent` is written once before the agent runs, then only read.
+    var agent: Agent?
 }

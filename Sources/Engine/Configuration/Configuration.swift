@@ -6,6 +6,7 @@ public struct Configuration: Sendable, Equatable {
     public var uploadSlots = 3
     public var downloadSlots = 3
     public var chunkSizeMB = 16
+    public var chunkSeconds = 10
     public var stallSeconds = 30
     public var caFile: String?
     /// Start the agent in the background when `upload` or `share-to` finds none running.
@@ -65,7 +66,8 @@ public struct Configuration: Sendable, Equatable {
             case "":
                 known = []
             case "transfers":
-                known = ["uploads", "downloads", "chunk_size_mb", "stall_seconds", "ca_file"]
+                known = ["uploads", "downloads", "chunk_size_mb", "chunk_seconds", "stall_seconds", "ca_file"]
+                config.chunkSeconds = try int("chunk_seconds", 1...600) ?? config.chunkSeconds
                 config.uploadSlots = try int("uploads", 1...32) ?? config.uploadSlots
                 config.downloadSlots = try int("downloads", 1...32) ?? config.downloadSlots
                 config.chunkSizeMB = try int("chunk_size_mb", 1...1024) ?? config.chunkSizeMB
@@ -93,6 +95,8 @@ public struct Configuration: Sendable, Equatable {
     public var transferSettings: TransferSettings {
         var s = TransferSettings()
         s.chunkSize = Int64(chunkSizeMB) * 1024 * 1024
+        s.chunkSeconds = Double(chunkSeconds)
+        s.maxChunkSize = max(s.chunkSize, s.maxChunkSize)
         s.stallSeconds = stallSeconds
         s.caFile = caFile
         return s

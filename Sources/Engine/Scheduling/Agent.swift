@@ -62,6 +62,9 @@ public final class Agent: Sendable {
         var pressure: [Int64: AccountPressure] = [:]
         /// Hand-made transfers completed since the last "done" notice.
         var manualDone: [Transfer] = []
+        /// Failures not yet told, gathered so that one batch makes one notification.
+        var pendingFailed: [Transfer] = []
+        var firstPendingAt: Double = 0
         /// The whole queue's gate: false while there is no usable default route.
         var online = true
         /// The gate as the rows last saw it, so the change is written once.
@@ -151,8 +154,11 @@ public final class Agent: Sendable {
 
     // MARK: The loop's steps
 
+    /// How long a failure may wait for others to be told with it.
+    static let attentionDelay = 3.0
+
     private func wait(_ store: QueueStore) {
-        var seconds = 5.0
+        var seconds = state.withLock { $0.pendingFailed.isEmpty } ? 5.0 : 0.5
         if let next = try? store.nextRetryTime() {
             seconds = min(seconds, max(0.01, Double(next - nowMilliseconds()) / 1000))
         }
@@ -289,7 +295,19 @@ public final class Agent: Sendable {
                 Log.error("transfer \(id): \(e)")
             }
         }
-        if !failed.isEmpty { options.onAttention?(failed) }
+        // Failures that come close together are told together: once nothing else is
+        // running, or a few seconds after the first.
+        let now = monotonicSeconds()
+        let tell: [Transfer] = state.withLock { s in
+            if !failed.isEmpty {
+                if s.pendingFailed.isEmpty { s.firstPendingAt = now }
+                s.pendingFailed += failed
+            }
+            guard !s.pendingFailed.isEmpty, s.running.isEmpty || now - s.firstPendingAt >= Self.attentionDelay else { return [] }
+            defer { s.pendingFailed.removeAll() }
+            return s.pendingFailed
+        }
+        if !tell.isEmpty { options.onAttention?(tell) }
         let done = state.withLock { $0.manualDone }
         if !done.isEmpty, try store.activeCount(includeAuto: false) == 0 {
             state.withLock { $0.manualDone.removeAll() }

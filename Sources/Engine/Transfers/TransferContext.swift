@@ -16,7 +16,10 @@ public enum JobOutcome: Sendable, Equatable {
 
 /// Settings a transfer runs with.
 public struct TransferSettings: Sendable {
+    /// The first chunk's size; later ones adapt to take about `chunkSeconds` each.
     public var chunkSize: Int64 = 16 * 1024 * 1024
+    public var chunkSeconds: Double = 10
+    public var maxChunkSize: Int64 = 512 * 1024 * 1024
     public var stallSeconds: Int = 30
     /// The shortest time between two progress writes of one row.
     public var progressInterval: Double = 0.25
@@ -67,4 +70,15 @@ func monotonicSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// How big the next chunk is: sized to take about `chunkSeconds` at the speed the last one
+/// went, at most doubling per step, never below the configured size nor above the maximum.
+enum ChunkSizing {
+    static func next(after size: Int64, took seconds: Double, settings: TransferSettings) -> Int64 {
+        guard seconds > 0 else { return min(size * 2, settings.maxChunkSize) }
+        let ideal = Double(size) * settings.chunkSeconds / seconds
+        let bounded = min(ideal, Double(size) * 2, Double(settings.maxChunkSize))
+        return max(settings.chunkSize, Int64(bounded))
+    }
 }

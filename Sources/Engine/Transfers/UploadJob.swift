@@ -118,7 +118,10 @@ final class UploadJob {
         // from there: the file is still read only once. The buffer is bounded, whatever
         // the file's size.
         let checksum = info.checksumAlgorithm
-        let chunkSize = checksum == nil ? settings.chunkSize : min(settings.chunkSize, Self.bufferedChunkLimit)
+        // Streamed chunks adapt to the link: each aims to take about `chunkSeconds`, so a
+        // fast link is not slowed by many small requests and a slow one never has much to
+        // resend. Buffered (checksummed) chunks stay small: they live in memory.
+        var chunkSize = checksum == nil ? settings.chunkSize : min(settings.chunkSize, Self.bufferedChunkLimit)
         let chunkBuffer = checksum == nil ? nil : UnsafeMutableRawBufferPointer.allocate(byteCount: Int(min(chunkSize, size)), alignment: 64)
         defer { chunkBuffer?.deallocate() }
         while offset < size {
@@ -136,6 +139,7 @@ final class UploadJob {
             }
             let recorder = ProgressRecorder(store: store, id: transfer.id, position: offset, interval: settings.progressInterval, next: hasher)
             let sentFrom = offset
+            let began = monotonicSeconds()
             let result: (offset: Int64, expires: String?)
             if let checksum, let chunkBuffer {
                 let chunk = UnsafeRawBufferPointer(rebasing: chunkBuffer[0..<Int(length)])
@@ -156,6 +160,9 @@ final class UploadJob {
                 hasher.replace(with: rewound)
             }
             if offset > sentFrom { progressed = true }
+            if checksum == nil, length == chunkSize {
+                chunkSize = ChunkSizing.next(after: chunkSize, took: monotonicSeconds() - began, settings: settings)
+            }
             try store.checkpoint(transfer.id, offset: offset, hashState: hasher.state, counters: counters, resetAttempts: offset > sentFrom)
             hasher.markChunkStart()
         }

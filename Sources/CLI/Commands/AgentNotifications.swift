@@ -1,0 +1,55 @@
+import Desktop
+import Engine
+import Foundation
+import Platform
+import Queue
+import Synchronization
+
+/// Tells the person, once per batch, when items need them ("2 uploads need attention: …",
+/// with a Retry button) and when a batch they sent by hand has arrived. Without a
+/// notification service nothing breaks: the log says so once.
+final class AgentNotifications: Sendable {
+    let notifier: Notifier
+    let queuePath: String
+    /// Which rows each shown notification's Retry button retries.
+    let retryable = Mutex<[UInt32: [Int64]]>([:])
+
+    init?(paths: XDGPaths, wake: @escaping @Sendable () -> Void) {
+        guard let notifier = Notifier(environment: paths.environment) else { return nil }
+        self.notifier = notifier
+        self.queuePath = paths.queueDatabase
+        let path = queuePath
+        notifier.onAction = { [weak self] id, key in
+            guard key == DesktopNotification.Action.retry.key,
+                  let ids = self?.retryable.withLock({ $0.removeValue(forKey: id) }) else { return }
+            do {
+                let moved = try QueueStore(path: path).retry(ids)
+                Log.info("retrying \(moved.count) item(s) from the notification")
+                wake()
+            } catch {
+                Log.warning("could not retry from the notification: \(error)")
+            }
+        }
+    }
+
+    func attention(_ rows: [Transfer]) {
+        let items = rows.map { row in
+            AttentionBatch.Item(fileName: row.name, reason: row.reason?.message ?? "failed",
+                                direction: row.direction == .upload ? .upload : .download,
+                                canRetry: ![ReasonCode.sourceMissing, .notAFile, .rejectedByServer].contains(row.reason?.code ?? .protocol))
+        }
+        guard let batch = AttentionBatch(items), let id = notifier.notify(batch.notification) else { return }
+        if batch.offersRetry { retryable.withLock { $0[id] = rows.map(\.id) } }
+    }
+
+    func done(_ rows: [Transfer]) {
+        let uploads = rows.filter { $0.direction == .upload }
+        let byPlace = Dictionary(grouping: uploads) { "\($0.accountName)\u{0}\($0.remoteFolder)" }
+        for (_, group) in byPlace.sorted(by: { $0.key < $1.key }) {
+            guard let first = group.first,
+                  let batch = UploadedBatch(fileNames: group.map { String($0.remotePath.split(separator: "/").last ?? "") },
+                                            account: first.accountName, folder: first.remoteFolder) else { continue }
+            notifier.notify(batch.notification)
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Desktop
+import Engine
+import Foundation
+import Glibc
+import Platform
+
+/// `instant-upload service install|uninstall|status`: the systemd user service that runs
+/// the agent at login.
+///
+/// Exit statuses: 0 when the service is as asked (or, for `status`, when the question was
+/// answered); 3 when the environment stands in the way: no systemd user manager (the unit
+/// is still written, so a session that has one can use it), `systemctl` failing, or a file
+/// that cannot be written.
+public enum ServiceCommand {
+    public static func run(_ subcommand: String, context: CommandContext) -> Int32 {
+        switch subcommand {
+        case "install": install(context: context)
+        case "uninstall": uninstall(context: context)
+        default: status(context: context)
+        }
+    }
+
+    /// Writes the unit for the running executable, then enables and starts it where systemd can.
+    public static func install(executable: String? = nil, context: CommandContext) -> Int32 {
+        let service = UserService(paths: context.paths)
+        guard let executable = executable ?? AgentLauncher.agentExecutable() else {
+            context.complain("cannot find the instant-upload executable beside this program (/proc/self/exe)")
+            return ExitStatus.environment
+        }
+        if let problem = UserService.problem(withExecutable: executable) {
+            context.complain("\(problem); install instant-upload somewhere else (`make install` puts it in ~/.local/bin) and run `service install` from there")
+            return ExitStatus.environment
+        }
+        let outcome: UserService.WriteOutcome
+        do { outcome = try service.writeUnit(executable: executable) } catch {
+            context.complain("cannot write the service unit: \(error)")
+            return ExitStatus.environment
+        }
+        switch outcome {
+        case .created: context.say("wrote \(service.unitPath) (starts \(executable) run)")
+        case .updated: context.say("updated \(service.unitPath) (starts \(executable) run)")
+        case .unchanged: context.say("\(service.unitPath) is up to date (starts \(executable) run)")
+        }
+
+        guard case .available(let systemctl) = service.availability else {
+            if case .unavailable(let reason) = service.availability {
+                context.complain("systemd user services are not available here: \(reason).")
+            }
+            context.complain("The unit stays in place for a session that has them. Until then `share-to` and `upload` start the agent themselves when it is not running, or run it with `instant-upload run`.")
+            return ExitStatus.environment
+        }
+        for step in [["daemon-reload"], ["enable", UserService.unitName]] {
+            let result = service.systemctl(systemctl, step)
+            guard result.succeeded else { return systemctlFailed(step, result, context: context) }
+        }
+        if service.systemctl(systemctl, ["is-active", "--quiet", UserService.unitName]).succeeded {
+            if outcome == .unchanged {
+                context.say("the service is enabled and running; it starts again at login")
+                return ExitStatus.ok
+            }
+            let result = service.systemctl(systemctl, ["restart", UserService.unitName])
+            guard result.succeeded else { return systemctlFailed(["restart", UserService.unitName], result, context: context) }
+            context.say("restarted the service with the new unit; it starts again at login")
+            return ExitStatus.ok
+        }
+        if let pid = agentPID(context) {
+            // Starting now would only meet the running agent's lock, and restart every 5 s.
+            context.say("the service is enabled and starts at your next login; an agent is already running now (pid \(pid)), so it was not started twice")
+            return ExitStatus.ok
+        }
+        let result = service.systemctl(systemctl, ["start", UserService.unitName])
+        guard result.succeeded else { return systemctlFailed(["start", UserService.unitName], result, context: context) }
+        context.say("the service is running and starts again at login (logs: `journalctl --user -u instant-upload`)")
+        return ExitStatus.ok
+    }
+
+    /// Stops and disables the service, and removes the unit. Queued work stays queued.
+    public static func uninstall(context: CommandContext) -> Int32 {
+        let service = UserService(paths: context.paths)
+        guard service.isInstalled || service.isEnabled else {
+            context.say("the service is not installed (\(service.unitPath) does not exist)")
+            return ExitStatus.ok
+        }
+        var systemctl: String?
+        if case .available(let path) = service.availability {
+            systemctl = path
+            let result = service.systemctl(path, ["disable", "--now", UserService.unitName])
+            guard result.succeeded else { return systemctlFailed(["disable", "--now", UserService.unitName], result, context: context) }
+        }
+        do { _ = try service.removeUnit() } catch {
+            context.complain("cannot remove the service unit: \(error)")
+            return ExitStatus.environment
+        }
+        if let systemctl { _ = service.systemctl(systemctl, ["daemon-reload"]) }
+        context.say("removed \(service.unitPath)\(systemctl != nil ? " and stopped the service" : ""); queued work stays queued")
+        if let pid = agentPID(context) {
+            context.say("an agent started outside the service is still running (pid \(pid)); it stops when it is told to or at logout")
+        }
+        return ExitStatus.ok
+    }
+
+    /// Says whether the unit is installed, enabled at login, and whether an agent runs.
+    public static func status(context: CommandContext) -> Int32 {
+        let service = UserService(paths: context.paths)
+        let availability = service.availability
+        if service.isInstalled {
+            let executable = service.installedExecutable
+            context.say("installed: yes, \(service.unitPath)" + (executable.map { " (starts \($0) run)" } ?? ""))
+            if let executable, access(executable, X_OK) != 0 {
+                context.say("warning:   \(executable) is gone; run `instant-upload service install` again from the installed program")
+            }
+        } else {
+            context.say("installed: no (`instant-upload service install` installs it)")
+        }
+        context.say("enabled:   " + (service.isEnabled ? "yes, starts at login" : "no"))
+        if let pid = agentPID(context) {
+            context.say("running:   yes, pid \(pid)")
+        } else {
+            context.say("running:   no agent answers on \(context.paths.controlSocket)")
+        }
+        switch availability {
+        case .available(let systemctl):
+            let state = service.systemctl(systemctl, ["is-active", UserService.unitName]).output
+            context.say("systemd:   the service is \(state.isEmpty ? "unknown" : state)")
+        case .unavailable(let reason):
+            context.say("systemd:   user services are not available here: \(reason); `share-to` and `upload` start the agent themselves")
+        }
+        return ExitStatus.ok
+    }
+
+    /// The pid of the agent that answers on the control socket, if one does.
+    static func agentPID(_ context: CommandContext) -> Int32? {
+        guard let reply = ControlSocketClient.send("ping", to: context.paths.controlSocket), reply.hasPrefix("pong") else { return nil }
+        return Int32(reply.dropFirst("pong".count).trimmingCharacters(in: .whitespaces)) ?? 0
+    }
+
+    private static func systemctlFailed(_ arguments: [String], _ result: UserService.SystemctlResult, context: CommandContext) -> Int32 {
+        context.complain("`systemctl --user \(arguments.joined(separator: " "))` failed (\(result.status))" +
+                         (result.output.isEmpty ? "" : ": \(result.output)"))
+        return ExitStatus.environment
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Glibc
+import TestSupport
+
+/// A session bus of the test's own: a real `dbus-daemon` listening in a temporary folder,
+/// with no service files, so nothing on the bus but what the test starts.
+final class PrivateSessionBus: @unchecked Sendable {
+    // Sendable by construction: `folder`, `address` and `daemon` are set once in init; the
+    // daemon is only terminated from `stop()`/deinit, and Process is thread-safe for that.
+    let folder = TemporaryFolder("iu-dbus")
+    let address: String
+    private let daemon = Process()
+    private var recorders: [NotificationRecorder] = []
+
+    init() throws {
+        let socket = folder.path + "/bus"
+        address = "unix:path=" + socket
+        let config = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>\(address)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """
+        try folder.file("session.conf", bytes: Array(config.utf8))
+        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        daemon.arguments = ["--config-file=" + folder.path + "/session.conf", "--nofork", "--nopidfile"]
+        // Never the test runner's own pipes: `swift test` waits for every holder of them.
+        _ = FileManager.default.createFile(atPath: folder.path + "/dbus-daemon.log", contents: nil)
+        daemon.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        daemon.standardError = FileHandle(forWritingAtPath: folder.path + "/dbus-daemon.log")
+        try daemon.run()
+        try waitUntil("dbus-daemon listens on \(socket)") { FileManager.default.fileExists(atPath: socket) }
+    }
+
+    deinit { stop() }
+
+    /// What a process on this bus sees: only the bus address, nothing from the test's session.
+    var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
+
+    /// Starts a recording notification server on this bus and waits until it owns the name.
+    func startRecorder(capabilities: [String] = ["actions", "body"]) throws -> NotificationRecorder {
+        let recorder = try NotificationRecorder(bus: self, capabilities: capabilities)
+        recorders.append(recorder)
+        return recorder
+    }
+
+    /// The bus goes away, as when the desktop session ends.
+    func stop() {
+        recorders.forEach { $0.stop() }
+        if daemon.isRunning { kill9(daemon) }
+    }
+}
+
+/// The Python notification server (notification-recorder.py) and what it recorded.
+final class NotificationRecorder: @unchecked Sendable {
+    // Sendable by construction: every property is set once in init.
+    struct Call: Decodable, Equatable {
+        struct Hints: Decodable, Equatable {
+            var urgency: Int?
+            var category: String?
+        }
+        var method: String
+        var id: UInt32
+        var app_name: String?
+        var replaces_id: UInt32?
+        var icon: String?
+        var summary: String?
+        var body: String?
+        var actions: [String]?
+        var hints: Hints?
+        var expire_timeout: Int32?
+    }
+
+    static let script = Repository.root + "/Tests/DesktopTests/notification-recorder.py"
+    let recordPath: String
+    /// The bus's environment, not the bus: the bus keeps its recorders, and a reference back
+    /// would keep both (and their processes) alive after the test.
+    private let environment: [String: String]
+    private let logPath: String
+    private let process = Process()
+
+    init(bus: PrivateSessionBus, capabilities: [String]) throws {
+        environment = bus.environment
+        let name = bus.folder.path + "/notifications-\(UUID().uuidString)"
+        recordPath = name + ".jsonl"
+        logPath = name + ".log"
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [Self.script, "--record", recordPath, "--capabilities", capabilities.joined(separator: ",")]
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: logPath)
+        process.standardError = FileHandle(forWritingAtPath: logPath)
+        try process.run()
+        try waitUntil("the recorder owns org.freedesktop.Notifications") { [process, logPath] in
+            guard process.isRunning else {
+                let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+                throw TestFailure("notification-recorder.py exited with \(process.terminationStatus): \(log)")
+            }
+            return FileManager.default.fileExists(atPath: recordPath)
+        }
+    }
+
+    func stop() {
+        if process.isRunning { kill9(process) }
+    }
+
+    /// Every call so far, in order.
+    func calls() throws -> [Call] {
+        let text = try String(contentsOfFile: recordPath, encoding: .utf8)
+        return try text.split(separator: "\n").map { try JSONDecoder().decode(Call.self, from: Data($0.utf8)) }
+    }
+
+    /// The person clicks the button `key` of notification `id` (the server then closes it).
+    func invoke(id: UInt32, key: String) throws {
+        try Shell.run("/usr/bin/dbus-send", ["--session", "--dest=org.freedesktop.Notifications", "--type=method_call",
+                                             "--print-reply", "/org/freedesktop/Notifications",
+                                             "org.instantupload.Test.Invoke", "uint32:\(id)", "string:\(key)"],
+                      environment: environment)
+    }
+}
+
+/// SIGKILL, because SIGTERM does not work here: children of the test process inherit the
+/// signal mask of the thread that started them, and the test runner's threads block SIGTERM.
+func kill9(_ process: Process) {
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+}
+
+/// Polls `condition` every 20 ms for up to `seconds`.
+func waitUntil(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return }
+        usleep(20_000)
+    }
+    throw TestFailure("timed out after \(seconds) s waiting until \(what)")
+}
