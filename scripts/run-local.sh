@@ -10,7 +10,7 @@ server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 
-accounts=$("$bin/instant-upload" account list --json)
+accounts=$("$bin/instant-upload" account list --json | tr -d ' \n')
 if [ "$accounts" = "[]" ] || printf '%s' "$accounts" | grep -q '"tus_url":"http://127.0.0.1:8080/files/"'; then
     mkdir -p "$state/reference-server"
     echo "no account configured: starting the bundled reference server on 127.0.0.1:8080 (user demo, password demo)"

@@ -146,11 +146,7 @@ public enum QueueCommands {
         return ExitStatus.ok
     }
 
-    static func monotonicNow() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    static func monotonicNow() -> Double { MonotonicClock.seconds() }
 }
 
 /// Before a failed item goes back in the queue, check whether its cause is gone, as the

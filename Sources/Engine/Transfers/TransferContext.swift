@@ -66,11 +66,7 @@ final class ProgressRecorder: ByteObserver {
     }
 }
 
-func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
+func monotonicSeconds() -> Double { MonotonicClock.seconds() }
 
 /// How big the next chunk is: sized to take about `chunkSeconds` at the speed the last one
 /// went, at most doubling per step, never below the configured size nor above the maximum.

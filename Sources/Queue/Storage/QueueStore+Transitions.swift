@@ -92,7 +92,7 @@ extension QueueStore {
         try move(id, to: .completed, set: Self.reasonColumns(nil) + [
             ("sha256", .optionalText(sha256)), ("completed_at", .int(nowMilliseconds())),
             ("bytes_done", .int(bytes)), ("bytes_total", .int(bytes)), ("next_attempt_at", .null),
-            ("hash_state", .null), ("upload_url", .null),
+            ("hash_state", .null), ("upload_url", .null), ("upload_expires_at", .null),
         ])
     }
 

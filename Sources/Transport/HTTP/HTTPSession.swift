@@ -145,11 +145,7 @@ final class ExchangeContext {
         self.lastMovedAt = ExchangeContext.now()
     }
 
-    static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    static func now() -> Double { MonotonicClock.seconds() }
 
     /// Called by curl at least once a second. False stops the exchange: cancelled, or no
     /// byte moved either way for `stallSeconds`.
