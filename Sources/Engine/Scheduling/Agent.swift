@@ -185,7 +185,15 @@ public final class Agent: Sendable {
     private func dispatch(_ store: QueueStore) throws {
         let online = state.withLock { $0.online }
         let now = nowMilliseconds()
-        let wifiOK = options.wifiGate?() ?? true
+        // Asked only when a held row comes up, and then once per pass.
+        var wifiAnswer: Bool?
+        func wifiOK() -> Bool {
+            if let wifiAnswer { return wifiAnswer }
+            let answer = options.wifiGate?() ?? true
+            wifiAnswer = answer
+            return answer
+        }
+        let accounts = Dictionary(uniqueKeysWithValues: try store.accounts().map { ($0.id, $0) })
         for direction in Direction.allCases {
             let slots = direction == .upload ? options.uploadSlots : options.downloadSlots
             let busy = state.withLock { s in Set(s.running.filter { $0.value.direction == direction }.keys) }
@@ -197,11 +205,11 @@ public final class Agent: Sendable {
             defer { if !held.isEmpty { try? store.setWaiting(held, reason: Reason(.wifi)) } }
             for row in try store.runnable(direction: direction, now: now, limit: free * 4 + 200, excluding: busy) where started < free {
                 guard mayStart(accountID: row.accountID, now: now, slots: slots) else { continue }
-                guard let account = try store.account(id: row.accountID) else { continue }
+                guard let account = accounts[row.accountID] else { continue }
                 // Without a network only a server on this machine can be reached.
                 guard online || account.isOnThisMachine else { continue }
                 // Wi-Fi-only rules hold auto-uploads; what a person asked for by hand goes.
-                if row.origin == .auto, account.wifiOnly, !row.ignoreRules, !wifiOK {
+                if row.origin == .auto, account.wifiOnly, !row.ignoreRules, !wifiOK() {
                     if row.reason?.code != .wifi { held.append(row.id) }
                     continue
                 }
