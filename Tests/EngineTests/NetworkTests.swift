@@ -94,6 +94,11 @@ struct NetworkTests {
                     && items.filter { ($0["reason"] as? [String: Any])?["code"] as? String == "wifi" }.count == 3
             }
             #expect(try s.cli(["queue"]).stdout.contains("waiting for Wi-Fi"))
+            // `retry --now` sends one held item regardless.
+            let held = try #require(try s.items().first { ($0["reason"] as? [String: Any])?["code"] as? String == "wifi" }?["id"] as? Int)
+            #expect(try s.cli(["retry", "--now", String(held)]).status == 0)
+            try s.waitFor("the one sent now") { items in items.contains { $0["id"] as? Int == held && $0["state"] as? String == "completed" } }
+            #expect(try s.items().filter { ($0["reason"] as? [String: Any])?["code"] as? String == "wifi" }.count == 2)
             // The classifier now sees a wireless interface: the rows go.
             try FileManager.default.createDirectory(atPath: sysfs + "/class/net/" + agentLink + "/wireless", withIntermediateDirectories: true)
             try s.cli(["retry", "--all-failed"])

@@ -94,6 +94,11 @@ public enum QueueCommands {
                 }
             case .completed: context.say("\(id) \(row.name): already completed")
             case .inProgress: context.say("\(id) \(row.name): already moving")
+            case .queued where now:
+                // Held by a rule (Wi-Fi only): send this one regardless.
+                try store.setIgnoreRules([id])
+                context.say("\(id) \(row.name): goes now, whatever the rules")
+                context.wakeOrStartAgent()
             case .queued: context.say("\(id) \(row.name): already queued")
             }
         }

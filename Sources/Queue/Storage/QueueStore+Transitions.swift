@@ -209,6 +209,13 @@ extension QueueStore {
         }
     }
 
+    /// The person said "now": these rows go regardless of Wi-Fi rules.
+    public func setIgnoreRules(_ ids: [Int64]) throws {
+        try database.transaction {
+            for id in ids { try database.run("UPDATE transfers SET ignore_rules = 1 WHERE id = ?", [.int(id)]) }
+        }
+    }
+
     public func failedIDs() throws -> [Int64] {
         try database.query("SELECT id FROM transfers WHERE state = 'failed' ORDER BY id") { $0.int64(0) }
     }
