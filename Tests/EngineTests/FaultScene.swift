@@ -125,7 +125,9 @@ struct UploadScene: Sendable {
     func watch(_ what: String, timeout: Double = 30, _ condition: ([String: Any]) -> Bool) async throws -> Sighting {
         let store = try QueueStore(path: session.databasePath)
         let deadline = Date().addingTimeInterval(timeout)
-        var before = Date()
+        // Until a poll has seen the row otherwise, nothing is known of when it got this way
+        // (on a loaded machine the agent can be quicker than the first poll).
+        var before = Date.distantPast
         var seen: [String] = []
         while Date() < deadline {
             let started = Date()
@@ -178,7 +180,11 @@ struct UploadScene: Sendable {
         let next = try #require(s.row.rowNextAttempt, "a retrying row says when it tries again: \(s.row)",
                                 sourceLocation: sourceLocation)
         // The row was not in this retrying episode at `before`, so the agent set it later.
-        if let retryAfter {
+        if let retryAfter, s.before == .distantPast {
+            // Seen retrying on the first look: the agent's own account of the wait says it.
+            #expect(agentLog.contains(String(format: "retrying in %.1f s", retryAfter)) && next <= s.at.addingTimeInterval(retryAfter + 0.3),
+                    "Retry-After \(retryAfter) s: next attempt \(next); agent log:\n\(agentLog.suffix(1500))", sourceLocation: sourceLocation)
+        } else if let retryAfter {
             #expect(next >= s.before.addingTimeInterval(retryAfter - 0.3) && next <= s.at.addingTimeInterval(retryAfter + 0.3),
                     "Retry-After \(retryAfter) s: next attempt \(next), row went retrying between \(s.before) and \(s.at)",
                     sourceLocation: sourceLocation)
