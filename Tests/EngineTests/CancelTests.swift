@@ -35,6 +35,8 @@ struct CancelTests {
             let bytesLater = try server.stats()["patch_bytes"] as? Int ?? -2
             #expect(bytesThen == bytesLater, "traffic went on after the cancel: \(bytesThen) -> \(bytesLater)")
             #expect(try s.items().isEmpty)
+            let requests = (try server.stats()["requests"] as? [String: Any]) ?? [:]
+            #expect(requests["DELETE"] as? Int ?? 0 >= 1, "the agent ended the upload on the server: \(requests)")
             let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: server.data.path + "/tus/alice")) ?? []).filter { !$0.hasPrefix(".") }
             #expect(leftovers.isEmpty, "the server keeps no partial upload: \(leftovers)")
             #expect(!FileManager.default.fileExists(atPath: server.tree() + "/Big/big.mov"))

@@ -22,9 +22,7 @@ final class DownloadJob {
         self.transfer = transfer; self.account = account; self.store = store
         self.settings = settings; self.downloads = downloads; self.cancellation = cancellation
         dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
-        dav.session.cancellation = cancellation
-        dav.session.stallSeconds = settings.stallSeconds
-        dav.session.caFile = settings.caFile
+        settings.prepare(dav.session, cancellation: cancellation)
     }
 
     func run() -> JobOutcome {
@@ -32,16 +30,7 @@ final class DownloadJob {
             return try fetch()
         } catch {
             if cancellation.isCancelled { return .stopped }
-            var c = FailureClassifier.classify(error, direction: .download)
-            if let e = error as? HTTPStatusError, e.status == 404 {
-                c = Classification(reason: Reason(.sourceMissing, "the file is no longer on the server", action: "discard it: `instant-upload cancel ID`"))
-            }
-            if let e = error as? TransportError, e.kind == .sourceRead || e.kind == .sinkWrite {
-                c = Classification(reason: Reason(.localWrite, "the download cannot be written in \(downloads): \(e.message)"))
-            }
-            if let e = error as? SystemError {
-                c = Classification(reason: Reason(.localWrite, "the download cannot be written: \(e.description)"))
-            }
+            let c = FailureClassifier.classify(error, direction: .download)
             return c.isTransient ? .retry(c, progressed: progressed) : .failed(c.reason)
         }
     }

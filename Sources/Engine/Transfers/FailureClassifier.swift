@@ -17,8 +17,14 @@ public enum FailureClassifier {
     public static func classify(_ error: Error, direction: Direction = .upload, now: Int64 = nowMilliseconds()) -> Classification {
         switch error {
         case let e as TransportError: return Classification(reason: transport(e, direction: direction))
+        case let e as HTTPStatusError where direction == .download && e.status == 404:
+            return Classification(reason: Reason(.sourceMissing, "the file is no longer on the server (404)",
+                                                 action: "discard it: `instant-upload cancel ID`"))
         case let e as HTTPStatusError: return http(e, now: now)
         case let e as ProtocolViolation: return Classification(reason: Reason(.protocol, e.message))
+        case let e as SystemError where direction == .download:
+            // A download's own file calls fail only on this side: the folder or the disk.
+            return Classification(reason: Reason(.localWrite, "the download cannot be written: \(e.description)"))
         case let e as SystemError:
             switch e.errno {
             case ENOENT: return Classification(reason: Reason(.sourceMissing))

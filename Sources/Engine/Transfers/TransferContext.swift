@@ -27,6 +27,15 @@ public struct TransferSettings: Sendable {
     public init() {}
 }
 
+extension TransferSettings {
+    /// Gives a session this transfer's stall limit, trusted CA file and cancellation flag.
+    public func prepare(_ session: HTTPSession, cancellation: CancellationFlag) {
+        session.cancellation = cancellation
+        session.stallSeconds = stallSeconds
+        session.caFile = caFile
+    }
+}
+
 /// What servers said about themselves, remembered for the agent's lifetime.
 public final class ServerInfoCache: Sendable {
     private let entries = Mutex<[String: TusServerInfo]>([:])

@@ -33,9 +33,7 @@ final class UploadJob {
         self.cancellation = cancellation
         self.credentials = credentials
         tus = TusClient(endpoint: account.tusURL, credentials: credentials)
-        tus.session.cancellation = cancellation
-        tus.session.stallSeconds = settings.stallSeconds
-        tus.session.caFile = settings.caFile
+        settings.prepare(tus.session, cancellation: cancellation)
     }
 
     func run() -> JobOutcome {
@@ -110,7 +108,7 @@ final class UploadJob {
         guard let uploadURL = url else { throw ProtocolViolation("no upload address") }
 
         // Bring the running hash to the server's offset, reading only what it lacks.
-        let hasher = try catchUpHash(fd: fd, checkpoint: url == row.uploadURL ? row.checkpoint : Checkpoint(), to: offset)
+        let hasher = ChunkedHasher(try catchUpHash(fd: fd, checkpoint: url == row.uploadURL ? row.checkpoint : Checkpoint(), to: offset))
         counters = ResumeCounters(resumedAt: offset, bytesRead: counters.bytesRead, bytesHashed: counters.bytesHashed)
         try store.checkpoint(transfer.id, offset: offset, hashState: hasher.state, counters: counters, resetAttempts: false)
 
@@ -176,8 +174,7 @@ final class UploadJob {
     /// the name, so a mismatch looks at the numbered siblings before it calls it damage.
     private func verifyOnServer(_ row: Transfer, digest: String) throws {
         let dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
-        dav.session.cancellation = cancellation
-        dav.session.caFile = settings.caFile
+        settings.prepare(dav.session, cancellation: cancellation)
         let item: RemoteItem
         do { item = try dav.properties(of: row.remotePath) } catch {
             Log.debug("upload \(row.id): could not ask the server for its checksum (\(error)); trusting the tus offsets")
@@ -208,7 +205,7 @@ final class UploadJob {
     }
 
     /// A hasher covering bytes [0, target), built from `checkpoint` plus a read of the gap.
-    private func catchUpHash(fd: Int32, checkpoint: Checkpoint, to target: Int64) throws -> ChunkedHasher {
+    private func catchUpHash(fd: Int32, checkpoint: Checkpoint, to target: Int64) throws -> RunningSHA256 {
         var start: Int64 = 0
         var sha = RunningSHA256()
         if let state = checkpoint.hashState, let restored = RunningSHA256(state: state), restored.count == checkpoint.offset,
@@ -221,7 +218,7 @@ final class UploadJob {
             counters.bytesRead += target - start
             counters.bytesHashed += target - start
         }
-        return ChunkedHasher(sha)
+        return sha
     }
 
     /// The largest chunk held in memory when the server checks chunk checksums.
@@ -270,8 +267,8 @@ final class ChunkedHasher: ByteObserver {
 
     func observe(_ bytes: UnsafeRawBufferPointer) { pipeline.observe(bytes) }
     func markChunkStart() { savedBeforeChunk = state }
-    func replace(with other: ChunkedHasher) {
-        pipeline.replace(other.sha)
+    func replace(with sha: RunningSHA256) {
+        pipeline.replace(sha)
         savedBeforeChunk = state
     }
     var sha: RunningSHA256 { pipeline.drain(); return pipeline.sha }
