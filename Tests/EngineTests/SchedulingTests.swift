@@ -49,8 +49,11 @@ struct SchedulingTests {
                                            remotePath: "/Camera/IMG_\(i).jpg", bytesTotal: fp.size, fingerprint: fp))
             }
             try store.enqueue(backlog)
+            // The first three auto-uploads hold every slot for a while, so the backlog is surely
+            // still waiting when the manual one arrives, however slow the machine is.
+            try server.fault(["method": "PATCH", "stall_seconds": 8, "after_bytes": 1000, "count": 3])
             try s.startAgent()
-            try s.waitFor("the backlog to start") { items in items.contains { $0["state"] as? String == "completed" } }
+            try s.waitFor("the backlog to start") { items in items.filter { $0["state"] as? String == "in_progress" }.count == 3 }
             let mine = try s.home.file("mine.jpg", bytes: Array("by hand".utf8))
             #expect(try s.cli(["upload", "--to", "/Mine", mine]).status == 0)
             try s.waitFor("the manual upload") { items in
