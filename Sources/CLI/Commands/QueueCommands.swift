@@ -160,7 +160,7 @@ public enum QueueCommands {
 enum RetryCheck {
     static func problem(for row: Transfer, newFolder: String?, store: QueueStore, paths: XDGPaths) -> String? {
         if row.direction == .upload {
-            if case .failure(let refusal) = Enqueuer.check(row.localPath) { return "cannot retry: \(refusal.problem)" }
+            if case .failure(let refusal) = Intake.check(row.localPath) { return "cannot retry: \(refusal.problem)" }
         }
         guard row.direction == .upload, let code = row.reason?.code, code == .quota || code == .targetMissing else { return nil }
         guard let account = try? store.account(id: row.accountID) else { return nil }

@@ -37,7 +37,7 @@ public enum TransferCommands {
         _ = try context.configuration()
         let store = try context.openStore()
         guard let account = try account(accountName, store: store, context: context) else { return ExitStatus.attention }
-        let result = try Enqueuer.enqueueUploads(files, into: folder, account: account, origin: origin, ignoreRules: now, store: store)
+        let result = try Intake.enqueueUploads(files, into: folder, account: account, origin: origin, ignoreRules: now, store: store)
         for refusal in result.refused { context.complain("not queued: \(refusal)") }
         if !result.ids.isEmpty {
             let target = "\(account.name):\(RemotePath.normalize(folder))"

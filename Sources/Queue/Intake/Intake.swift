@@ -1,11 +1,11 @@
 import Foundation
 import Glibc
 import Platform
-import Queue
 
 /// Checks local files and writes them to the queue in one transaction, before any network
-/// call. Shared by `upload`, `share-to` and the watcher. A bad file never stops the good ones.
-public struct Enqueuer {
+/// call. Below every front door: `upload`, `share-to` and the watcher share it. A bad file
+/// never stops the good ones.
+public enum Intake {
     public struct Refusal: Error, Sendable, CustomStringConvertible {
         public var path: LocalPath
         public var problem: String
