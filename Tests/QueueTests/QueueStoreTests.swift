@@ -29,7 +29,7 @@ struct QueueStoreTests {
         stat(path, &st)
         #expect(st.st_mode & 0o777 == 0o600)
         #expect(try store.database.query("PRAGMA journal_mode") { $0.text(0) } == ["wal"])
-        #expect(try store.database.userVersion == 2)
+        #expect(try store.database.userVersion == Schema.latest)
     }
 
     @Test("enqueues many files in one transaction and reads them back in order")

@@ -4,11 +4,15 @@ public struct Reason: Sendable, Equatable, Codable, CustomStringConvertible {
     public var code: ReasonCode
     public var message: String
     public var action: String
+    /// The raw words behind the message (a library's error text, the server's reply), for
+    /// `show`; never needed to understand what happened.
+    public var detail: String?
 
-    public init(_ code: ReasonCode, _ message: String? = nil, action: String? = nil) {
+    public init(_ code: ReasonCode, _ message: String? = nil, action: String? = nil, detail: String? = nil) {
         self.code = code
         self.message = message ?? code.defaultMessage
         self.action = action ?? code.defaultAction
+        self.detail = detail
     }
 
     public var description: String { "\(message) (\(code.rawValue))" }

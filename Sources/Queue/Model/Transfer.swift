@@ -91,6 +91,14 @@ public struct Account: Sendable, Equatable, Codable {
     public var username: String
     public var wifiOnly: Bool
     public var createdAt: Int64
+    /// A CA bundle trusted for this account's server (a private certificate authority).
+    public var caFile: String?
+
+    public init(id: Int64, name: String, webdavURL: String, tusURL: String, username: String, wifiOnly: Bool = false,
+                createdAt: Int64 = 0, caFile: String? = nil) {
+        self.id = id; self.name = name; self.webdavURL = webdavURL; self.tusURL = tusURL; self.username = username
+        self.wifiOnly = wifiOnly; self.createdAt = createdAt; self.caFile = caFile
+    }
 
     /// True when both addresses point at this machine (loopback): no network is needed.
     public var isOnThisMachine: Bool {

@@ -23,7 +23,7 @@ extension QueueStore {
 
     static func reasonColumns(_ reason: Reason?) -> [(String, SQLValue)] {
         [("reason_code", .optionalText(reason?.code.rawValue)), ("reason_message", .optionalText(reason?.message)),
-         ("reason_action", .optionalText(reason?.action))]
+         ("reason_action", .optionalText(reason?.action)), ("reason_detail", .optionalText(reason?.detail))]
     }
 
     // MARK: The agent
@@ -124,7 +124,7 @@ extension QueueStore {
         let cols = Self.reasonColumns(reason)
         try database.transaction {
             for id in ids {
-                try database.run("UPDATE transfers SET reason_code = ?, reason_message = ?, reason_action = ? WHERE id = ? AND state = 'queued'",
+                try database.run("UPDATE transfers SET reason_code = ?, reason_message = ?, reason_action = ?, reason_detail = ? WHERE id = ? AND state = 'queued'",
                                  cols.map(\.1) + [.int(id)])
             }
         }
@@ -135,18 +135,17 @@ extension QueueStore {
     public func pauseAllWaiting(reason: Reason) throws {
         let cols = Self.reasonColumns(reason).map(\.1)
         _ = try TransferState.retrying.moving(to: .queued)
-        try database.transaction {
-            try database.run("""
-                UPDATE transfers SET state = 'queued', next_attempt_at = NULL, reason_code = ?, reason_message = ?, reason_action = ?
+        try database.run("""
+                UPDATE transfers SET state = 'queued', next_attempt_at = NULL, reason_code = ?, reason_message = ?, reason_action = ?,
+                    reason_detail = ?
                 WHERE state IN ('queued', 'retrying')
                 """, cols)
-        }
     }
 
     /// Clears a waiting note (e.g. `offline`) from queued rows.
     public func clearWaiting(code: ReasonCode) throws {
         try database.run("""
-            UPDATE transfers SET reason_code = NULL, reason_message = NULL, reason_action = NULL
+            UPDATE transfers SET reason_code = NULL, reason_message = NULL, reason_action = NULL, reason_detail = NULL
             WHERE state = 'queued' AND reason_code = ?
             """, [.text(code.rawValue)])
     }

@@ -73,27 +73,28 @@ public final class QueueStore {
     // MARK: Accounts
 
     @discardableResult
-    public func addAccount(name: String, webdavURL: String, tusURL: String, username: String, wifiOnly: Bool = false) throws -> Account {
+    public func addAccount(name: String, webdavURL: String, tusURL: String, username: String, wifiOnly: Bool = false,
+                           caFile: String? = nil) throws -> Account {
         let now = nowMilliseconds()
         try database.run("""
-            INSERT INTO accounts (name, webdav_url, tus_url, username, wifi_only, created_at) VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO accounts (name, webdav_url, tus_url, username, wifi_only, created_at, ca_file) VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(name) DO UPDATE SET webdav_url = excluded.webdav_url, tus_url = excluded.tus_url,
-                username = excluded.username, wifi_only = excluded.wifi_only
-            """, [.text(name), .text(webdavURL), .text(tusURL), .text(username), .int(wifiOnly ? 1 : 0), .int(now)])
+                username = excluded.username, wifi_only = excluded.wifi_only, ca_file = excluded.ca_file
+            """, [.text(name), .text(webdavURL), .text(tusURL), .text(username), .int(wifiOnly ? 1 : 0), .int(now), .optionalText(caFile)])
         guard let account = try account(named: name) else { throw QueueError("the account \(name) vanished while it was saved") }
         return account
     }
 
     public func accounts() throws -> [Account] {
-        try database.query("SELECT id, name, webdav_url, tus_url, username, wifi_only, created_at FROM accounts ORDER BY name", row: Self.account)
+        try database.query("SELECT id, name, webdav_url, tus_url, username, wifi_only, created_at, ca_file FROM accounts ORDER BY name", row: Self.account)
     }
 
     public func account(named name: String) throws -> Account? {
-        try database.query("SELECT id, name, webdav_url, tus_url, username, wifi_only, created_at FROM accounts WHERE name = ?", [.text(name)], row: Self.account).first
+        try database.query("SELECT id, name, webdav_url, tus_url, username, wifi_only, created_at, ca_file FROM accounts WHERE name = ?", [.text(name)], row: Self.account).first
     }
 
     public func account(id: Int64) throws -> Account? {
-        try database.query("SELECT id, name, webdav_url, tus_url, username, wifi_only, created_at FROM accounts WHERE id = ?", [.int(id)], row: Self.account).first
+        try database.query("SELECT id, name, webdav_url, tus_url, username, wifi_only, created_at, ca_file FROM accounts WHERE id = ?", [.int(id)], row: Self.account).first
     }
 
     /// Removes an account and every transfer queued for it.
@@ -104,7 +105,7 @@ public final class QueueStore {
 
     static func account(_ r: Row) -> Account {
         Account(id: r.int64(0), name: r.text(1), webdavURL: r.text(2), tusURL: r.text(3), username: r.text(4),
-                wifiOnly: r.int(5) != 0, createdAt: r.int64(6))
+                wifiOnly: r.int(5) != 0, createdAt: r.int64(6), caFile: r.optionalText(7))
     }
 
     // MARK: Enqueue
@@ -143,14 +144,14 @@ public final class QueueStore {
         t.reason_code, t.reason_message, t.reason_action, t.attempts, t.next_attempt_at, t.bytes_done, t.bytes_total,
         t.upload_url, t.upload_expires_at, t.fp_device, t.fp_inode, t.fp_size, t.fp_mtime_ns, t.checkpoint_offset,
         t.hash_state, t.sha256, t.etag, t.cancel_requested, t.ignore_rules, t.watch_rule, t.resumed_at, t.bytes_read,
-        t.bytes_hashed, t.created_at, t.started_at, t.completed_at
+        t.bytes_hashed, t.created_at, t.started_at, t.completed_at, t.reason_detail
         """
 
     static func transfer(_ r: Row) -> Transfer {
         var reason: Reason?
         if let code = r.optionalText(8) {
             let c = ReasonCode(rawValue: code) ?? .protocol
-            reason = Reason(c, r.optionalText(9), action: r.optionalText(10))
+            reason = Reason(c, r.optionalText(9), action: r.optionalText(10), detail: r.optionalText(34))
         }
         var fingerprint: FileFingerprint?
         if !r.isNull(17) {

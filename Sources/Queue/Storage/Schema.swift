@@ -1,6 +1,6 @@
 /// The queue's schema, versioned with `PRAGMA user_version`. Each migration runs once, in
 /// one transaction, in order; a database newer than this program is refused, not damaged.
-enum Schema {
+public enum Schema {
     static let migrations: [String] = [
         // 1: accounts, transfers, agent state.
         """
@@ -57,7 +57,13 @@ enum Schema {
         CREATE INDEX transfers_by_state_lane ON transfers (state, lane, id);
         CREATE INDEX transfers_by_state_completed ON transfers (state, completed_at, id);
         """,
+        // 3: a reason's raw detail (the library's or server's own words) beside the sentence
+        // shown; a CA bundle per account.
+        """
+        ALTER TABLE transfers ADD COLUMN reason_detail TEXT;
+        ALTER TABLE accounts ADD COLUMN ca_file TEXT;
+        """,
     ]
 
-    static var latest: Int { migrations.count }
+    public static var latest: Int { migrations.count }
 }
