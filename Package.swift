@@ -37,7 +37,7 @@ let package = Package(
         .executableTarget(name: "Benchmarks", dependencies: ["Transport"]),
 
         // Helpers the tests share: temporary folders, the reference server, running programs.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", path: "Tests/TestSupport", exclude: ["secret-service.py"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
         .testTarget(name: "QueueTests", dependencies: ["Queue", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
