@@ -10,7 +10,8 @@ extension Agent {
     func handleCancellations(_ store: QueueStore) throws {
         for row in try store.cancelRequested() {
             let idle = state.withLock { s -> Bool in
-                if s.cancelling[row.id] != nil || s.unapplied.contains(where: { $0.id == row.id }) { return false }
+                // Being cleaned up already, or its job's outcome is on the way (which then cancels).
+                if s.cancelling[row.id] != nil || (s.unapplied + s.finished).contains(where: { $0.id == row.id }) { return false }
                 guard s.running[row.id] != nil else { return true }
                 s.running[row.id]!.stopCause = .cancel
                 s.running[row.id]!.cancellation.cancel()
