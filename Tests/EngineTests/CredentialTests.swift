@@ -26,6 +26,7 @@ struct CredentialTests {
             let store = try QueueStore(path: session.databasePath)
             try store.addAccount(name: "home", webdavURL: server.webdavURL(), tusURL: server.tusURL, username: "alice")
             for i in 0..<count { files.append(try session.home.randomFile("pictures/p\(i).jpg", size: 150_000, seed: UInt64(i))) }
+            guard count > 0 else { return }
             let r = try session.cli(["upload", "--to", "/In"] + files)
             guard r.status == 0 else { throw TestFailure("upload failed (\(r.status)): \(r.stderr)") }
         }
@@ -98,6 +99,20 @@ struct CredentialTests {
             try s.waitForAll("completed", count: 1, timeout: 30)
             try scene.expectIdentical()
             #expect(try keyring.lookups(of: "home") == 2)
+        }
+    }
+
+    @Test("download with the keyring locked says so and asks the server nothing")
+    func downloadWithLockedKeyring() async throws {
+        try await offThePool {
+            let scene = try Scene(files: 0)
+            let keyring = try SecretServiceStandIn(bus: scene.bus, items: [SecretServiceStandIn.password("wonderland", account: "home")],
+                                                   locked: true)
+            let r = try scene.session.cli(["download", "/In/anything.pdf"])
+            #expect(r.status == 3, "\(r.stdout) \(r.stderr)")
+            #expect(r.stderr.contains("cannot be read now") && r.stderr.contains("unlock your keyring"), "\(r.stderr)")
+            #expect(try scene.serverRequests() == 0, "nothing went to the server without a password")
+            #expect(try keyring.lookups(of: "home") == 1)
         }
     }
 }
