@@ -28,7 +28,8 @@ public enum QueueCommands {
             return try store.summary().needAttention > 0 ? ExitStatus.attention : ExitStatus.ok
         }
         if follow { return try QueueFollower(store: store, state: state, context: context).run() }
-        let summary = try store.summary()
+        var summary = try store.summary()
+        if let live = livePause(context) { summary.pausedReason = live?.rawValue }
         context.say(try render(store: store, summary: summary, state: state, width: terminalWidth()))
         return summary.needAttention > 0 ? ExitStatus.attention : ExitStatus.ok
     }
