@@ -37,9 +37,9 @@ let package = Package(
         .executableTarget(name: "Benchmarks", dependencies: ["Transport"]),
 
         // Helpers the tests share: temporary folders, the reference server, running programs.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", path: "Tests/TestSupport", exclude: ["secret-service.py"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
-        .testTarget(name: "QueueTests", dependencies: ["Queue", "TestSupport"]),
+        .testTarget(name: "QueueTests", dependencies: ["Queue", "CSQLite", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "CLI", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["CLI", "TestSupport"]),

@@ -11,6 +11,8 @@ static const int CDBUS_TYPE_STRING = DBUS_TYPE_STRING;
 static const int CDBUS_TYPE_ARRAY = DBUS_TYPE_ARRAY;
 static const int CDBUS_TYPE_VARIANT = DBUS_TYPE_VARIANT;
 static const int CDBUS_TYPE_DICT_ENTRY = DBUS_TYPE_DICT_ENTRY;
+static const int CDBUS_TYPE_OBJECT_PATH = DBUS_TYPE_OBJECT_PATH;
+static const int CDBUS_TYPE_STRUCT = DBUS_TYPE_STRUCT;
 static const int CDBUS_TYPE_INVALID = DBUS_TYPE_INVALID;
 
 /* dbus_message_iter_append_basic and _get_basic take `void *` to a value of the type the
@@ -18,6 +20,11 @@ static const int CDBUS_TYPE_INVALID = DBUS_TYPE_INVALID;
  * Strings must be valid UTF-8 (libdbus aborts otherwise): Swift's String guarantees it. */
 static inline dbus_bool_t cdbus_append_string(DBusMessageIter *it, const char *value) {
     return dbus_message_iter_append_basic(it, DBUS_TYPE_STRING, &value);
+}
+/* The path must be a valid object path (libdbus aborts otherwise): callers pass only
+ * paths a service gave them or constants. */
+static inline dbus_bool_t cdbus_append_object_path(DBusMessageIter *it, const char *value) {
+    return dbus_message_iter_append_basic(it, DBUS_TYPE_OBJECT_PATH, &value);
 }
 static inline dbus_bool_t cdbus_append_uint32(DBusMessageIter *it, uint32_t value) {
     dbus_uint32_t v = value;
@@ -32,7 +39,8 @@ static inline dbus_bool_t cdbus_append_byte(DBusMessageIter *it, uint8_t value) 
     return dbus_message_iter_append_basic(it, DBUS_TYPE_BYTE, &v);
 }
 
-/* Readers: the caller has checked dbus_message_iter_get_arg_type first. */
+/* Readers: the caller has checked dbus_message_iter_get_arg_type first. Strings and
+ * object paths are both read as `const char *`. */
 static inline const char *cdbus_get_string(DBusMessageIter *it) {
     const char *value = NULL;
     dbus_message_iter_get_basic(it, &value);

@@ -32,12 +32,33 @@ public struct SecretStore: Sendable {
         return .file
     }
 
-    public func password(for account: String) -> String? {
-        if let tool = secretTool, let result = try? run(tool, ["lookup", "service", "instant-upload", "account", account], input: nil),
-           result.status == 0, !result.output.isEmpty {
-            return result.output
+    /// What a lookup found: the password, the certainty that there is none, or why it
+    /// cannot be known right now (a locked keyring, one not started yet).
+    public enum Lookup: Sendable, Equatable {
+        case found(String)
+        case notStored
+        case unavailable(String)
+    }
+
+    /// Looks the password up in the Secret Service, then in the credentials file. Only a
+    /// keyring that answered "none" (or no keyring at all where none is expected) makes it
+    /// `notStored`; a keyring that is locked or not there yet makes it `unavailable`.
+    public func lookup(account: String) -> Lookup {
+        let inFile = (try? readFile())?[account]
+        guard let address = SessionBus.address(in: paths.environment) else {
+            return inFile.map(Lookup.found) ?? .unavailable("there is no session bus to reach the keyring")
         }
-        return (try? readFile())?[account]
+        switch SecretService(address: address).lookup(["service": "instant-upload", "account": account]) {
+        case .found(let password): return .found(password)
+        case .notStored: return inFile.map(Lookup.found) ?? .notStored
+        case .unavailable(let why): return inFile.map(Lookup.found) ?? .unavailable(why)
+        }
+    }
+
+    /// The password when it can be read now, else nil.
+    public func password(for account: String) -> String? {
+        if case .found(let password) = lookup(account: account) { return password }
+        return nil
     }
 
     public func remove(account: String) {

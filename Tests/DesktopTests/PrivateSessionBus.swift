@@ -2,48 +2,21 @@ import Foundation
 import Glibc
 import TestSupport
 
-/// A session bus of the test's own: a real `dbus-daemon` listening in a temporary folder,
-/// with no service files, so nothing on the bus but what the test starts.
+/// A session bus of the test's own (see `SessionBusDaemon`) with notification recorders on it.
 final class PrivateSessionBus: @unchecked Sendable {
-    // Sendable by construction: `folder`, `address` and `daemon` are set once in init; the
-    // daemon is only terminated from `stop()`/deinit, and Process is thread-safe for that.
-    let folder = TemporaryFolder("iu-dbus")
-    let address: String
-    private let daemon = Process()
+    // Sendable by construction: `daemon` is set once in init; `recorders` only grows from
+    // the owning test's thread.
+    let daemon: SessionBusDaemon
     private var recorders: [NotificationRecorder] = []
 
-    init() throws {
-        let socket = folder.path + "/bus"
-        address = "unix:path=" + socket
-        let config = """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>\(address)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """
-        try folder.file("session.conf", bytes: Array(config.utf8))
-        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        daemon.arguments = ["--config-file=" + folder.path + "/session.conf", "--nofork", "--nopidfile"]
-        // Never the test runner's own pipes: `swift test` waits for every holder of them.
-        _ = FileManager.default.createFile(atPath: folder.path + "/dbus-daemon.log", contents: nil)
-        daemon.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        daemon.standardError = FileHandle(forWritingAtPath: folder.path + "/dbus-daemon.log")
-        try daemon.run()
-        try waitUntil("dbus-daemon listens on \(socket)") { FileManager.default.fileExists(atPath: socket) }
-    }
+    init() throws { daemon = try SessionBusDaemon() }
 
     deinit { stop() }
 
+    var folder: TemporaryFolder { daemon.folder }
+    var address: String { daemon.address }
     /// What a process on this bus sees: only the bus address, nothing from the test's session.
-    var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
+    var environment: [String: String] { daemon.environment }
 
     /// Starts a recording notification server on this bus and waits until it owns the name.
     func startRecorder(capabilities: [String] = ["actions", "body"]) throws -> NotificationRecorder {
@@ -55,7 +28,7 @@ final class PrivateSessionBus: @unchecked Sendable {
     /// The bus goes away, as when the desktop session ends.
     func stop() {
         recorders.forEach { $0.stop() }
-        if daemon.isRunning { kill9(daemon) }
+        daemon.stop()
     }
 }
 
@@ -127,19 +100,9 @@ final class NotificationRecorder: @unchecked Sendable {
     }
 }
 
-/// SIGKILL, because SIGTERM does not work here: children of the test process inherit the
-/// signal mask of the thread that started them, and the test runner's threads block SIGTERM.
-func kill9(_ process: Process) {
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-}
+func kill9(_ process: Process) { Poll.kill9(process) }
 
 /// Polls `condition` every 20 ms for up to `seconds`.
 func waitUntil(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) throws {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if try condition() { return }
-        usleep(20_000)
-    }
-    throw TestFailure("timed out after \(seconds) s waiting until \(what)")
+    try Poll.until(what, seconds: seconds, condition)
 }

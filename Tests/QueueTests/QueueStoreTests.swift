@@ -137,4 +137,35 @@ struct QueueStoreTests {
         #expect(try store.transfer(id: id)?.localPath == raw)
         #expect(try store.transfer(id: id)?.name == "caf\\xe9\\n\\xff.jpg")
     }
+
+    @Test("a thousand rows held by an account or a Wi-Fi rule never hide the rows behind them")
+    func heldRowsDoNotHideOthers() throws {
+        let (store, camera) = try makeStore()
+        let wifiOnly = try store.addAccount(name: "camera", webdavURL: "http://127.0.0.1:1/dav/c/", tusURL: "http://127.0.0.1:1/files/",
+                                            username: "c", wifiOnly: true)
+        let other = try store.addAccount(name: "work", webdavURL: "http://127.0.0.1:1/dav/w/", tusURL: "http://127.0.0.1:1/files/", username: "w")
+        try store.enqueue((0..<1000).map { upload(camera, "a\($0).jpg", origin: .auto) })
+        try store.enqueue((0..<1000).map { upload(wifiOnly, "w\($0).jpg", origin: .auto) })
+        let mine = try store.enqueue([upload(wifiOnly, "by-hand.jpg")])
+        let theirs = try store.enqueue([upload(other, "b.jpg", origin: .auto)])
+        let now = nowMilliseconds()
+        let next = try store.runnable(direction: .upload, now: now, limit: 3, excludingAccounts: [camera.id], holdingWifiRule: true)
+        #expect(next.map(\.id) == mine + theirs, "hand-made work of the Wi-Fi-only account goes; then the other account's row")
+    }
+
+    @Test("holding an account says why on its queued rows and takes due retrying rows back to queued")
+    func holdNotesRows() throws {
+        let (store, account) = try makeStore()
+        let other = try store.addAccount(name: "work", webdavURL: "http://127.0.0.1:1/dav/w/", tusURL: "http://127.0.0.1:1/files/", username: "w")
+        let ids = try store.enqueue((0..<3).map { upload(account, "\($0).jpg") })
+        let untouched = try store.enqueue([upload(other, "o.jpg")])[0]
+        try store.start(ids[1], resumedAt: 0); try store.retryLater(ids[1], reason: Reason(.timeout), at: 0, attempts: 3)
+        try store.start(ids[2], resumedAt: 0); try store.retryLater(ids[2], reason: Reason(.timeout), at: nowMilliseconds() + 60_000, attempts: 1)
+        try store.hold(.account(account.id), reason: Reason(.credentials))
+        let rows = try store.transfers()
+        #expect(rows.first { $0.id == ids[0] }?.reason?.code == .credentials)
+        #expect(rows.first { $0.id == ids[1] }.map { ($0.state, $0.reason?.code, $0.attempts) } ?? (.failed, nil, 0) == (.queued, .credentials, 3))
+        #expect(rows.first { $0.id == ids[2] }?.state == .retrying, "not due yet: it keeps its own reason and time")
+        #expect(rows.first { $0.id == untouched }?.reason == nil)
+    }
 }

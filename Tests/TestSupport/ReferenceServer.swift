@@ -76,6 +76,7 @@ public final class ReferenceServer: @unchecked Sendable {
 
     public func stop() {
         guard let process, process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGCONT) // a suspended server could not act on SIGTERM
         process.terminate()
         process.waitUntilExit()
     }
@@ -85,6 +86,18 @@ public final class ReferenceServer: @unchecked Sendable {
         guard let process, process.isRunning else { return }
         Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+    }
+
+    /// SIGSTOP: the kernel still accepts connections, but nothing answers, as a hung server.
+    public func suspend() {
+        guard let process, process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGSTOP)
+    }
+
+    /// SIGCONT after `suspend`: it answers what it was sent meanwhile.
+    public func resume() {
+        guard let process, process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGCONT)
     }
 
     /// Starts again on the same port and data folder (after `kill` or `stop`).

@@ -18,7 +18,11 @@ public enum AgentCommand {
         }
         let secrets = SecretStore(paths: context.paths)
         var options = Agent.Options(paths: context.paths) { account in
-            secrets.password(for: account.name).map { Credentials(username: account.username, password: $0) }
+            switch secrets.lookup(account: account.name) {
+            case .found(let password): .found(Credentials(username: account.username, password: password))
+            case .notStored: .notStored
+            case .unavailable(let why): .unavailable(why)
+            }
         }
         options.uploadSlots = configuration.uploadSlots
         options.downloadSlots = configuration.downloadSlots

@@ -9,8 +9,9 @@ import Transport
 /// The seeds' uploads view as commands: status, queue, show, retry, cancel, clear.
 public enum QueueCommands {
     public static func status(json: Bool, context: CommandContext) throws -> Int32 {
-        let summary = try context.openStore().summary()
+        var summary = try context.openStore().summary()
         let running = context.agentRunning
+        if running, let live = livePause(context) { summary.pausedReason = live?.rawValue }
         if json {
             context.say(JSONOutput.encode(StatusJSON(summary: summary, agentRunning: running)))
         } else {
@@ -27,7 +28,8 @@ public enum QueueCommands {
             return try store.summary().needAttention > 0 ? ExitStatus.attention : ExitStatus.ok
         }
         if follow { return try QueueFollower(store: store, state: state, context: context).run() }
-        let summary = try store.summary()
+        var summary = try store.summary()
+        if let live = livePause(context) { summary.pausedReason = live?.rawValue }
         context.say(try render(store: store, summary: summary, state: state, width: terminalWidth()))
         return summary.needAttention > 0 ? ExitStatus.attention : ExitStatus.ok
     }
@@ -137,8 +139,13 @@ public enum QueueCommands {
             if left.isEmpty { context.say("cancelled \(asked.map(String.init).joined(separator: ", "))") }
             else { context.say("cancelling \(left.map(String.init).joined(separator: ", ")); the agent is finishing it") }
         } else {
-            // No agent: nothing is running, so the rows can go now; server uploads expire by themselves.
-            for id in asked { try store.delete(id) }
+            // No agent: nothing is running, so the rows and their partial downloads can go
+            // now; server uploads expire by themselves.
+            for id in asked {
+                guard let row = try store.transfer(id: id) else { continue }
+                CancelJob.removeLocalLeftovers(of: row)
+                try store.remove(id, by: .cancel)
+            }
             context.say("cancelled \(asked.map(String.init).joined(separator: ", "))")
         }
         return status
@@ -152,6 +159,16 @@ public enum QueueCommands {
     }
 
     static func monotonicNow() -> Double { MonotonicClock.seconds() }
+
+    /// The running agent's own word on what pauses the queue: a full disk cannot be
+    /// written to the database for `status` to read. Nil when the agent does not say.
+    /// `.some(nil)` means "running, nothing paused".
+    static func livePause(_ context: CommandContext) -> ReasonCode?? {
+        guard let answer = ControlSocketClient.send("pause", to: context.paths.controlSocket) else { return nil }
+        if answer == "running" { return .some(nil) }
+        guard answer.hasPrefix("paused "), let code = ReasonCode(rawValue: String(answer.dropFirst("paused ".count))) else { return nil }
+        return .some(code)
+    }
 }
 
 /// Before a failed item goes back in the queue, check whether its cause is gone, as the
@@ -164,8 +181,9 @@ enum RetryCheck {
         }
         guard row.direction == .upload, let code = row.reason?.code, code == .quota || code == .targetMissing else { return nil }
         guard let account = try? store.account(id: row.accountID) else { return nil }
-        let credentials = SecretStore(paths: paths).password(for: account.name).map { Credentials(username: account.username, password: $0) }
-        let dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
+        // Never asked without the password: when it cannot be read now, the agent checks.
+        guard let password = SecretStore(paths: paths).password(for: account.name) else { return nil }
+        let dav = WebDAVClient(root: account.webdavURL, credentials: Credentials(username: account.username, password: password))
         dav.session.stallSeconds = 10
         let folder = newFolder.map(RemotePath.normalize) ?? row.remoteFolder
         do {

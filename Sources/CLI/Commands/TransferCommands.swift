@@ -53,8 +53,18 @@ public enum TransferCommands {
     public static func download(paths: [String], accountName: String?, context: CommandContext) throws -> Int32 {
         let store = try context.openStore()
         guard let account = try account(accountName, store: store, context: context) else { return ExitStatus.attention }
-        let secrets = SecretStore(paths: context.paths)
-        let credentials = secrets.password(for: account.name).map { Credentials(username: account.username, password: $0) }
+        // Never asked without the password: say why it cannot be read instead.
+        let credentials: Credentials
+        switch SecretStore(paths: context.paths).lookup(account: account.name) {
+        case .found(let password):
+            credentials = Credentials(username: account.username, password: password)
+        case .notStored:
+            context.complain("no password is stored for the account \(DisplayText.escape(account.name)): add it again with `instant-upload account add`")
+            return ExitStatus.attention
+        case .unavailable(let why):
+            context.complain("the password of \(DisplayText.escape(account.name)) cannot be read now (\(why)): unlock your keyring, then try again")
+            return ExitStatus.environment
+        }
         let dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
         var items: [NewTransfer] = []
         var status = ExitStatus.ok

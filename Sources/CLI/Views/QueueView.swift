@@ -162,7 +162,7 @@ public struct QueueView: Sendable {
         let turn = "waiting its turn (#\(position))"
         guard let reason = row.reason else { return turn }
         switch reason.code {
-        case .offline, .wifi, .paused: return DisplayText.escape(reason.message)
+        case .offline, .wifi, .paused, .credentials, .diskFull: return DisplayText.escape(reason.message)
         default: return DisplayText.escape(reason.message) + "; " + turn
         }
     }

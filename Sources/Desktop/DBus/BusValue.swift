@@ -1,16 +1,19 @@
 import CDBus
 
-/// A D-Bus value as the notification protocol uses them: sent in calls, read from replies
-/// and signals. Values read from the bus are plain Swift values and may cross threads.
+/// A D-Bus value as the notification and Secret Service protocols use them: sent in calls,
+/// read from replies and signals. Values read from the bus are plain Swift values and may
+/// cross threads.
 indirect enum BusValue: Sendable, Equatable {
     case byte(UInt8)
     case int32(Int32)
     case uint32(UInt32)
     case string(String)
+    case objectPath(String)
     case array(elementSignature: String, [BusValue])
+    case structure([BusValue])
     case dictEntry(BusValue, BusValue)
     case variant(BusValue)
-    /// A type this wrapper does not read (doubles, object paths...), by its type code.
+    /// A type this wrapper does not read (doubles, booleans...), by its type code.
     case unsupported(Int32)
 
     static func strings(_ values: [String]) -> BusValue { .array(elementSignature: "s", values.map(BusValue.string)) }
@@ -26,7 +29,9 @@ indirect enum BusValue: Sendable, Equatable {
         case .int32: "i"
         case .uint32: "u"
         case .string: "s"
+        case .objectPath: "o"
         case .array(let element, _): "a" + element
+        case .structure(let items): "(" + items.map(\.signature).joined() + ")"
         case .dictEntry(let key, let value): "{" + key.signature + value.signature + "}"
         case .variant: "v"
         case .unsupported(let code): String(UnicodeScalar(UInt8(truncatingIfNeeded: code)))
@@ -35,6 +40,16 @@ indirect enum BusValue: Sendable, Equatable {
 
     var uint32Value: UInt32? { if case .uint32(let v) = self { v } else { nil } }
     var stringValue: String? { if case .string(let v) = self { v } else { nil } }
+    var objectPathValue: String? { if case .objectPath(let v) = self { v } else { nil } }
+    var objectPathsValue: [String]? {
+        guard case .array(_, let items) = self else { return nil }
+        let paths = items.compactMap(\.objectPathValue)
+        return paths.count == items.count ? paths : nil
+    }
+    var bytesValue: [UInt8]? {
+        guard case .array("y", let items) = self else { return nil }
+        return items.compactMap { if case .byte(let b) = $0 { b } else { nil } }
+    }
     var stringsValue: [String]? {
         guard case .array(_, let items) = self else { return nil }
         let strings = items.compactMap(\.stringValue)
@@ -49,8 +64,11 @@ indirect enum BusValue: Sendable, Equatable {
         case .int32(let v): return cdbus_append_int32(&iter, v) != 0
         case .uint32(let v): return cdbus_append_uint32(&iter, v) != 0
         case .string(let v): return v.withCString { cdbus_append_string(&iter, $0) } != 0
+        case .objectPath(let v): return v.withCString { cdbus_append_object_path(&iter, $0) } != 0
         case .array(let element, let items):
             return appendContainer(CDBUS_TYPE_ARRAY, signature: element, to: &iter) { sub in items.allSatisfy { $0.append(to: &sub) } }
+        case .structure(let items):
+            return appendContainer(CDBUS_TYPE_STRUCT, signature: nil, to: &iter) { sub in items.allSatisfy { $0.append(to: &sub) } }
         case .dictEntry(let key, let value):
             return appendContainer(CDBUS_TYPE_DICT_ENTRY, signature: nil, to: &iter) { sub in key.append(to: &sub) && value.append(to: &sub) }
         case .variant(let inner):
@@ -91,7 +109,8 @@ indirect enum BusValue: Sendable, Equatable {
         case CDBUS_TYPE_INT32: return .int32(cdbus_get_int32(&iter))
         case CDBUS_TYPE_UINT32: return .uint32(cdbus_get_uint32(&iter))
         case CDBUS_TYPE_STRING: return .string(cdbus_get_string(&iter).map { String(cString: $0) } ?? "")
-        case CDBUS_TYPE_ARRAY, CDBUS_TYPE_DICT_ENTRY, CDBUS_TYPE_VARIANT:
+        case CDBUS_TYPE_OBJECT_PATH: return .objectPath(cdbus_get_string(&iter).map { String(cString: $0) } ?? "/")
+        case CDBUS_TYPE_ARRAY, CDBUS_TYPE_DICT_ENTRY, CDBUS_TYPE_VARIANT, CDBUS_TYPE_STRUCT:
             var element = ""
             if let signature = dbus_message_iter_get_signature(&iter) {
                 element = String(String(cString: signature).dropFirst())
@@ -103,6 +122,7 @@ indirect enum BusValue: Sendable, Equatable {
             switch type {
             case CDBUS_TYPE_ARRAY: return .array(elementSignature: element, inner)
             case CDBUS_TYPE_VARIANT: return inner.first.map(BusValue.variant) ?? .unsupported(type)
+            case CDBUS_TYPE_STRUCT: return .structure(inner)
             default: return inner.count == 2 ? .dictEntry(inner[0], inner[1]) : .unsupported(type)
             }
         default:

@@ -32,8 +32,15 @@ public enum FailureClassifier {
             default: return Classification(reason: Reason(.sourceUnreadable, "\(e.reason) (\(e.operation))"))
             }
         case let e as Classified: return e.classification
+        case let e as DatabaseError: return Classification(reason: database(e))
+        case let e as QueueError where e.underlying != nil: return Classification(reason: database(e.underlying!))
         default: return Classification(reason: Reason(.protocol, "\(error)"))
         }
+    }
+
+    /// The queue database refused a checkpoint: the transfer waits and goes on, never fails.
+    static func database(_ e: DatabaseError) -> Reason {
+        Reason(e.isDiskFull ? .diskFull : .queueDatabase, detail: e.description)
     }
 
     static func transport(_ e: TransportError, direction: Direction) -> Reason {

@@ -21,6 +21,10 @@ public struct Reason: Sendable, Equatable, Codable, CustomStringConvertible {
 public enum ReasonCode: String, Sendable, Codable, CaseIterable {
     // Waiting, not failing.
     case offline, wifi, paused
+    /// The account's password cannot be read right now (keyring locked or not started).
+    case credentials
+    /// The disk holding the queue is full: nothing can be recorded, so nothing moves.
+    case diskFull = "disk_full"
     // Transient: retried with backoff.
     case timeout
     case connectionReset = "connection_reset"
@@ -28,6 +32,8 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
     case serverBusy = "server_busy"
     case maintenance
     case checksumMismatch = "checksum_mismatch"
+    /// The queue database could not be written for a moment (locked by another program, an I/O error).
+    case queueDatabase = "queue_database"
     // Permanent: failed at once, never retried by itself.
     case auth
     case rejectedByServer = "rejected_by_server"
@@ -49,8 +55,8 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
     /// Transient reasons put a row in `retrying`; the others in `failed`.
     public var isTransient: Bool {
         switch self {
-        case .offline, .wifi, .paused, .timeout, .connectionReset, .serverError, .serverBusy, .maintenance,
-             .checksumMismatch, .sourceChanged, .uploadExpired, .uploadLost:
+        case .offline, .wifi, .paused, .credentials, .diskFull, .timeout, .connectionReset, .serverError, .serverBusy,
+             .maintenance, .checksumMismatch, .queueDatabase, .sourceChanged, .uploadExpired, .uploadLost:
             return true
         default:
             return false
@@ -62,12 +68,15 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         case .offline: "waiting for network"
         case .wifi: "waiting for Wi-Fi"
         case .paused: "paused by you"
+        case .credentials: "waiting for the password: the keyring is locked or not running yet"
+        case .diskFull: "the disk is full"
         case .timeout: "the server stopped answering"
         case .connectionReset: "connection reset by peer"
         case .serverError: "the server had an internal error"
         case .serverBusy: "the server is busy"
         case .maintenance: "the server is in maintenance mode"
         case .checksumMismatch: "a chunk arrived damaged and is sent again"
+        case .queueDatabase: "the queue database could not be written for a moment"
         case .auth: "the server did not accept the password"
         case .rejectedByServer: "the server refused the file"
         case .targetMissing: "the folder on the server no longer exists"
@@ -91,7 +100,9 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         case .offline: "it resumes when the network returns"
         case .wifi: "it starts on Wi-Fi; `instant-upload retry --now ID` sends it anyway"
         case .paused: "it continues when the agent runs again"
-        case .timeout, .connectionReset, .serverError, .serverBusy, .maintenance, .checksumMismatch,
+        case .credentials: "unlock your keyring (log in to the desktop); it starts by itself then"
+        case .diskFull: "free some space on the disk; it continues by itself"
+        case .timeout, .connectionReset, .serverError, .serverBusy, .maintenance, .checksumMismatch, .queueDatabase,
              .sourceChanged, .uploadExpired, .uploadLost:
             "nothing: it is retried by itself"
         case .auth: "log in again: `instant-upload account add` with the new password, then `instant-upload retry ID`"

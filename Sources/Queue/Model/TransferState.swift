@@ -28,18 +28,58 @@ public enum TransferState: String, Sendable, CaseIterable, Codable {
         return next
     }
 
+    /// Why a row leaves the queue for good.
+    public enum Removal: String, Sendable, CaseIterable {
+        /// The person cancelled it: anything not yet done (a running one once it has stopped).
+        case cancel
+        /// `clear`: the finished lists only.
+        case clear
+        /// Its account was removed: everything queued for that server goes with it.
+        case accountRemoved = "account_removed"
+    }
+
+    /// The states a row may be removed from, per cause; a completed row is history that
+    /// only `clear` (or removing its account) takes away.
+    public static let removable: [Removal: Set<TransferState>] = [
+        .cancel: [.queued, .inProgress, .retrying, .failed],
+        .clear: [.completed, .failed],
+        .accountRemoved: Set(allCases),
+    ]
+
+    public func canBeRemoved(by removal: Removal) -> Bool { Self.removable[removal]?.contains(self) ?? false }
+
+    /// Checks a removal, throwing `IllegalTransition` when the table forbids it.
+    public func removing(by removal: Removal) throws(IllegalTransition) {
+        guard canBeRemoved(by: removal) else { throw IllegalTransition(from: self, removedBy: removal) }
+    }
+
     /// Rows that still have work ahead of them.
     public var isActive: Bool { self == .queued || self == .inProgress || self == .retrying }
 }
 
 public struct IllegalTransition: Error, Equatable, CustomStringConvertible, Sendable {
     public var from: TransferState
-    public var to: TransferState
+    /// The state it was to move to; nil when it was to be removed.
+    public var to: TransferState?
+    public var removal: TransferState.Removal?
+
     public init(from: TransferState, to: TransferState) {
         self.from = from
         self.to = to
     }
-    public var description: String { "a transfer cannot go from \(from.rawValue) to \(to.rawValue)" }
+
+    public init(from: TransferState, removedBy removal: TransferState.Removal) {
+        self.from = from
+        self.removal = removal
+    }
+
+    public var description: String {
+        if let removal {
+            let verb = switch removal { case .cancel: "cancelled"; case .clear: "cleared"; case .accountRemoved: "removed with its account" }
+            return "a \(from.rawValue.replacingOccurrences(of: "_", with: " ")) transfer cannot be \(verb)"
+        }
+        return "a transfer cannot go from \(from.rawValue) to \(to?.rawValue ?? "nowhere")"
+    }
 }
 
 /// Which way the bytes go.

@@ -1,17 +1,35 @@
 import CSQLite
 import Foundation
+import Glibc
 
 /// An error from SQLite, with the extended result code and what was being done.
 public struct DatabaseError: Error, CustomStringConvertible, Sendable {
     public var code: Int32
     public var message: String
     public var path: String
+    /// The errno of the system call that failed under SQLite, when one did (ENOSPC...).
+    public var systemErrno: Int32 = 0
+
+    public init(code: Int32, message: String, path: String, systemErrno: Int32 = 0) {
+        self.code = code
+        self.message = message
+        self.path = path
+        self.systemErrno = systemErrno
+    }
 
     public var description: String { "\(message) (SQLite \(code), \(path))" }
 
     /// The file is not a database at all, or a damaged one.
     public var isCorrupt: Bool { code & 0xff == SQLITE_NOTADB || code & 0xff == SQLITE_CORRUPT }
     public var isBusy: Bool { code & 0xff == SQLITE_BUSY || code & 0xff == SQLITE_LOCKED }
+    /// The disk (or the user's quota on it) has no room: SQLite says FULL, or an I/O error
+    /// underneath was ENOSPC/EDQUOT (a WAL index that cannot grow says IOERR_SHMSIZE).
+    public var isDiskFull: Bool { code & 0xff == SQLITE_FULL || systemErrno == ENOSPC || systemErrno == EDQUOT }
+    /// Worth asking again: another program holds the lock, the disk is full, or the I/O
+    /// underneath failed this time.
+    public var isTransient: Bool {
+        isBusy || isDiskFull || [SQLITE_IOERR, SQLITE_PROTOCOL, SQLITE_NOMEM, SQLITE_INTERRUPT].contains(code & 0xff)
+    }
 }
 
 /// One SQLite connection. Owns the `sqlite3*`; not Sendable: use it from one thread at a time.
@@ -46,15 +64,22 @@ public final class Database {
     }
 
     /// WAL lets readers and one writer work at once; set only on a file known to be ours.
+    /// Commits are then not flushed one by one (`synchronous=NORMAL`): a crash keeps the
+    /// database whole but may lose the last commits, which is right for progress and
+    /// wrong for what a person hands over (see `transaction(durable:)`).
     public func enableWAL() throws(DatabaseError) {
         _ = try query("PRAGMA journal_mode=WAL") { _ in () }
         try execute("PRAGMA synchronous=NORMAL")
+        walEnabled = true
     }
+
+    private var walEnabled = false
 
     deinit { sqlite3_close_v2(handle) }
 
     func error(_ rc: Int32) -> DatabaseError {
-        DatabaseError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), path: path)
+        DatabaseError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), path: path,
+                      systemErrno: sqlite3_system_errno(handle))
     }
 
     /// Runs one or more statements that return no rows.
@@ -93,8 +118,15 @@ public final class Database {
     /// Runs `body` in a write transaction taken up front (`BEGIN IMMEDIATE`), so that two
     /// processes never deadlock upgrading read locks; the busy timeout waits for the other.
     /// Nested calls become savepoints inside the outer transaction.
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
+    ///
+    /// `durable` commits with `synchronous=FULL`: the WAL is flushed to the disk before this
+    /// returns, so what a person was told is queued survives a power cut.
+    public func transaction<T>(durable: Bool = false, _ body: () throws -> T) throws -> T {
         let nested = transactionDepth > 0
+        if durable && !nested && walEnabled {
+            try execute("PRAGMA synchronous=FULL")
+        }
+        defer { if durable && !nested && walEnabled { try? execute("PRAGMA synchronous=NORMAL") } }
         try execute(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE")
         transactionDepth += 1
         defer { transactionDepth -= 1 }
@@ -137,6 +169,15 @@ final class Statement {
 
     deinit { sqlite3_finalize(pointer) }
 
+    /// Result column names to indexes, read once per statement.
+    private(set) lazy var columnIndex: [String: Int32] = {
+        var index: [String: Int32] = [:]
+        for i in 0..<sqlite3_column_count(pointer) {
+            if let name = sqlite3_column_name(pointer, i) { index[String(cString: name)] = i }
+        }
+        return index
+    }()
+
     func bind(_ values: [SQLValue]) throws(DatabaseError) {
         for (i, value) in values.enumerated() {
             let index = Int32(i + 1)
@@ -161,9 +202,27 @@ final class Statement {
     }
 }
 
-/// One result row, read by column index.
+/// One result row, read by column name (or, for a single value, by index).
 public struct Row {
     let statement: Statement
+
+    /// The index of the result column named `name` (its `AS` alias).
+    public func column(_ name: String) throws(DatabaseError) -> Int32 {
+        guard let index = statement.columnIndex[name] else {
+            throw DatabaseError(code: SQLITE_RANGE, message: "the query has no column named \(name)", path: statement.db.path)
+        }
+        return index
+    }
+
+    public func isNull(_ name: String) throws(DatabaseError) -> Bool { isNull(try column(name)) }
+    public func int(_ name: String) throws(DatabaseError) -> Int { int(try column(name)) }
+    public func int64(_ name: String) throws(DatabaseError) -> Int64 { int64(try column(name)) }
+    public func optionalInt64(_ name: String) throws(DatabaseError) -> Int64? { optionalInt64(try column(name)) }
+    public func bool(_ name: String) throws(DatabaseError) -> Bool { int(try column(name)) != 0 }
+    public func text(_ name: String) throws(DatabaseError) -> String { text(try column(name)) }
+    public func optionalText(_ name: String) throws(DatabaseError) -> String? { optionalText(try column(name)) }
+    public func blob(_ name: String) throws(DatabaseError) -> [UInt8] { blob(try column(name)) }
+    public func optionalBlob(_ name: String) throws(DatabaseError) -> [UInt8]? { optionalBlob(try column(name)) }
 
     public func isNull(_ i: Int32) -> Bool { sqlite3_column_type(statement.pointer, i) == SQLITE_NULL }
     public func int(_ i: Int32) -> Int { Int(sqlite3_column_int64(statement.pointer, i)) }

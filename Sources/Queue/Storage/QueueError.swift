@@ -10,6 +10,9 @@ public struct QueueError: Error, CustomStringConvertible, Sendable {
         self.underlying = underlying
     }
 
+    /// True when the database may well answer if asked again (busy, full, an I/O error).
+    public var isTransient: Bool { underlying?.isTransient ?? false }
+
     public var description: String {
         var s = message
         if let action { s += "\n  " + action }

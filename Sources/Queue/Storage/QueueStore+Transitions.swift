@@ -21,6 +21,22 @@ extension QueueStore {
         }
     }
 
+    /// Moves every row in one of `sources` (and matching `condition`) to `next` in one
+    /// UPDATE; each source state is checked against the table first. `expressions` are
+    /// assignments computed from the row itself (`bytes_done = checkpoint_offset`).
+    @discardableResult
+    func moveAll(from sources: Set<TransferState>, to next: TransferState, set columns: [(String, SQLValue)] = [],
+                 expressions: [String] = [], where condition: String = "1", _ conditionArguments: [SQLValue] = []) throws -> Int {
+        for source in sources.sorted(by: { $0.rawValue < $1.rawValue }) { _ = try source.moving(to: next) }
+        guard !sources.isEmpty else { return 0 }
+        var assignments = ["state = ?"] + expressions
+        var args: [SQLValue] = [.text(next.rawValue)]
+        for (column, value) in columns { assignments.append("\(column) = ?"); args.append(value) }
+        let states = Array(repeating: "?", count: sources.count).joined(separator: ", ")
+        args += sources.map { .text($0.rawValue) } + conditionArguments
+        return try database.run("UPDATE transfers SET \(assignments.joined(separator: ", ")) WHERE state IN (\(states)) AND (\(condition))", args)
+    }
+
     static func reasonColumns(_ reason: Reason?) -> [(String, SQLValue)] {
         [("reason_code", .optionalText(reason?.code.rawValue)), ("reason_message", .optionalText(reason?.message)),
          ("reason_action", .optionalText(reason?.action)), ("reason_detail", .optionalText(reason?.detail))]
@@ -115,31 +131,54 @@ extension QueueStore {
     /// from their checkpoints.
     @discardableResult
     public func recoverAbandoned() throws -> Int {
-        try database.run("UPDATE transfers SET state = 'queued', bytes_done = checkpoint_offset WHERE state = 'in_progress'")
+        try moveAll(from: [.inProgress], to: .queued, expressions: ["bytes_done = checkpoint_offset"])
     }
 
-    /// Sets the "why it waits" note on queued rows without changing their state.
-    public func setWaiting(_ ids: [Int64], reason: Reason?) throws {
-        guard !ids.isEmpty else { return }
-        let cols = Self.reasonColumns(reason)
-        try database.transaction {
-            for id in ids {
-                try database.run("UPDATE transfers SET reason_code = ?, reason_message = ?, reason_action = ?, reason_detail = ? WHERE id = ? AND state = 'queued'",
-                                 cols.map(\.1) + [.int(id)])
+    /// Rows a Wi-Fi-only rule holds while there is no unmetered Wi-Fi: auto-uploads to a
+    /// Wi-Fi-only account that the person did not send with `--now`. (Unqualified columns,
+    /// so it reads the same inside an UPDATE and a SELECT over `transfers t`.)
+    static let heldByWifiRule = "origin = 'auto' AND ignore_rules = 0 AND account_id IN (SELECT id FROM accounts WHERE wifi_only = 1)"
+
+    /// Which rows a hold applies to.
+    public enum HoldScope: Sendable, Equatable {
+        /// Every row of one account (its password cannot be read).
+        case account(Int64)
+        /// The rows a Wi-Fi-only rule holds.
+        case wifiRule
+
+        var condition: (String, [SQLValue]) {
+            switch self {
+            case .account(let id): ("account_id = ?", [.int(id)])
+            case .wifiRule: (QueueStore.heldByWifiRule, [])
             }
         }
     }
 
-    /// The network is gone: every waiting row says so, and retrying rows go back to queued
-    /// (their backoff means nothing while there is no network).
+    /// Rows held back by a gate that applies to part of the queue: the queued ones say why
+    /// (written once, not on every look), and retrying ones whose time has come go back to
+    /// queued with that reason, since their backoff means nothing while the gate is shut.
+    public func hold(_ scope: HoldScope, reason: Reason, now: Int64 = nowMilliseconds()) throws {
+        let (condition, args) = scope.condition
+        let cols = Self.reasonColumns(reason)
+        try database.transaction {
+            try moveAll(from: [.retrying], to: .queued, set: cols + [("next_attempt_at", .null)],
+                        where: "\(condition) AND next_attempt_at <= ? AND cancel_requested = 0", args + [.int(now)])
+            try database.run("""
+                UPDATE transfers SET \(cols.map { "\($0.0) = ?" }.joined(separator: ", "))
+                WHERE state = 'queued' AND cancel_requested = 0 AND \(condition) AND reason_code IS NOT ?
+                """, cols.map(\.1) + args + [.text(reason.code.rawValue)])
+        }
+    }
+
+    /// A gate for the whole queue (network gone, disk full): every waiting row says so, and
+    /// retrying rows go back to queued (their backoff means nothing while it is shut).
     public func pauseAllWaiting(reason: Reason) throws {
-        let cols = Self.reasonColumns(reason).map(\.1)
-        _ = try TransferState.retrying.moving(to: .queued)
-        try database.run("""
-                UPDATE transfers SET state = 'queued', next_attempt_at = NULL, reason_code = ?, reason_message = ?, reason_action = ?,
-                    reason_detail = ?
-                WHERE state IN ('queued', 'retrying')
-                """, cols)
+        let cols = Self.reasonColumns(reason)
+        try database.transaction {
+            try moveAll(from: [.retrying], to: .queued, set: cols + [("next_attempt_at", .null)])
+            try database.run("UPDATE transfers SET \(cols.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE state = 'queued'",
+                             cols.map(\.1))
+        }
     }
 
     /// Clears a waiting note (e.g. `offline`) from queued rows.
@@ -151,15 +190,23 @@ extension QueueStore {
     }
 
     /// Rows the scheduler may start now: queued ones, and retrying ones whose time has come,
-    /// hand-made work first, then oldest first.
-    public func runnable(direction: Direction, now: Int64, limit: Int, excluding: Set<Int64> = []) throws -> [Transfer] {
-        let rows = try database.query("""
+    /// hand-made work first, then oldest first. Rows of `excludingAccounts` and, with
+    /// `holdingWifiRule`, rows a Wi-Fi rule holds are left out here, so however many of
+    /// them wait, they never hide the rows behind them.
+    public func runnable(direction: Direction, now: Int64, limit: Int, excluding: Set<Int64> = [],
+                         excludingAccounts: Set<Int64> = [], holdingWifiRule: Bool = false) throws -> [Transfer] {
+        var sql = """
             SELECT \(Self.columns) FROM transfers t JOIN accounts a ON a.id = t.account_id
             WHERE t.direction = ? AND t.cancel_requested = 0
               AND (t.state = 'queued' OR (t.state = 'retrying' AND t.next_attempt_at <= ?))
-            ORDER BY t.lane, t.id LIMIT ?
-            """, [.text(direction.rawValue), .int(now), .int(limit + excluding.count)], row: Self.transfer)
-        return Array(rows.filter { !excluding.contains($0.id) }.prefix(limit))
+            """
+        var args: [SQLValue] = [.text(direction.rawValue), .int(now)]
+        for (column, ids) in [("t.id", excluding), ("t.account_id", excludingAccounts)] where !ids.isEmpty {
+            sql += " AND \(column) NOT IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
+            args += ids.sorted().map { .int($0) }
+        }
+        if holdingWifiRule { sql += " AND NOT (\(Self.heldByWifiRule))" }
+        return try database.query(sql + " ORDER BY t.lane, t.id LIMIT ?", args + [.int(limit)], row: Self.transfer)
     }
 
     /// When the next retrying row becomes due, so the agent can sleep until then.
@@ -189,7 +236,7 @@ extension QueueStore {
     /// the ids that moved; completed and running rows are left as they are.
     @discardableResult
     public func retry(_ ids: [Int64], newRemoteFolder: String? = nil, ignoreRules: Bool = false) throws -> [Int64] {
-        try database.transaction {
+        try database.transaction(durable: true) {
             var moved: [Int64] = []
             for id in ids {
                 guard let row = try transfer(id: id), row.state == .failed || row.state == .retrying else { continue }
@@ -210,37 +257,12 @@ extension QueueStore {
 
     /// The person said "now": these rows go regardless of Wi-Fi rules.
     public func setIgnoreRules(_ ids: [Int64]) throws {
-        try database.transaction {
+        try database.transaction(durable: true) {
             for id in ids { try database.run("UPDATE transfers SET ignore_rules = 1 WHERE id = ?", [.int(id)]) }
         }
     }
 
     public func failedIDs() throws -> [Int64] {
         try database.query("SELECT id FROM transfers WHERE state = 'failed' ORDER BY id") { $0.int64(0) }
-    }
-
-    /// Marks rows for cancellation; the agent stops running ones and removes them.
-    public func requestCancel(_ ids: [Int64]) throws {
-        try database.transaction {
-            for id in ids { try database.run("UPDATE transfers SET cancel_requested = 1 WHERE id = ?", [.int(id)]) }
-        }
-    }
-
-    /// Removes a row for good.
-    @discardableResult
-    public func delete(_ id: Int64) throws -> Bool {
-        try database.run("DELETE FROM transfers WHERE id = ?", [.int(id)]) > 0
-    }
-
-    public enum ClearScope: String, Sendable { case completed, failed, all }
-
-    /// Clears finished lists. `all` clears completed and failed rows, never active ones.
-    @discardableResult
-    public func clear(_ scope: ClearScope) throws -> Int {
-        switch scope {
-        case .completed: try database.run("DELETE FROM transfers WHERE state = 'completed'")
-        case .failed: try database.run("DELETE FROM transfers WHERE state = 'failed'")
-        case .all: try database.run("DELETE FROM transfers WHERE state IN ('completed', 'failed')")
-        }
     }
 }

@@ -76,36 +76,35 @@ public final class QueueStore {
     public func addAccount(name: String, webdavURL: String, tusURL: String, username: String, wifiOnly: Bool = false,
                            caFile: String? = nil) throws -> Account {
         let now = nowMilliseconds()
-        try database.run("""
-            INSERT INTO accounts (name, webdav_url, tus_url, username, wifi_only, created_at, ca_file) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(name) DO UPDATE SET webdav_url = excluded.webdav_url, tus_url = excluded.tus_url,
-                username = excluded.username, wifi_only = excluded.wifi_only, ca_file = excluded.ca_file
-            """, [.text(name), .text(webdavURL), .text(tusURL), .text(username), .int(wifiOnly ? 1 : 0), .int(now), .optionalText(caFile)])
+        try database.transaction(durable: true) {
+            _ = try database.run("""
+                INSERT INTO accounts (name, webdav_url, tus_url, username, wifi_only, created_at, ca_file) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(name) DO UPDATE SET webdav_url = excluded.webdav_url, tus_url = excluded.tus_url,
+                    username = excluded.username, wifi_only = excluded.wifi_only, ca_file = excluded.ca_file
+                """, [.text(name), .text(webdavURL), .text(tusURL), .text(username), .int(wifiOnly ? 1 : 0), .int(now), .optionalText(caFile)])
+        }
         guard let account = try account(named: name) else { throw QueueError("the account \(name) vanished while it was saved") }
         return account
     }
 
+    static let accountColumns = "id, name, webdav_url, tus_url, username, wifi_only, created_at, ca_file"
+
     public func accounts() throws -> [Account] {
-        try database.query("SELECT id, name, webdav_url, tus_url, username, wifi_only, created_at, ca_file FROM accounts ORDER BY name", row: Self.account)
+        try database.query("SELECT \(Self.accountColumns) FROM accounts ORDER BY name", row: Self.account)
     }
 
     public func account(named name: String) throws -> Account? {
-        try database.query("SELECT id, name, webdav_url, tus_url, username, wifi_only, created_at, ca_file FROM accounts WHERE name = ?", [.text(name)], row: Self.account).first
+        try database.query("SELECT \(Self.accountColumns) FROM accounts WHERE name = ?", [.text(name)], row: Self.account).first
     }
 
     public func account(id: Int64) throws -> Account? {
-        try database.query("SELECT id, name, webdav_url, tus_url, username, wifi_only, created_at, ca_file FROM accounts WHERE id = ?", [.int(id)], row: Self.account).first
+        try database.query("SELECT \(Self.accountColumns) FROM accounts WHERE id = ?", [.int(id)], row: Self.account).first
     }
 
-    /// Removes an account and every transfer queued for it.
-    @discardableResult
-    public func removeAccount(named name: String) throws -> Bool {
-        try database.run("DELETE FROM accounts WHERE name = ?", [.text(name)]) > 0
-    }
-
-    static func account(_ r: Row) -> Account {
-        Account(id: r.int64(0), name: r.text(1), webdavURL: r.text(2), tusURL: r.text(3), username: r.text(4),
-                wifiOnly: r.int(5) != 0, createdAt: r.int64(6), caFile: r.optionalText(7))
+    static func account(_ r: Row) throws -> Account {
+        try Account(id: r.int64("id"), name: r.text("name"), webdavURL: r.text("webdav_url"), tusURL: r.text("tus_url"),
+                    username: r.text("username"), wifiOnly: r.bool("wifi_only"), createdAt: r.int64("created_at"),
+                    caFile: r.optionalText("ca_file"))
     }
 
     // MARK: Enqueue
@@ -115,7 +114,7 @@ public final class QueueStore {
     public func enqueue(_ items: [NewTransfer]) throws -> [Int64] {
         guard !items.isEmpty else { return [] }
         let now = nowMilliseconds()
-        return try database.transaction {
+        return try database.transaction(durable: true) {
             var ids: [Int64] = []
             ids.reserveCapacity(items.count)
             for item in items {
@@ -139,35 +138,41 @@ public final class QueueStore {
 
     // MARK: Reading
 
-    static let columns = """
-        t.id, t.direction, t.origin, t.account_id, a.name, t.local_path, t.remote_path, t.state,
-        t.reason_code, t.reason_message, t.reason_action, t.attempts, t.next_attempt_at, t.bytes_done, t.bytes_total,
-        t.upload_url, t.upload_expires_at, t.fp_device, t.fp_inode, t.fp_size, t.fp_mtime_ns, t.checkpoint_offset,
-        t.hash_state, t.sha256, t.etag, t.cancel_requested, t.ignore_rules, t.watch_rule, t.resumed_at, t.bytes_read,
-        t.bytes_hashed, t.created_at, t.started_at, t.completed_at, t.reason_detail
-        """
+    /// The transfers table's columns as `Transfer` reads them, each under its own name
+    /// (`AS`, since SQLite does not promise a name for `t.x` otherwise), plus the account's name.
+    static let transferColumns = [
+        "id", "direction", "origin", "account_id", "local_path", "remote_path", "state", "reason_code", "reason_message",
+        "reason_action", "reason_detail", "attempts", "next_attempt_at", "bytes_done", "bytes_total", "upload_url",
+        "upload_expires_at", "fp_device", "fp_inode", "fp_size", "fp_mtime_ns", "checkpoint_offset", "hash_state", "sha256",
+        "etag", "cancel_requested", "ignore_rules", "watch_rule", "resumed_at", "bytes_read", "bytes_hashed", "created_at",
+        "started_at", "completed_at",
+    ]
 
-    static func transfer(_ r: Row) -> Transfer {
+    static let columns = (transferColumns.map { "t.\($0) AS \($0)" } + ["a.name AS account_name"]).joined(separator: ", ")
+
+    static func transfer(_ r: Row) throws -> Transfer {
         var reason: Reason?
-        if let code = r.optionalText(8) {
-            let c = ReasonCode(rawValue: code) ?? .protocol
-            reason = Reason(c, r.optionalText(9), action: r.optionalText(10), detail: r.optionalText(34))
+        if let code = try r.optionalText("reason_code") {
+            reason = try Reason(ReasonCode(rawValue: code) ?? .protocol, r.optionalText("reason_message"),
+                                action: r.optionalText("reason_action"), detail: r.optionalText("reason_detail"))
         }
         var fingerprint: FileFingerprint?
-        if !r.isNull(17) {
-            fingerprint = FileFingerprint(device: UInt64(bitPattern: r.int64(17)), inode: UInt64(bitPattern: r.int64(18)),
-                                          size: r.int64(19), mtimeNanoseconds: r.int64(20))
+        if try !r.isNull("fp_device") {
+            fingerprint = try FileFingerprint(device: UInt64(bitPattern: r.int64("fp_device")), inode: UInt64(bitPattern: r.int64("fp_inode")),
+                                              size: r.int64("fp_size"), mtimeNanoseconds: r.int64("fp_mtime_ns"))
         }
-        return Transfer(
-            id: r.int64(0), direction: Direction(rawValue: r.text(1)) ?? .upload, origin: Origin(rawValue: r.text(2)) ?? .manual,
-            accountID: r.int64(3), accountName: r.text(4), localPath: LocalPath(bytes: r.blob(5)), remotePath: r.text(6),
-            state: TransferState(rawValue: r.text(7)) ?? .failed, reason: reason, attempts: r.int(11),
-            nextAttemptAt: r.optionalInt64(12), bytesDone: r.int64(13), bytesTotal: r.int64(14),
-            uploadURL: r.optionalText(15), uploadExpiresAt: r.optionalInt64(16), fingerprint: fingerprint,
-            checkpoint: Checkpoint(offset: r.int64(21), hashState: r.optionalBlob(22)), sha256: r.optionalText(23),
-            etag: r.optionalText(24), cancelRequested: r.int(25) != 0, ignoreRules: r.int(26) != 0, watchRule: r.optionalText(27),
-            counters: ResumeCounters(resumedAt: r.int64(28), bytesRead: r.int64(29), bytesHashed: r.int64(30)),
-            createdAt: r.int64(31), startedAt: r.optionalInt64(32), completedAt: r.optionalInt64(33))
+        return try Transfer(
+            id: r.int64("id"), direction: Direction(rawValue: r.text("direction")) ?? .upload,
+            origin: Origin(rawValue: r.text("origin")) ?? .manual, accountID: r.int64("account_id"),
+            accountName: r.text("account_name"), localPath: LocalPath(bytes: r.blob("local_path")), remotePath: r.text("remote_path"),
+            state: TransferState(rawValue: r.text("state")) ?? .failed, reason: reason, attempts: r.int("attempts"),
+            nextAttemptAt: r.optionalInt64("next_attempt_at"), bytesDone: r.int64("bytes_done"), bytesTotal: r.int64("bytes_total"),
+            uploadURL: r.optionalText("upload_url"), uploadExpiresAt: r.optionalInt64("upload_expires_at"), fingerprint: fingerprint,
+            checkpoint: Checkpoint(offset: r.int64("checkpoint_offset"), hashState: r.optionalBlob("hash_state")),
+            sha256: r.optionalText("sha256"), etag: r.optionalText("etag"), cancelRequested: r.bool("cancel_requested"),
+            ignoreRules: r.bool("ignore_rules"), watchRule: r.optionalText("watch_rule"),
+            counters: ResumeCounters(resumedAt: r.int64("resumed_at"), bytesRead: r.int64("bytes_read"), bytesHashed: r.int64("bytes_hashed")),
+            createdAt: r.int64("created_at"), startedAt: r.optionalInt64("started_at"), completedAt: r.optionalInt64("completed_at"))
     }
 
     public func transfer(id: Int64) throws -> Transfer? {

@@ -63,6 +63,61 @@ public enum Schema {
         ALTER TABLE transfers ADD COLUMN reason_detail TEXT;
         ALTER TABLE accounts ADD COLUMN ca_file TEXT;
         """,
+        // 4: an item's number is never given out again, even after `clear` (scripts keep
+        // numbers): the transfers table is rebuilt with AUTOINCREMENT, rows and indexes kept.
+        // Nothing refers to transfers, so dropping the old table breaks no foreign key.
+        """
+        CREATE TABLE transfers_new (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            direction TEXT NOT NULL CHECK (direction IN ('upload', 'download')),
+            origin TEXT NOT NULL CHECK (origin IN ('manual', 'share', 'auto')),
+            lane INTEGER NOT NULL,
+            account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+            local_path BLOB NOT NULL,
+            remote_path TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('queued', 'in_progress', 'retrying', 'completed', 'failed')),
+            reason_code TEXT,
+            reason_message TEXT,
+            reason_action TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER,
+            bytes_done INTEGER NOT NULL DEFAULT 0,
+            bytes_total INTEGER NOT NULL DEFAULT 0,
+            upload_url TEXT,
+            upload_expires_at INTEGER,
+            fp_device INTEGER,
+            fp_inode INTEGER,
+            fp_size INTEGER,
+            fp_mtime_ns INTEGER,
+            checkpoint_offset INTEGER NOT NULL DEFAULT 0,
+            hash_state BLOB,
+            sha256 TEXT,
+            etag TEXT,
+            cancel_requested INTEGER NOT NULL DEFAULT 0,
+            ignore_rules INTEGER NOT NULL DEFAULT 0,
+            watch_rule TEXT,
+            resumed_at INTEGER NOT NULL DEFAULT 0,
+            bytes_read INTEGER NOT NULL DEFAULT 0,
+            bytes_hashed INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            started_at INTEGER,
+            completed_at INTEGER,
+            reason_detail TEXT
+        );
+        INSERT INTO transfers_new (id, direction, origin, lane, account_id, local_path, remote_path, state, reason_code, reason_message, reason_action,
+            attempts, next_attempt_at, bytes_done, bytes_total, upload_url, upload_expires_at, fp_device, fp_inode, fp_size,
+            fp_mtime_ns, checkpoint_offset, hash_state, sha256, etag, cancel_requested, ignore_rules, watch_rule, resumed_at,
+            bytes_read, bytes_hashed, created_at, started_at, completed_at, reason_detail)
+            SELECT id, direction, origin, lane, account_id, local_path, remote_path, state, reason_code, reason_message, reason_action,
+            attempts, next_attempt_at, bytes_done, bytes_total, upload_url, upload_expires_at, fp_device, fp_inode, fp_size,
+            fp_mtime_ns, checkpoint_offset, hash_state, sha256, etag, cancel_requested, ignore_rules, watch_rule, resumed_at,
+            bytes_read, bytes_hashed, created_at, started_at, completed_at, reason_detail FROM transfers;
+        DROP TABLE transfers;
+        ALTER TABLE transfers_new RENAME TO transfers;
+        CREATE INDEX transfers_by_state ON transfers (state, direction, lane, id);
+        CREATE INDEX transfers_by_state_lane ON transfers (state, lane, id);
+        CREATE INDEX transfers_by_state_completed ON transfers (state, completed_at, id);
+        """,
     ]
 
     public static var latest: Int { migrations.count }

@@ -1,0 +1,150 @@
+import Foundation
+import Platform
+import Queue
+import Transport
+
+/// Starting transfers: budgets per direction, lanes, and the gates that hold some rows
+/// back (a busy server, a password that cannot be read, a Wi-Fi rule, no network).
+extension Agent {
+    /// Rows looked at beyond the free slots in one query. Whatever holds rows back holds
+    /// them in the next query too (the account or rule is left out), so many held rows
+    /// never hide the ones behind them.
+    static let lookahead = 16
+
+    func dispatch(_ store: QueueStore) throws {
+        let (online, diskFull) = state.withLock { ($0.online, $0.diskFull) }
+        guard !diskFull else { return }
+        let now = nowMilliseconds()
+        // Asked only when a held row comes up, and then once per pass.
+        var wifiAnswer: Bool?
+        func wifiOK() -> Bool {
+            if let wifiAnswer { return wifiAnswer }
+            let answer = options.wifiGate?() ?? true
+            wifiAnswer = answer
+            return answer
+        }
+        let accounts = Dictionary(uniqueKeysWithValues: try store.accounts().map { ($0.id, $0) })
+        // Accounts that take no new work in this pass (any direction), and what their rows
+        // should say when it is news to them (a busy server's rows already say so).
+        var heldAccounts: Set<Int64> = []
+        var notes: [Int64: Reason] = [:]
+        var holdingWifiRule = false
+        for direction in Direction.allCases {
+            let slots = direction == .upload ? options.uploadSlots : options.downloadSlots
+            var skipped = state.withLock { s in Set(s.running.filter { $0.value.direction == direction }.keys) }
+            var free = slots - skipped.count
+            while free > 0 {
+                let limit = free + Self.lookahead
+                let rows = try store.runnable(direction: direction, now: now, limit: limit, excluding: skipped,
+                                              excludingAccounts: heldAccounts, holdingWifiRule: holdingWifiRule)
+                var lookedAtAll = true
+                for row in rows where free > 0 {
+                    skipped.insert(row.id)
+                    guard let account = accounts[row.accountID] else { continue }
+                    if !takesWork(account, now: now, online: online) {
+                        heldAccounts.insert(account.id)
+                        lookedAtAll = false
+                        break // the next query leaves this account out
+                    }
+                    // Wi-Fi-only rules hold auto-uploads; what a person asked for by hand goes
+                    // (the same rule as QueueStore.heldByWifiRule).
+                    if row.origin == .auto, account.wifiOnly, !row.ignoreRules, !wifiOK() {
+                        holdingWifiRule = true
+                        lookedAtAll = false
+                        break
+                    }
+                    let password = passwords.entry(for: account) { [self] in wake() }
+                    guard case .ready(let credentials) = password else {
+                        heldAccounts.insert(account.id)
+                        notes[account.id] = Self.note(for: password, of: account)
+                        lookedAtAll = false
+                        break
+                    }
+                    if try launch(row, account: account, credentials: credentials, store: store) { free -= 1 }
+                }
+                if lookedAtAll && rows.count < limit { break }
+            }
+        }
+        if holdingWifiRule { try store.hold(.wifiRule, reason: Reason(.wifi)) }
+        for (id, note) in notes { try store.hold(.account(id), reason: note) }
+    }
+
+    /// False when an account takes no new work now: no network to its server, or the
+    /// server asked us to ease off.
+    private func takesWork(_ account: Account, now: Int64, online: Bool) -> Bool {
+        // Without a network only a server on this machine can be reached.
+        if !online && !account.isOnThisMachine { return false }
+        return state.withLock { s in
+            guard let p = s.pressure[account.id] else { return true }
+            if p.holdUntil > now { return false }
+            return s.running.values.filter { $0.accountID == account.id }.count < p.limit
+        }
+    }
+
+    /// What the rows of an account whose password is not ready say: nothing while it is
+    /// being looked up; `credentials` while it cannot be read, never `auth`: the server
+    /// has not refused anything, and no request goes out without the password.
+    static func note(for password: CredentialCache.Entry, of account: Account) -> Reason? {
+        switch password {
+        case .unavailable(let why, _):
+            return Reason(.credentials, detail: why)
+        case .missing:
+            return Reason(.credentials, "no password is stored for the account \(DisplayText.escape(account.name))",
+                          action: "add it again with `instant-upload account add`; the transfers start by themselves then")
+        case .ready, .asking:
+            return nil
+        }
+    }
+
+    /// The server said it is busy: fewer in flight for this account, and a pause.
+    func easeOff(accountID: Int64, retryAfter: Double?) {
+        state.withLock { s in
+            let inFlight = s.running.values.filter { $0.accountID == accountID }.count + 1
+            var p = s.pressure[accountID] ?? AccountPressure(limit: max(options.uploadSlots, options.downloadSlots))
+            p.limit = max(1, min(p.limit, inFlight) / 2)
+            p.holdUntil = max(p.holdUntil, nowMilliseconds() + Int64((retryAfter ?? 1) * 1000))
+            s.pressure[accountID] = p
+        }
+    }
+
+    func recovered(accountID: Int64) {
+        state.withLock { s in
+            guard var p = s.pressure[accountID] else { return }
+            p.limit += 1
+            if p.limit >= max(options.uploadSlots, options.downloadSlots) { s.pressure[accountID] = nil } else { s.pressure[accountID] = p }
+        }
+    }
+
+    /// Moves the row to `in_progress` and runs its job on a thread of its own. False when
+    /// the row was gone or changed meanwhile.
+    private func launch(_ row: Transfer, account: Account, credentials: Credentials, store: QueueStore) throws -> Bool {
+        guard let started = try store.start(row.id, resumedAt: row.checkpoint.offset) else { return false }
+        let cancellation = CancellationFlag()
+        state.withLock { $0.running[row.id] = Running(direction: row.direction, accountID: row.accountID, cancellation: cancellation) }
+        let options = self.options
+        let serverInfo = self.serverInfo
+        let path = options.paths.queueDatabase
+        let transfer = started
+        Log.debug("starting \(row.direction.rawValue) \(row.id): \(row.name)")
+        let thread = Thread { [self] in
+            let outcome: JobOutcome
+            do {
+                let jobStore = try QueueStore(path: path)
+                switch transfer.direction {
+                case .upload:
+                    outcome = UploadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,
+                                        settings: options.settings, serverInfo: serverInfo, cancellation: cancellation).run()
+                case .download:
+                    outcome = DownloadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,
+                                          settings: options.settings, downloads: options.paths.localDrive, cancellation: cancellation).run()
+                }
+            } catch {
+                outcome = .retry(FailureClassifier.classify(error), progressed: false)
+            }
+            finished(transfer.id, outcome)
+        }
+        thread.name = "transfer-\(row.id)"
+        thread.start()
+        return true
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Platform
+import Queue
+import Transport
+
+/// Turning what a transfer reported into its row's next state, and telling the person.
+extension Agent {
+    /// Called on a transfer's thread when its job ends.
+    func finished(_ id: Int64, _ outcome: JobOutcome) {
+        state.withLock { s in
+            s.finished.append(Finished(id: id, outcome: outcome, cause: s.running.removeValue(forKey: id)?.stopCause))
+        }
+        wake()
+    }
+
+    /// Records every outcome that came in (and those the database refused before). One
+    /// that cannot be written now is kept for the next pass, never lost; the first such
+    /// error is thrown once all were tried.
+    func applyFinished(_ store: QueueStore) throws {
+        let batch = state.withLock { s in
+            defer { s.unapplied.removeAll(); s.finished.removeAll() }
+            return s.unapplied + s.finished
+        }
+        var failed: [Transfer] = []
+        var firstError: Error?
+        for item in batch {
+            do {
+                try apply(item.outcome, to: item.id, cause: item.cause, store: store)
+                guard let row = try store.transfer(id: item.id) else { continue }
+                if row.state == .failed { failed.append(row) }
+                if row.state == .completed, row.origin != .auto { state.withLock { $0.manualDone.append(row) } }
+            } catch let e as IllegalTransition {
+                Log.error("transfer \(item.id): \(e)")
+            } catch {
+                firstError = firstError ?? error
+                state.withLock { $0.unapplied.append(item) }
+            }
+        }
+        tellAttention(failed)
+        let done = state.withLock { $0.manualDone }
+        if !done.isEmpty, try store.activeCount(includeAuto: false) == 0 {
+            state.withLock { $0.manualDone.removeAll() }
+            options.onBatchDone?(done)
+        }
+        if let firstError { throw firstError }
+    }
+
+    /// Failures that come close together are told together: once nothing else is running,
+    /// or a few seconds after the first.
+    private func tellAttention(_ failed: [Transfer]) {
+        let now = monotonicSeconds()
+        let tell: [Transfer] = state.withLock { s in
+            if !failed.isEmpty {
+                if s.pendingFailed.isEmpty { s.firstPendingAt = now }
+                s.pendingFailed += failed
+            }
+            guard !s.pendingFailed.isEmpty, s.running.isEmpty || now - s.firstPendingAt >= Self.attentionDelay else { return [] }
+            defer { s.pendingFailed.removeAll() }
+            return s.pendingFailed
+        }
+        if !tell.isEmpty { options.onAttention?(tell) }
+    }
+
+    private func apply(_ outcome: JobOutcome, to id: Int64, cause: StopCause?, store: QueueStore) throws {
+        guard let row = try store.transfer(id: id) else { return }
+        if cause == .cancel || row.cancelRequested {
+            startCancel(row)
+            return
+        }
+        switch outcome {
+        case .completed(let sha, let bytes):
+            try store.complete(id, sha256: sha, bytes: bytes)
+            recovered(accountID: row.accountID)
+            Log.info("\(row.direction == .upload ? "uploaded" : "downloaded") \(row.name) -> \(row.direction == .upload ? "\(row.accountName):\(row.remotePath)" : row.localPath.display)")
+        case .failed(let reason):
+            try store.fail(id, reason: reason)
+            // The server refused the password: read it again for the next transfer, so a
+            // changed password is picked up once the person has saved it.
+            if reason.code == .auth { passwords.forget(accountID: row.accountID) }
+            Log.warning("\(row.name): \(reason.message)")
+        case .retry(let classification, let progressed):
+            if [.serverBusy, .maintenance].contains(classification.reason.code) {
+                easeOff(accountID: row.accountID, retryAfter: classification.retryAfter)
+            }
+            let attempts = progressed ? 1 : row.attempts + 1
+            let delay = options.backoff.delay(attempt: attempts, retryAfter: classification.retryAfter)
+            let at = nowMilliseconds() + Int64(delay * 1000)
+            try store.retryLater(id, reason: classification.reason, at: at, attempts: attempts)
+            Log.info("\(row.name): \(classification.reason.message); retrying in \(String(format: "%.1f", delay)) s (attempt \(attempts))")
+        case .stopped:
+            try store.requeue(id, reason: cause == .offline ? Reason(.offline) : nil)
+        }
+    }
+}

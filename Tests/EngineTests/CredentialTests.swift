@@ -1,0 +1,118 @@
+import Foundation
+import Glibc
+import Queue
+import TestSupport
+import Testing
+
+/// Passwords from a real Secret Service on a private session bus: a keyring that is not
+/// there yet or locked holds rows (never unauthenticated, never `auth`), each account's
+/// password is read once, and a refused one is read again.
+@Suite("Credentials")
+struct CredentialTests {
+    /// A person whose password lives only in the keyring: the account is written straight
+    /// to the queue (`account add` would keep the password in the file when no keyring takes it).
+    struct Scene {
+        let bus: SessionBusDaemon
+        let server: ReferenceServer
+        let session: AgentHarness
+        var files: [String] = []
+
+        init(files count: Int) throws {
+            bus = try SessionBusDaemon()
+            server = try ReferenceServer()
+            try server.makeFolder("In")
+            session = try AgentHarness(extraEnvironment: bus.environment)
+            try session.writeConfig(agentConfig(stallSeconds: 10))
+            let store = try QueueStore(path: session.databasePath)
+            try store.addAccount(name: "home", webdavURL: server.webdavURL(), tusURL: server.tusURL, username: "alice")
+            for i in 0..<count { files.append(try session.home.randomFile("pictures/p\(i).jpg", size: 150_000, seed: UInt64(i))) }
+            guard count > 0 else { return }
+            let r = try session.cli(["upload", "--to", "/In"] + files)
+            guard r.status == 0 else { throw TestFailure("upload failed (\(r.status)): \(r.stderr)") }
+        }
+
+        func serverRequests() throws -> Int {
+            ((try server.stats()["requests"] as? [String: Any]) ?? [:]).values.compactMap { $0 as? Int }.reduce(0, +)
+        }
+
+        func expectIdentical() throws {
+            for (i, file) in files.enumerated() {
+                #expect(try TestData.sha256(ofFile: server.tree() + "/In/p\(i).jpg") == (try TestData.sha256(ofFile: file)))
+            }
+        }
+    }
+
+    static func reasonCode(_ item: [String: Any]) -> String? { (item["reason"] as? [String: Any])?["code"] as? String }
+
+    @Test("rows wait as `credentials` while the keyring is not started, then locked; nothing is sent; unlocked, they go")
+    func waitsForTheKeyring() async throws {
+        try await offThePool {
+            let scene = try Scene(files: 2)
+            let s = scene.session
+            try s.startAgent()
+            try s.waitFor("both rows waiting for the password", timeout: 30) { items in
+                items.count == 2 && items.allSatisfy { $0["state"] as? String == "queued" && Self.reasonCode($0) == "credentials" }
+            }
+            #expect(try scene.serverRequests() == 0, "nothing went to the server without a password")
+
+            // The keyring starts, locked: asked again by itself, and the rows keep waiting.
+            let keyring = try SecretServiceStandIn(bus: scene.bus, items: [SecretServiceStandIn.password("wonderland", account: "home")],
+                                                   locked: true)
+            try Poll.until("the agent asks the keyring", seconds: 30) { try keyring.lookups(of: "home") >= 1 }
+            usleep(500_000)
+            let waiting = try s.items()
+            #expect(waiting.allSatisfy { $0["state"] as? String == "queued" && Self.reasonCode($0) == "credentials" }, "\(waiting)")
+            #expect(try scene.serverRequests() == 0, "nothing went to the server while the keyring was locked")
+
+            try keyring.unlock()
+            try s.waitForAll("completed", count: 2, timeout: 60)
+            try scene.expectIdentical()
+            #expect(s.agentIsRunning)
+            #expect(!s.agentLog.contains("wonderland"))
+        }
+    }
+
+    @Test("an account's password is read from the keyring once, however many transfers use it")
+    func readOncePerAccount() async throws {
+        try await offThePool {
+            let scene = try Scene(files: 6)
+            let keyring = try SecretServiceStandIn(bus: scene.bus, items: [SecretServiceStandIn.password("wonderland", account: "home")])
+            try scene.session.startAgent()
+            try scene.session.waitForAll("completed", count: 6, timeout: 60)
+            try scene.expectIdentical()
+            let calls = try keyring.calls().map(\.method)
+            #expect(try keyring.lookups(of: "home") == 1, "\(calls)")
+        }
+    }
+
+    @Test("a password the server refuses is read again: saved anew and retried, the upload goes")
+    func refusedPasswordIsReadAgain() async throws {
+        try await offThePool {
+            let scene = try Scene(files: 1)
+            let s = scene.session
+            let keyring = try SecretServiceStandIn(bus: scene.bus, items: [SecretServiceStandIn.password("not-it", account: "home")])
+            try s.startAgent()
+            try s.waitFor("an auth failure", timeout: 30) { $0.first?["state"] as? String == "failed" && Self.reasonCode($0.first!) == "auth" }
+            try keyring.setPassword("wonderland", account: "home")
+            let id = try #require(try s.items().first?["id"] as? Int)
+            #expect(try s.cli(["retry", String(id)]).status == 0)
+            try s.waitForAll("completed", count: 1, timeout: 30)
+            try scene.expectIdentical()
+            #expect(try keyring.lookups(of: "home") == 2)
+        }
+    }
+
+    @Test("download with the keyring locked says so and asks the server nothing")
+    func downloadWithLockedKeyring() async throws {
+        try await offThePool {
+            let scene = try Scene(files: 0)
+            let keyring = try SecretServiceStandIn(bus: scene.bus, items: [SecretServiceStandIn.password("wonderland", account: "home")],
+                                                   locked: true)
+            let r = try scene.session.cli(["download", "/In/anything.pdf"])
+            #expect(r.status == 3, "\(r.stdout) \(r.stderr)")
+            #expect(r.stderr.contains("cannot be read now") && r.stderr.contains("unlock your keyring"), "\(r.stderr)")
+            #expect(try scene.serverRequests() == 0, "nothing went to the server without a password")
+            #expect(try keyring.lookups(of: "home") == 1)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Platform
+import Queue
+import TestSupport
+import Testing
+
+/// What a person hands over is on the disk before the command says it is queued: each of
+/// these commits flushes the WAL (`synchronous=FULL`), counted at SQLite's file layer.
+/// Progress checkpoints do not wait for the disk.
+@Suite("Durable writes")
+struct DurableWriteTests {
+    let folder = TemporaryFolder("iu-durable")
+    var path: String { folder.path + "/state/queue.sqlite3" }
+    var wal: String { path + "-wal" }
+
+    init() { _ = SyncCounter.install }
+
+    func upload(_ account: Account, _ name: String) -> NewTransfer {
+        NewTransfer(direction: .upload, origin: .manual, accountID: account.id, localPath: LocalPath("/tmp/\(name)"),
+                    remotePath: "/Photos/\(name)", bytesTotal: 10)
+    }
+
+    /// WAL syncs during `body`.
+    func syncs(_ body: () throws -> Void) rethrows -> Int {
+        let before = SyncCounter.syncs(of: wal)
+        try body()
+        return SyncCounter.syncs(of: wal) - before
+    }
+
+    @Test("enqueue, retry, cancel, clear, --now and account changes reach the disk before they return")
+    func personWritesAreFlushed() throws {
+        let store = try QueueStore(path: path)
+        var account: Account!
+        #expect(try syncs { account = try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a") } > 0, "account add")
+        var ids: [Int64] = []
+        #expect(try syncs { ids = try store.enqueue((0..<4).map { upload(account, "\($0).jpg") }) } > 0, "enqueue")
+        try store.start(ids[0], resumedAt: 0)
+        try store.fail(ids[0], reason: Reason(.quota))
+        #expect(try syncs { try store.retry([ids[0]]) } > 0, "retry")
+        #expect(try syncs { try store.setIgnoreRules([ids[1]]) } > 0, "retry --now")
+        #expect(try syncs { try store.requestCancel([ids[2]]) } > 0, "cancel")
+        #expect(try syncs { try store.remove(ids[2], by: .cancel) } > 0, "cancel without an agent")
+        try store.start(ids[3], resumedAt: 0)
+        try store.complete(ids[3], sha256: nil, bytes: 10)
+        #expect(try syncs { try store.clear(.completed) } > 0, "clear")
+        #expect(try syncs { try store.removeAccount(named: "home") } > 0, "account remove")
+    }
+
+    @Test("progress checkpoints do not wait for the disk")
+    func checkpointsAreNotFlushed() throws {
+        let store = try QueueStore(path: path)
+        let account = try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a")
+        let id = try store.enqueue([upload(account, "a.jpg")])[0]
+        try store.start(id, resumedAt: 0)
+        let n = try syncs {
+            for offset in stride(from: Int64(1), through: 50, by: 1) {
+                try store.checkpoint(id, offset: offset, hashState: [1, 2, 3], counters: ResumeCounters(), resetAttempts: false)
+                try store.progress(id, bytesDone: offset)
+            }
+        }
+        #expect(n == 0, "50 checkpoints flushed the WAL \(n) times")
+    }
+}

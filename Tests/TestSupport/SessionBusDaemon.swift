@@ -1,0 +1,73 @@
+import Foundation
+import Glibc
+
+/// A session bus of the test's own: a real `dbus-daemon` listening in a temporary folder,
+/// with no service files, so nothing on the bus but what the test starts.
+public final class SessionBusDaemon: @unchecked Sendable {
+    // Sendable by construction: `folder`, `address` and `daemon` are set once in init; the
+    // daemon is only killed from `stop()`/deinit, and Process is thread-safe for that.
+    public let folder = TemporaryFolder("iu-dbus")
+    public let address: String
+    private let daemon = Process()
+
+    public init() throws {
+        let socket = folder.path + "/bus"
+        address = "unix:path=" + socket
+        let config = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>\(address)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """
+        try folder.file("session.conf", bytes: Array(config.utf8))
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else {
+            throw TestFailure("/usr/bin/dbus-daemon is missing: `make test` installs the dbus package")
+        }
+        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        daemon.arguments = ["--config-file=" + folder.path + "/session.conf", "--nofork", "--nopidfile"]
+        // Never the test runner's own pipes: `swift test` waits for every holder of them.
+        _ = FileManager.default.createFile(atPath: folder.path + "/dbus-daemon.log", contents: nil)
+        daemon.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        daemon.standardError = FileHandle(forWritingAtPath: folder.path + "/dbus-daemon.log")
+        try daemon.run()
+        try Poll.until("dbus-daemon listens on \(socket)") { FileManager.default.fileExists(atPath: socket) }
+    }
+
+    deinit { stop() }
+
+    /// What a process on this bus sees: only the bus address, nothing from the test's session.
+    public var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
+
+    /// The bus goes away, as when the desktop session ends.
+    public func stop() {
+        if daemon.isRunning { Poll.kill9(daemon) }
+    }
+}
+
+/// Waiting and stopping, for helpers that run processes.
+public enum Poll {
+    /// Polls `condition` every 20 ms for up to `seconds`.
+    public static func until(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return }
+            usleep(20_000)
+        }
+        throw TestFailure("timed out after \(seconds) s waiting until \(what)")
+    }
+
+    /// SIGKILL, because SIGTERM does not work here: children of the test process inherit the
+    /// signal mask of the thread that started them, and the test runner's threads block SIGTERM.
+    public static func kill9(_ process: Process) {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
