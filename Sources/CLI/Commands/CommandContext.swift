@@ -30,6 +30,14 @@ public struct CommandContext {
         try Configuration.load(paths.configFile)
     }
 
+    /// How the CLI's own requests to `account`'s server are set up, exactly as the agent's
+    /// are: a CA file that cannot be used stops the command (exit 3) before any request.
+    public func transferSettings(for account: Account) throws -> TransferSettings {
+        let settings = try configuration().transferSettings
+        try CAFile.check(account)
+        return settings
+    }
+
     /// True when an agent answers on the control socket.
     public var agentRunning: Bool {
         ControlSocketClient.send("ping", to: paths.controlSocket)?.hasPrefix("pong") ?? false

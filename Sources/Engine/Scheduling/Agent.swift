@@ -369,7 +369,7 @@ public final class Agent: Sendable {
     private func finishCancel(_ row: Transfer, store: QueueStore) throws {
         if row.direction == .upload, let url = row.uploadURL, let account = try store.account(id: row.accountID) {
             let tus = TusClient(endpoint: account.tusURL, credentials: options.credentials(account))
-            options.settings.prepare(tus.session, cancellation: CancellationFlag())
+            options.settings.prepare(tus.session, for: account)
             tus.session.stallSeconds = 5 // a courtesy on the way out: don't wait long for it
             do { try tus.terminate(url) } catch { Log.info("\(row.name): could not end the upload on the server (\(error)); it expires there by itself") }
         }
