@@ -55,7 +55,7 @@ struct TrustTests {
         }
 
         // Cancel of an upload waiting to retry: the agent ends it on the server (DELETE).
-        try server.fault(["method": "PATCH", "status": 503, "count": 1000, "headers": ["Retry-After": "3000"]])
+        try server.fault(["method": "PATCH", "status": 500, "count": 1000])
         let waiting = try session.home.randomFile("in/waiting.bin", size: 100_000, seed: 7)
         #expect(try session.cli(["upload", "--to", "/X", waiting]).status == 0)
         try session.waitFor("the upload waits to retry") { Self.item($0, source: waiting)?["state"] as? String == "retrying" }
@@ -119,7 +119,7 @@ struct TrustTests {
         let add = try session.cli(Self.addArguments(server) + ["--ca-file", missing], stdin: "wonderland\n")
         #expect(add.status == 3, "\(add.stderr)")
         #expect(add.stderr.contains(missing), "\(add.stderr)")
-        #expect(try session.cli(["account", "list", "--json"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+        #expect((try JSONSerialization.jsonObject(with: Data(session.cli(["account", "list", "--json"]).stdout.utf8)) as? [Any])?.isEmpty == true, "no account was saved")
 
         // A file that is there but holds no certificate is no CA file either.
         let notPEM = try session.home.file("not-a-ca.pem", bytes: Array("hello".utf8))
