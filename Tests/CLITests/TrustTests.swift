@@ -53,6 +53,8 @@ struct TrustTests {
         try session.waitFor("the download completed") { items in
             items.contains { $0["direction"] as? String == "download" && $0["state"] as? String == "completed" }
         }
+        var st = stat()
+        #expect(stat(session.downloads, &st) == 0 && st.st_mode & 0o777 == 0o755, "Local Drive keeps its mode, it is not a private folder")
 
         // Cancel of an upload waiting to retry: the agent ends it on the server (DELETE).
         try server.fault(["method": "PATCH", "status": 500, "count": 1000])

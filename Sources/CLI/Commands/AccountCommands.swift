@@ -41,8 +41,9 @@ public enum AccountCommands {
                 return ExitStatus.usage
             }
         }
-        for url in [request.webdavURL, request.tusURL] where url.lowercased().hasPrefix("http://") && !Account.isLoopback(url) {
-            if request.allowInsecureHTTP { continue }
+        // Basic auth over plain http is readable by anyone on the way; only this machine is exempt.
+        for url in [request.webdavURL, request.tusURL]
+        where url.lowercased().hasPrefix("http://") && !Account.isLoopback(url) && !request.allowInsecureHTTP {
             context.complain("\(Log.redact(url: url)) is plain http to another machine: the password would cross the network in clear text (Basic auth)\n"
                              + "  use https://, or pass --allow-insecure-http if the network in between is yours alone")
             return ExitStatus.usage
