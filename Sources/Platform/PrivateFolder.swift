@@ -41,8 +41,8 @@ public enum PrivateFolder {
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             current += "/" + component
             if mkdir(current, 0o700) != 0 && errno != EEXIST {
-                throw Problem(path: path, message: "\(role.rawValue) \(path) cannot be created: \(SystemError("mkdir", path: current).description)",
-                              action: "check that \(current) can be created, or point \(role.variable) elsewhere")
+                throw Problem(path: path, message: "\(role.rawValue) \(DisplayText.escape(path)) cannot be created: \(SystemError("mkdir", path: current).description)",
+                              action: "check that \(DisplayText.escape(current)) can be created, or point \(role.variable) elsewhere")
             }
         }
         try verify(path, role: role, tighten: true)
@@ -59,17 +59,17 @@ public enum PrivateFolder {
         let me = geteuid()
         var link = stat()
         guard lstat(path, &link) == 0 else {
-            throw Problem(path: path, message: "\(role.rawValue) \(path) cannot be checked: \(SystemError("lstat", path: path).reason)",
+            throw Problem(path: path, message: "\(role.rawValue) \(DisplayText.escape(path)) cannot be checked: \(SystemError("lstat", path: path).reason)",
                           action: "check its permissions, or point \(role.variable) elsewhere")
         }
         if link.st_mode & S_IFMT == S_IFLNK {
             guard role.followsLinks else {
-                throw Problem(path: path, message: "\(role.rawValue) \(path) is a symbolic link, which someone could point anywhere",
-                              action: "remove it (rm \"\(path)\") and run the command again")
+                throw Problem(path: path, message: "\(role.rawValue) \(DisplayText.escape(path)) is a symbolic link, which someone could point anywhere",
+                              action: "remove it (rm \"\(DisplayText.escape(path))\") and run the command again")
             }
             guard link.st_uid == me || link.st_uid == 0 else {
-                throw Problem(path: path, message: "\(role.rawValue) \(path) is a symbolic link that belongs to \(owner(link.st_uid)), not to you",
-                              action: "remove it (rm \"\(path)\") and run the command again")
+                throw Problem(path: path, message: "\(role.rawValue) \(DisplayText.escape(path)) is a symbolic link that belongs to \(owner(link.st_uid)), not to you",
+                              action: "remove it (rm \"\(DisplayText.escape(path))\") and run the command again")
             }
         }
         // Checked and tightened through one descriptor, so the folder cannot be swapped in between.
@@ -78,24 +78,24 @@ public enum PrivateFolder {
         guard fd >= 0 else {
             let e = errno
             let what = e == ENOTDIR ? "is not a folder" : "cannot be opened: \(String(cString: strerror(e)))"
-            throw Problem(path: path, message: "\(role.rawValue) \(path) \(what)",
+            throw Problem(path: path, message: "\(role.rawValue) \(DisplayText.escape(path)) \(what)",
                           action: "move it aside and run the command again, or point \(role.variable) elsewhere")
         }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else {
-            throw Problem(path: path, message: "\(role.rawValue) \(path) cannot be checked: \(SystemError("fstat", path: path).reason)",
+            throw Problem(path: path, message: "\(role.rawValue) \(DisplayText.escape(path)) cannot be checked: \(SystemError("fstat", path: path).reason)",
                           action: "check its permissions")
         }
         guard st.st_uid == me else {
-            throw Problem(path: path, message: "\(role.rawValue) \(path) belongs to \(owner(st.st_uid)), not to you",
+            throw Problem(path: path, message: "\(role.rawValue) \(DisplayText.escape(path)) belongs to \(owner(st.st_uid)), not to you",
                           action: role == .runtime && path.hasPrefix("/tmp/")
                               ? "someone else made it; have it removed (as its owner or as root), or log in through a session that sets XDG_RUNTIME_DIR"
-                              : "take it back (chown -R \(name(me)) \"\(path)\"), or point \(role.variable) at a folder of your own")
+                              : "take it back (chown -R \(name(me)) \"\(DisplayText.escape(path))\"), or point \(role.variable) at a folder of your own")
         }
         if st.st_mode & 0o022 != 0 {
-            throw Problem(path: path, message: "\(role.rawValue) \(path) can be changed by other users (mode \(octal(st.st_mode & 0o7777)))",
-                          action: "make it yours alone: chmod 700 \"\(path)\"")
+            throw Problem(path: path, message: "\(role.rawValue) \(DisplayText.escape(path)) can be changed by other users (mode \(octal(st.st_mode & 0o7777)))",
+                          action: "make it yours alone: chmod 700 \"\(DisplayText.escape(path))\"")
         }
         if tighten, st.st_mode & 0o077 != 0 { fchmod(fd, 0o700) }
     }
