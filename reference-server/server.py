@@ -44,7 +44,11 @@ def parse_args(argv=None) -> Settings:
     p.add_argument("--max-size", type=int, default=1 << 40, help="Tus-Max-Size (default 1 TiB)")
     p.add_argument("--no-checksums", action="store_true",
                    help="offer neither the tus checksum extension nor file checksums over WebDAV")
+    p.add_argument("--tls-cert", type=Path, help="serve https with this certificate (PEM)")
+    p.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
     a = p.parse_args(argv)
+    if (a.tls_cert is None) != (a.tls_key is None):
+        p.error("--tls-cert and --tls-key go together")
     users = {}
     for spec in a.user or ["demo:demo"]:
         name, sep, password = spec.partition(":")
@@ -55,7 +59,8 @@ def parse_args(argv=None) -> Settings:
         p.error("--max-uploads-per-account and --expire-seconds must be >= 1")
     return Settings(data=a.data.resolve(), users=users, host=a.host, port=a.port,
                     max_uploads_per_account=a.max_uploads_per_account,
-                    expire_seconds=a.expire_seconds, max_size=a.max_size, checksums=not a.no_checksums)
+                    expire_seconds=a.expire_seconds, max_size=a.max_size, checksums=not a.no_checksums,
+                    tls_cert=a.tls_cert, tls_key=a.tls_key)
 
 
 class Server(uvicorn.Server):
@@ -70,7 +75,8 @@ class Server(uvicorn.Server):
         host, port = self.servers[0].sockets[0].getsockname()[:2]
         if ":" in host:
             host = f"[{host}]"
-        print(f"READY http://{host}:{port}", flush=True)
+        scheme = "https" if self.config.ssl_certfile else "http"
+        print(f"READY {scheme}://{host}:{port}", flush=True)
 
     async def shutdown(self, sockets=None):
         self.state.shutting_down.set()
@@ -104,6 +110,7 @@ async def main_async(settings: Settings) -> None:
         http="h11",  # faults.abort_connection relies on uvicorn's protocol objects
         lifespan="off", access_log=False, log_level="warning",
         timeout_graceful_shutdown=2,
+        ssl_certfile=settings.tls_cert, ssl_keyfile=settings.tls_key,
     )
     gc = asyncio.create_task(collect_garbage(state))
     try:

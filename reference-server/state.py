@@ -33,6 +33,8 @@ class Settings:
     expire_seconds: int = 86400
     max_size: int = 1 << 40  # 1 TiB
     checksums: bool = True  # tus checksum extension and oc:checksums on files
+    tls_cert: Path | None = None  # serve https with this certificate and key
+    tls_key: Path | None = None
 
 
 @dataclass

@@ -109,6 +109,9 @@ public enum Main {
         }
         var request = AccountCommands.AddRequest(name: p.value("name"), webdavURL: webdav, tusURL: tus, username: user, password: password)
         request.wifiOnly = p.has("wifi-only")
+        request.allowInsecureHTTP = p.has("allow-insecure-http")
+        // Kept absolute: the agent reads it later from another working directory.
+        request.caFile = p.argument("ca-file").map { $0.path.absolute().text }
         return AccountCommands.add(request, context: context)
     }
 }

@@ -83,7 +83,7 @@ public struct SecretStore: Sendable {
     }
 
     private func writeFile(_ all: [String: String]) throws {
-        try FileIO.makeDirectory(paths.configDirectory, mode: 0o700)
+        try PrivateFolder.prepare(paths.configDirectory, role: .config)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         try FileIO.writeAtomically(paths.credentialsFile, Array(try encoder.encode(all)), mode: 0o600)

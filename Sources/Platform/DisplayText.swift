@@ -38,6 +38,24 @@ public enum DisplayText {
 
     public static func escape(_ text: String) -> String { escape(Array(text.utf8)) }
 
+    /// Escapes only what can move a terminal's cursor or rearrange a line (control
+    /// characters, bidi overrides), the way `escape` writes them, and leaves backslashes
+    /// alone: text that was already escaped passes unchanged. For whole log lines.
+    public static func escapeControls(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0a: out += "\\n"
+            case 0x09: out += "\\t"
+            case 0x0d: out += "\\r"
+            case 0..<0x20, 0x7f: out += hex(UInt8(scalar.value))
+            case 0x80...0x9f, 0x202a...0x202e, 0x2066...0x2069: out += "\\u{\(String(scalar.value, radix: 16))}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
     private static func hex(_ b: UInt8) -> String {
         let digits = Array("0123456789abcdef")
         return "\\x" + String(digits[Int(b >> 4)]) + String(digits[Int(b & 0xf)])

@@ -27,6 +27,8 @@ public enum Log {
     static func write(_ level: Level, _ message: String) {
         let (threshold, journal) = settings.withLock { ($0.level, $0.journal) }
         guard level <= threshold else { return }
+        // Names from disk or a server reach log lines; none may forge a line or move the cursor.
+        let message = DisplayText.escapeControls(message)
         let line: String
         if journal {
             line = "<\(level.rawValue)>" + message + "\n"

@@ -30,9 +30,31 @@ public struct XDGPaths: Sendable {
     public var credentialsFile: String { configDirectory + "/credentials" }
 
     /// `$XDG_RUNTIME_DIR/instant-upload`, or a private folder under /tmp when the session has none.
+    ///
+    /// The /tmp fallback is named after the queue it serves as well as the user: two HOMEs
+    /// (or state folders) of one user get two agents, never one answering for the other.
     public var runtimeDirectory: String {
         if let v = environment["XDG_RUNTIME_DIR"], v.hasPrefix("/") { return v + "/instant-upload" }
-        return "/tmp/instant-upload-\(getuid())"
+        return "/tmp/instant-upload-\(geteuid())-\(Self.tag(Self.canonical(stateDirectory)))"
+    }
+
+    /// The path with every existing part resolved (links, `..`), so two spellings of one
+    /// folder give one name; parts that do not exist yet are kept as written.
+    static func canonical(_ path: String) -> String {
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return path }
+        return canonical(String(path[..<slash])) + path[slash...]
+    }
+
+    /// 64-bit FNV-1a of the text, as 16 hex digits: short enough for a socket address.
+    static func tag(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }
     public var controlSocket: String { runtimeDirectory + "/agent.sock" }
     public var agentLock: String { runtimeDirectory + "/agent.lock" }

@@ -72,7 +72,7 @@ struct NetworkTests {
             try FileManager.default.createDirectory(atPath: sysfs + "/class/net/" + agentLink, withIntermediateDirectories: true)
             try s.writeConfig("[agent]\nautostart = false\n[network]\nsysfs_root = \(sysfs)\n")
             let r = try s.cli(["account", "add", "--webdav", server.webdavURL(), "--tus", server.tusURL, "--user", "alice",
-                               "--name", "home", "--wifi-only", "--password-stdin"], stdin: "wonderland\n")
+                               "--name", "home", "--wifi-only", "--password-stdin", "--allow-insecure-http"], stdin: "wonderland\n")
             #expect(r.status == 0, "\(r.stderr)")
             // The watcher's work, queued as it would queue it.
             let store = try QueueStore(path: s.databasePath)

@@ -1,3 +1,5 @@
+import Foundation
+import Glibc
 import Platform
 import Testing
 
@@ -69,5 +71,68 @@ struct XDGPathsTests {
     @Test("log lines never carry credentials or query strings")
     func redact() {
         #expect(Log.redact(url: "https://me:secret@cloud.example.org/files/abc?token=x") == "https://cloud.example.org/files/abc")
+    }
+}
+
+@Suite("Private folders and the runtime fallback")
+struct PrivateFolderTests {
+    static func mode(_ path: String) -> mode_t {
+        var st = stat()
+        return stat(path, &st) == 0 ? st.st_mode & 0o7777 : 0
+    }
+
+    @Test("a log line shows control characters escaped like the queue does, and already escaped text unchanged")
+    func logLineEscapes() {
+        #expect(DisplayText.escapeControls("a\nb\tc\u{1b}[2J\u{202e}x") == "a\\nb\\tc\\x1b[2J\\u{202e}x")
+        #expect(DisplayText.escapeControls(DisplayText.escape("new\nline\\x.jpg")) == DisplayText.escape("new\nline\\x.jpg"))
+        #expect(DisplayText.escapeControls("café IMG_0001.jpg") == "café IMG_0001.jpg")
+    }
+
+    @Test("the /tmp fallback is one per state folder: two HOMEs differ, two spellings of one folder agree")
+    func fallbackPerStateFolder() throws {
+        var template = Array("/tmp/iu-xdg-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        let root = String(cString: try #require(made))
+        defer { _ = try? FileManager.default.removeItem(atPath: root) }
+        for home in ["a", "b"] { try FileManager.default.createDirectory(atPath: root + "/" + home, withIntermediateDirectories: true) }
+        let a = XDGPaths(environment: ["HOME": root + "/a"]).runtimeDirectory
+        let b = XDGPaths(environment: ["HOME": root + "/b"]).runtimeDirectory
+        let aAgain = XDGPaths(environment: ["HOME": root + "/b/../a"]).runtimeDirectory
+        #expect(a.hasPrefix("/tmp/instant-upload-\(geteuid())-"))
+        #expect(a != b)
+        #expect(a == aAgain)
+        #expect(XDGPaths(environment: ["HOME": root + "/a", "XDG_STATE_HOME": root + "/b/.local/state"]).runtimeDirectory == b,
+                "the state folder decides: one queue, one agent")
+        #expect(XDGPaths(environment: ["HOME": "/h", "XDG_RUNTIME_DIR": "/run/user/1"]).runtimeDirectory == "/run/user/1/instant-upload")
+    }
+
+    @Test("a private folder is made 0700 with its parents, tightened when others may read it, refused when they may write")
+    func privateFolder() throws {
+        var template = Array("/tmp/iu-private-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        let root = String(cString: try #require(made))
+        defer { _ = try? FileManager.default.removeItem(atPath: root) }
+        let folder = root + "/deep/state"
+        try PrivateFolder.prepare(folder, role: .state)
+        #expect(Self.mode(root + "/deep") == 0o700 && Self.mode(folder) == 0o700)
+
+        chmod(folder, 0o755)
+        try PrivateFolder.prepare(folder, role: .state)
+        #expect(Self.mode(folder) == 0o700)
+
+        chmod(folder, 0o770)
+        #expect(throws: PrivateFolder.Problem.self) { try PrivateFolder.prepare(folder, role: .state) }
+        #expect(throws: PrivateFolder.Problem.self) { try PrivateFolder.check(folder, role: .config) }
+        #expect(Self.mode(folder) == 0o770, "refused, not silently changed")
+        chmod(folder, 0o700)
+
+        try #require(chown(folder, 65534, 65534) == 0, "giving a folder to another user needs root")
+        do {
+            try PrivateFolder.prepare(folder, role: .state)
+            Issue.record("a folder of another user was accepted")
+        } catch {
+            #expect(error.description.contains("belongs to user nobody (uid 65534), not to you"), "\(error)")
+        }
+        try PrivateFolder.check(root + "/missing", role: .config) // nothing there: nothing to refuse
     }
 }

@@ -19,11 +19,15 @@ public final class ReferenceServer: @unchecked Sendable {
     public let namespace: String?
     public let host: String
 
+    /// The certificates the server speaks https with (nil: plain http).
+    public let certificates: TestCertificates?
+
     public init(users: [(String, String)] = [("alice", "wonderland")], arguments: [String] = [], port: Int = 0,
-                namespace: String? = nil, host: String = "127.0.0.1") throws {
+                namespace: String? = nil, host: String = "127.0.0.1", tls certificates: TestCertificates? = nil) throws {
         self.data = TemporaryFolder("iu-server")
         self.users = users
-        self.extraArguments = arguments
+        self.certificates = certificates
+        self.extraArguments = arguments + (certificates?.serverArguments ?? [])
         self.namespace = namespace
         self.host = host
         try start(port: port)
@@ -116,6 +120,7 @@ public final class ReferenceServer: @unchecked Sendable {
     @discardableResult
     public func control(_ method: String, _ path: String, json: Any? = nil) throws -> Any? {
         var args = ["-s", "-o", "-", "-w", "\n%{http_code}", "-X", method]
+        if let certificates { args += ["--cacert", certificates.caFile] }
         if let json {
             let body = try JSONSerialization.data(withJSONObject: json)
             args += ["-H", "Content-Type: application/json", "--data-binary", String(decoding: body, as: UTF8.self)]

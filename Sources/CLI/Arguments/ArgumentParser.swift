@@ -184,6 +184,8 @@ private struct Parser {
             guard words.contains(value.text) else {
                 throw fail(.invalidValue, "\(what) must be one of \(words.joined(separator: ", ")), got `\(value.display)`")
             }
+        case .remoteFolder:
+            if let problem = RemoteFolderName.problem(value.text) { throw fail(.invalidValue, "\(what): \(problem)") }
         }
     }
 

@@ -17,7 +17,7 @@ public enum CommandSpecs {
         name: "share-to",
         summary: "Send files to your server from the file manager: asks for a folder, queues them, and returns.",
         options: [
-            .option("to", short: "t", value: "DIR", help: "the folder on the server; without it a folder picker asks"),
+            .option("to", short: "t", value: "DIR", kind: .remoteFolder, help: "the folder on the server; without it a folder picker asks"),
             .option("account", short: "a", value: "A", help: "the account to use (default: the only one)"),
         ],
         positionals: [.oneOrMore("FILE", help: "a file to send")])
@@ -30,7 +30,7 @@ public enum CommandSpecs {
         summary: "Queue files to upload into a folder on your server.",
         options: [
             .option("account", short: "a", value: "A", help: "the account to use (default: the only one)"),
-            .option("to", short: "t", value: "REMOTE_DIR", help: "the folder on the server, e.g. /Photos", required: true),
+            .option("to", short: "t", value: "REMOTE_DIR", kind: .remoteFolder, help: "the folder on the server, e.g. /Photos", required: true),
             .flag("now", help: "send even where a rule would hold it back (Wi-Fi only)"),
         ],
         positionals: [.oneOrMore("FILE", help: "a file to upload; use `--` before names that start with `-`")])
@@ -74,7 +74,7 @@ public enum CommandSpecs {
         summary: "Queue failed transfers again.",
         usage: ["ID... [--to DIR] [--now]", "--all-failed [--now]"],
         options: [
-            .option("to", short: "t", value: "DIR", help: "upload into this folder instead (when the old one is gone)"),
+            .option("to", short: "t", value: "DIR", kind: .remoteFolder, help: "upload into this folder instead (when the old one is gone)"),
             .flag("now", help: "send even where a rule would hold it back (Wi-Fi only)"),
             .flag("all-failed", help: "retry every failed transfer"),
         ],
@@ -116,6 +116,8 @@ public enum CommandSpecs {
             .option("name", value: "ALIAS", help: "what to call the account here (default: NAME@host)"),
             .flag("password-stdin", help: "read the password from standard input"),
             .flag("wifi-only", help: "auto-uploads to this account wait for an unmetered Wi-Fi network"),
+            .option("ca-file", value: "PATH", help: "trust the certificate authority in this PEM file for this server (a private CA)"),
+            .flag("allow-insecure-http", help: "accept http:// to another machine, though the password then crosses the network in clear text"),
         ],
         positionals: [.optional("URL", help: "the server's address, instead of --webdav and --tus")],
         rules: [.oneOf([["URL"], ["--webdav", "--tus"]])])

@@ -7,4 +7,6 @@ public enum ValueKind: Sendable, Equatable {
     case number
     /// One word from a fixed list, such as `completed|failed|all`.
     case choice([String])
+    /// A folder on the server: not empty or blank, and never above the account's top.
+    case remoteFolder
 }

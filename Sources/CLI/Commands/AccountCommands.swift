@@ -16,6 +16,10 @@ public enum AccountCommands {
         public var username: String
         public var password: String
         public var wifiOnly = false
+        /// A CA file trusted for this server (a private certificate authority).
+        public var caFile: String?
+        /// Accept `http://` to a host that is not this machine: the password travels in clear text.
+        public var allowInsecureHTTP = false
         public init(name: String?, webdavURL: String, tusURL: String, username: String, password: String) {
             self.name = name; self.webdavURL = webdavURL; self.tusURL = tusURL; self.username = username; self.password = password
         }
@@ -37,15 +41,32 @@ public enum AccountCommands {
                 return ExitStatus.usage
             }
         }
+        // Basic auth over plain http is readable by anyone on the way; only this machine is exempt.
+        for url in [request.webdavURL, request.tusURL]
+        where url.lowercased().hasPrefix("http://") && !Account.isLoopback(url) && !request.allowInsecureHTTP {
+            context.complain("\(Log.redact(url: url)) is plain http to another machine: the password would cross the network in clear text (Basic auth)\n"
+                             + "  use https://, or pass --allow-insecure-http if the network in between is yours alone")
+            return ExitStatus.usage
+        }
         if URL(string: request.webdavURL)?.host != URL(string: request.tusURL)?.host {
             context.complain("note: the WebDAV and tus addresses are on different hosts; the password is sent to both")
         }
         let credentials = Credentials(username: request.username, password: request.password)
         let name = request.name ?? defaultName(request)
+        // The checks below trust exactly what the agent will trust for this account.
+        let account = Account(id: 0, name: name, webdavURL: request.webdavURL, tusURL: request.tusURL, username: request.username,
+                              caFile: request.caFile)
+        let settings: TransferSettings
+        do { settings = try context.transferSettings(for: account) } catch {
+            context.complain("\(error)")
+            return ExitStatus.environment
+        }
         // 1. tus: version, extensions, size limit.
         let info: TusServerInfo
         do {
-            info = try TusClient(endpoint: request.tusURL, credentials: credentials).discover()
+            let tus = TusClient(endpoint: request.tusURL, credentials: credentials)
+            settings.prepare(tus.session, for: account)
+            info = try tus.discover()
         } catch {
             context.complain("the tus address \(Log.redact(url: request.tusURL)) did not work: \(explain(error, user: request.username))")
             return ExitStatus.environment
@@ -57,6 +78,7 @@ public enum AccountCommands {
         // 2. WebDAV: the root must list, with this password.
         do {
             let dav = WebDAVClient(root: request.webdavURL, credentials: credentials)
+            settings.prepare(dav.session, for: account)
             let root = try dav.properties(of: "/")
             guard root.isFolder else {
                 context.complain("the WebDAV address \(Log.redact(url: request.webdavURL)) is a file, not a folder")
@@ -70,7 +92,7 @@ public enum AccountCommands {
             let store = try context.openStore()
             let backend = try SecretStore(paths: context.paths).save(account: name, password: request.password)
             try store.addAccount(name: name, webdavURL: request.webdavURL, tusURL: request.tusURL, username: request.username,
-                                 wifiOnly: request.wifiOnly)
+                                 wifiOnly: request.wifiOnly, caFile: request.caFile)
             var extras: [String] = []
             if let max = info.maxSize { extras.append("up to \(HumanFormat.bytes(max)) per file") }
             if info.checksumAlgorithm != nil { extras.append("chunk checksums") }
@@ -102,7 +124,7 @@ public enum AccountCommands {
         case let e as TransportError where e.kind == .unreachable:
             return "cannot reach the server (\(e.message)); check the address and that the server is running"
         case let e as TransportError where e.kind == .tls:
-            return "the server's certificate could not be verified (\(e.message))"
+            return "the server's certificate could not be verified (\(e.message)); if the server uses a private certificate authority, give its certificate with --ca-file PATH"
         case let e as TransportError:
             return e.message
         case let e as ProtocolViolation:
@@ -121,7 +143,8 @@ public enum AccountCommands {
                 context.say("no accounts yet: add one with `instant-upload account add --webdav URL --tus URL --user NAME`")
             } else {
                 for a in accounts {
-                    context.say("\(a.name)\t\(a.username)\twebdav \(Log.redact(url: a.webdavURL))\ttus \(Log.redact(url: a.tusURL))" + (a.wifiOnly ? "\tWi-Fi only" : ""))
+                    context.say("\(DisplayText.escape(a.name))\t\(a.username)\twebdav \(Log.redact(url: a.webdavURL))\ttus \(Log.redact(url: a.tusURL))"
+                                + (a.wifiOnly ? "\tWi-Fi only" : "") + (a.caFile.map { "\tCA file \(DisplayText.escape($0))" } ?? ""))
                 }
             }
             return ExitStatus.ok

@@ -9,7 +9,7 @@ enum AgentLauncher {
     static func startDetached(paths: XDGPaths) -> Bool {
         guard let executable = agentExecutable() else { return false }
         let logFolder = paths.stateDirectory
-        try? FileIO.makeDirectory(logFolder, mode: 0o700)
+        try? PrivateFolder.prepare(logFolder, role: .state)
         // A session of its own, so closing the terminal or the file manager does not take it down.
         // POSIX_SPAWN_SETSID (0x80) is hidden behind _GNU_SOURCE in Glibc's module.
         var attributes = posix_spawnattr_t()

@@ -30,6 +30,19 @@ public struct CommandContext {
         try Configuration.load(paths.configFile)
     }
 
+    /// How the CLI's own requests to `account`'s server are set up, exactly as the agent's
+    /// are: a CA file that cannot be used stops the command (exit 3) before any request.
+    public func transferSettings(for account: Account) throws -> TransferSettings {
+        var settings = try configuration().transferSettings
+        try CAFile.check(account)
+        // A person waits on these few small requests; a short stall limit tuned for
+        // transfers would give up on a server that is merely slow to answer.
+        settings.stallSeconds = max(settings.stallSeconds, Self.requestStallSeconds)
+        return settings
+    }
+
+    static let requestStallSeconds = 30
+
     /// True when an agent answers on the control socket.
     public var agentRunning: Bool {
         ControlSocketClient.send("ping", to: paths.controlSocket)?.hasPrefix("pong") ?? false

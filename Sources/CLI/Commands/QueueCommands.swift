@@ -88,7 +88,7 @@ public enum QueueCommands {
             }
             switch row.state {
             case .failed, .retrying:
-                if let check = RetryCheck.problem(for: row, newFolder: folder, store: store, paths: context.paths) {
+                if let check = try RetryCheck.problem(for: row, newFolder: folder, store: store, context: context) {
                     context.complain("\(id) \(row.name): \(check)")
                     status = ExitStatus.attention
                 } else {
@@ -175,15 +175,18 @@ public enum QueueCommands {
 /// seeds ask: a quota failure checks the space left, a missing folder checks the folder,
 /// a missing file checks the file. What it found is said either way.
 enum RetryCheck {
-    static func problem(for row: Transfer, newFolder: String?, store: QueueStore, paths: XDGPaths) -> String? {
+    /// Throws only when the check cannot even be set up (a CA file that cannot be used).
+    static func problem(for row: Transfer, newFolder: String?, store: QueueStore, context: CommandContext) throws -> String? {
         if row.direction == .upload {
             if case .failure(let refusal) = Intake.check(row.localPath) { return "cannot retry: \(refusal.problem)" }
         }
         guard row.direction == .upload, let code = row.reason?.code, code == .quota || code == .targetMissing else { return nil }
         guard let account = try? store.account(id: row.accountID) else { return nil }
+        let settings = try context.transferSettings(for: account)
         // Never asked without the password: when it cannot be read now, the agent checks.
-        guard let password = SecretStore(paths: paths).password(for: account.name) else { return nil }
+        guard let password = SecretStore(paths: context.paths).password(for: account.name) else { return nil }
         let dav = WebDAVClient(root: account.webdavURL, credentials: Credentials(username: account.username, password: password))
+        settings.prepare(dav.session, for: account)
         dav.session.stallSeconds = 10
         let folder = newFolder.map(RemotePath.normalize) ?? row.remoteFolder
         do {

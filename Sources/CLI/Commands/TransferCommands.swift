@@ -30,13 +30,15 @@ public enum TransferCommands {
     /// Queues local files for upload; bad ones are named, good ones still go.
     public static func upload(files: [LocalPath], to folder: String, accountName: String?, now: Bool, origin: Origin,
                               context: CommandContext) throws -> Int32 {
-        if RemotePath.escapesRoot(folder) {
-            context.complain("the folder \(DisplayText.escape(folder)) climbs out of your account with `..`; give a path from the top, e.g. /Photos")
+        if let problem = RemoteFolderName.problem(folder) {
+            context.complain(problem)
             return ExitStatus.usage
         }
         _ = try context.configuration()
         let store = try context.openStore()
         guard let account = try account(accountName, store: store, context: context) else { return ExitStatus.attention }
+        // Checked now, not when the agent meets it: a CA file that cannot be used.
+        try CAFile.check(account)
         let result = try Intake.enqueueUploads(files, into: folder, account: account, origin: origin, ignoreRules: now, store: store)
         for refusal in result.refused { context.complain("not queued: \(refusal)") }
         if !result.ids.isEmpty {
@@ -53,6 +55,7 @@ public enum TransferCommands {
     public static func download(paths: [String], accountName: String?, context: CommandContext) throws -> Int32 {
         let store = try context.openStore()
         guard let account = try account(accountName, store: store, context: context) else { return ExitStatus.attention }
+        let settings = try context.transferSettings(for: account)
         // Never asked without the password: say why it cannot be read instead.
         let credentials: Credentials
         switch SecretStore(paths: context.paths).lookup(account: account.name) {
@@ -66,6 +69,7 @@ public enum TransferCommands {
             return ExitStatus.environment
         }
         let dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
+        settings.prepare(dav.session, for: account)
         var items: [NewTransfer] = []
         var status = ExitStatus.ok
         for raw in paths {

@@ -24,12 +24,15 @@ public struct Configuration: Sendable, Equatable {
         }
     }
 
-    /// Reads the config file at `path`; defaults when it does not exist.
-    public static func load(_ path: String) throws(Problem) -> Configuration {
+    /// Reads the config file at `path`; defaults when it does not exist. The folder it is in
+    /// must be the person's own: a config can decide which certificate authorities are trusted.
+    public static func load(_ path: String) throws -> Configuration {
+        let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        if !folder.isEmpty { try PrivateFolder.check(folder, role: .config) }
         guard FileIO.exists(path) else { return Configuration() }
         let text: String
         do { text = try FileIO.readSmallFile(path) } catch { throw Problem(file: path, message: error.reason) }
-        do { return try parse(text) } catch let e as IniFile.ParseError {
+        do { return try parse(text, folder: folder) } catch let e as IniFile.ParseError {
             throw Problem(file: path, message: e.description)
         } catch let e as ValueProblem {
             throw Problem(file: path, message: e.description)
@@ -42,7 +45,8 @@ public struct Configuration: Sendable, Equatable {
         var description: String
     }
 
-    static func parse(_ text: String) throws -> Configuration {
+    /// Parses config text; a relative `ca_file` is taken from `folder`, the config's own.
+    static func parse(_ text: String, folder: String = "/") throws -> Configuration {
         let ini = try IniFile(parsing: text)
         var config = Configuration()
         for section in ini.sections {
@@ -72,7 +76,13 @@ public struct Configuration: Sendable, Equatable {
                 config.downloadSlots = try int("downloads", 1...32) ?? config.downloadSlots
                 config.chunkSizeMB = try int("chunk_size_mb", 1...1024) ?? config.chunkSizeMB
                 config.stallSeconds = try int("stall_seconds", 1...3600) ?? config.stallSeconds
-                if let ca = section.values["ca_file"], !ca.isEmpty { config.caFile = ca }
+                if let ca = section.values["ca_file"], !ca.isEmpty {
+                    let path = ca.hasPrefix("/") ? ca : folder + "/" + ca
+                    if let problem = CAFile.problem(path) {
+                        throw ValueProblem(description: "line \(section.lines["ca_file"] ?? 0): \(problem)")
+                    }
+                    config.caFile = path
+                }
             case "agent":
                 known = ["autostart"]
                 config.autostart = try bool("autostart") ?? config.autostart

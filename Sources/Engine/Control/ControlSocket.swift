@@ -14,17 +14,26 @@ public final class ControlSocketServer: @unchecked Sendable {
     let handler: @Sendable (String) -> String
 
     /// Binds the socket, replacing a stale one left by a dead agent.
-    public init(path: String, handler: @escaping @Sendable (String) -> String) throws(SystemError) {
+    public init(path: String, handler: @escaping @Sendable (String) -> String) throws {
         self.path = path
         self.handler = handler
         let folder = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-        try FileIO.makeDirectory(folder, mode: 0o700)
-        unlink(path)
+        try PrivateFolder.prepare(folder, role: .runtime)
+        // Only a stale socket is replaced; a link or a file in its place is not ours to remove.
+        var existing = stat()
+        if lstat(path, &existing) == 0 {
+            guard existing.st_mode & S_IFMT == S_IFSOCK else {
+                throw PrivateFolder.Problem(path: path, message: "agent's socket \(path) is taken by something that is not a socket",
+                                            action: "remove it (rm \"\(path)\") and start the agent again")
+            }
+            unlink(path)
+        }
         fd = try valueOrErrno("socket") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         var address = try Self.address(path)
         let size = socklen_t(MemoryLayout<sockaddr_un>.size)
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) } }
         if bound != 0 { let e = SystemError("bind", path: path); Glibc.close(fd); throw e }
+        // bind never follows a link, and the folder is ours alone: chmod reaches this socket.
         chmod(path, 0o600)
         if listen(fd, 16) != 0 { let e = SystemError("listen", path: path); Glibc.close(fd); throw e }
     }
@@ -56,7 +65,7 @@ public final class ControlSocketServer: @unchecked Sendable {
     private func serve(_ client: Int32) {
         defer { Glibc.close(client) }
         var peer: uid_t = 0
-        guard csystem_peer_uid(client, &peer) == 0, peer == getuid() else {
+        guard csystem_peer_uid(client, &peer) == 0, peer == geteuid() else {
             Log.warning("control socket: refused a connection from another user (uid \(peer))")
             return
         }
@@ -90,9 +99,15 @@ public enum ControlSocketClient {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         guard var address = try? ControlSocketServer.address(path) else { return nil }
+        // connect() would follow a link: only a socket itself is rung.
+        var st = stat()
+        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFSOCK else { return nil }
         let size = socklen_t(MemoryLayout<sockaddr_un>.size)
         let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, size) } }
         guard connected == 0 else { return nil }
+        // Whoever listens must be this user too, or it could answer for an agent it is not.
+        var peer: uid_t = 0
+        guard csystem_peer_uid(fd, &peer) == 0, peer == geteuid() else { return nil }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let line = request + "\n"

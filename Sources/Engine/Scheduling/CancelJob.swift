@@ -23,7 +23,7 @@ public struct CancelJob {
         if row.direction == .upload, let url = row.uploadURL, let account = try store.account(id: row.accountID) {
             if let password = credentials(account) {
                 let tus = TusClient(endpoint: account.tusURL, credentials: password)
-                settings.prepare(tus.session, cancellation: cancellation)
+                settings.prepare(tus.session, for: account, cancellation: cancellation)
                 do { try tus.terminate(url) } catch {
                     if cancellation.isCancelled { return }
                     Log.info("\(row.name): could not end the upload on the server (\(error)); it expires there by itself")

@@ -22,7 +22,7 @@ final class DownloadJob {
         self.transfer = transfer; self.account = account; self.store = store
         self.settings = settings; self.downloads = downloads; self.cancellation = cancellation
         dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
-        settings.prepare(dav.session, cancellation: cancellation)
+        settings.prepare(dav.session, for: account, cancellation: cancellation)
     }
 
     func run() -> JobOutcome {

@@ -23,16 +23,19 @@ public struct TransferSettings: Sendable {
     public var stallSeconds: Int = 30
     /// The shortest time between two progress writes of one row.
     public var progressInterval: Double = 0.25
+    /// The config's `ca_file`, trusted for every account that names none of its own.
     public var caFile: String?
     public init() {}
 }
 
 extension TransferSettings {
-    /// Gives a session this transfer's stall limit, trusted CA file and cancellation flag.
-    public func prepare(_ session: HTTPSession, cancellation: CancellationFlag) {
+    /// The one setup of every HTTP session the program opens to an account's server (the
+    /// agent's transfers and cancels, the CLI's checks): stall limit, cancellation flag, and
+    /// the CA file trusted for that account, its own before the config's.
+    public func prepare(_ session: HTTPSession, for account: Account, cancellation: CancellationFlag = CancellationFlag()) {
         session.cancellation = cancellation
         session.stallSeconds = stallSeconds
-        session.caFile = caFile
+        session.caFile = account.caFile ?? caFile
     }
 }
 

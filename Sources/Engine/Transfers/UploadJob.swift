@@ -33,7 +33,7 @@ final class UploadJob {
         self.cancellation = cancellation
         self.credentials = credentials
         tus = TusClient(endpoint: account.tusURL, credentials: credentials)
-        settings.prepare(tus.session, cancellation: cancellation)
+        settings.prepare(tus.session, for: account, cancellation: cancellation)
     }
 
     func run() -> JobOutcome {
@@ -174,7 +174,7 @@ final class UploadJob {
     /// the name, so a mismatch looks at the numbered siblings before it calls it damage.
     private func verifyOnServer(_ row: Transfer, digest: String) throws {
         let dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
-        settings.prepare(dav.session, cancellation: cancellation)
+        settings.prepare(dav.session, for: account, cancellation: cancellation)
         let item: RemoteItem
         do { item = try dav.properties(of: row.remotePath) } catch {
             Log.debug("upload \(row.id): could not ask the server for its checksum (\(error)); trusting the tus offsets")

@@ -101,14 +101,17 @@ public struct Account: Sendable, Equatable, Codable {
     }
 
     /// True when both addresses point at this machine (loopback): no network is needed.
-    public var isOnThisMachine: Bool {
-        [webdavURL, tusURL].allSatisfy { url in
-            guard let start = url.range(of: "://") else { return false }
-            var host = url[start.upperBound...].prefix { $0 != "/" }
-            if let at = host.lastIndex(of: "@") { host = host[host.index(after: at)...] }
-            if host.hasPrefix("[") { return host.hasPrefix("[::1]") }
-            let name = host.split(separator: ":").first.map(String.init) ?? ""
-            return name == "localhost" || name.hasPrefix("127.")
-        }
+    public var isOnThisMachine: Bool { [webdavURL, tusURL].allSatisfy(Self.isLoopback) }
+
+    /// True when the URL's host is this machine (`localhost`, 127.x.x.x, `[::1]`).
+    public static func isLoopback(_ url: String) -> Bool {
+        guard let start = url.range(of: "://") else { return false }
+        var host = url[start.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = host.lastIndex(of: "@") { host = host[host.index(after: at)...] }
+        if host.hasPrefix("[") { return host.hasPrefix("[::1]") }
+        let name = (host.split(separator: ":").first.map(String.init) ?? "").lowercased()
+        // 127.x.x.x as digits only: `127.example.org` is a name anyone can point anywhere.
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        return name == "localhost" || (parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil })
     }
 }

@@ -18,9 +18,8 @@ public final class QueueStore {
     /// Opens the queue at `path` (creating its folder 0700), migrating the schema.
     public init(path: String) throws(QueueError) {
         let folder = (path as NSString).deletingLastPathComponent
-        do { try FileIO.makeDirectory(folder, mode: 0o700) } catch {
-            throw QueueError("cannot create the queue folder \(folder): \(error.reason)",
-                             action: "check that your home folder is writable")
+        do { try PrivateFolder.prepare(folder, role: .state) } catch {
+            throw QueueError("the " + error.message, action: error.action)
         }
         let existed = FileIO.exists(path)
         do {
