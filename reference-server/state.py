@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from counters import Counters
 from faults import Fault
 
 USER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -33,6 +34,7 @@ class Settings:
     expire_seconds: int = 86400
     max_size: int = 1 << 40  # 1 TiB
     checksums: bool = True  # tus checksum extension and oc:checksums on files
+    face: str = "tus"  # tus | nextcloud | webdav (see server.py --face)
 
 
 @dataclass
@@ -58,6 +60,8 @@ class State:
         self.max_concurrent_patches: dict[str, int] = {}
         self.completed: list[dict] = []
         self.active: dict[tuple[str, str], ActivePatch] = {}
+        # what the Nextcloud and plain-WebDAV faces received (counters.py)
+        self.counters = Counters()
         # set on SIGTERM/SIGINT: stalled and running transfers stop at once
         # (storing what they have) instead of holding up the shutdown
         self.shutting_down = asyncio.Event()
@@ -168,12 +172,14 @@ class State:
                 "current_patches": {u: n for u, n in self.current_patches.items() if n},
                 "requests": dict(self.requests),
                 "patch_bytes": self.patch_bytes,
+                **self.counters.snapshot(),
             }
 
     def reset_stats(self) -> None:
         with self.lock:
             self.requests.clear()
             self.patch_bytes = 0
+            self.counters.reset()
             # still-running PATCHes stay counted; the maximum restarts from them
             self.max_concurrent_patches = {
                 u: n for u, n in self.current_patches.items() if n
