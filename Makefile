@@ -11,7 +11,7 @@ VENV_STAMP := $(VENV)/.requirements
 # Debian packages: C libraries the Swift targets link, and the tools the tests drive.
 APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdbus-1-dev python3-dbus python3-gi pkg-config \
 	curl ca-certificates python3 python3-venv iproute2 nftables dbus libsecret-tools \
-	xdg-user-dirs xvfb zenity apache2 rclone
+	xdg-user-dirs xvfb zenity apache2 apache2-utils rclone
 
 .PHONY: all build run test test-swift test-server server bench install uninstall clean deps venv
 

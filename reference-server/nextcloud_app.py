@@ -331,6 +331,11 @@ class NextcloudFace:
 
         def finish(status, headers):
             headers = [(k, v) for k, v in headers if k.lower() != b"date"]
+            if method == "OPTIONS" and self.product == "ocis":
+                # oCIS announces tus on its WebDAV folders (no termination)
+                headers += [(b"tus-resumable", b"1.0.0"), (b"tus-version", b"1.0.0"),
+                            (b"tus-extension", b"creation,expiration,checksum"),
+                            (b"tus-checksum-algorithm", b"md5,sha1")]
             if method == "PUT" and status in (200, 201, 204):
                 file_path = str(self.tree_path(user, tus.clean_rel_path(target)))
                 if mtime is not None:

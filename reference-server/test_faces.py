@@ -331,6 +331,8 @@ def test_ocis_tus_creation_at_the_webdav_folder(tmp_path):
                             timeout=5).json()["ocs"]["data"]["capabilities"]
         assert caps["files"]["tus_support"]["resumable"] == "1.0.0" and "chunking" not in caps["dav"]
         assert caps["checksums"]["preferredUploadType"] == "sha1"
+        r = requests.options(nc.files + "Pics/", auth=ALICE, timeout=5)
+        assert r.headers["Tus-Version"] == "1.0.0" and "termination" not in r.headers["Tus-Extension"]
         (s.tree() / "Pics").mkdir()
         data = blob(3000, seed=13)
         r = requests.post(nc.files + "Pics/", auth=ALICE, timeout=5,
