@@ -41,6 +41,7 @@ public final class NextcloudChunkedUpload {
         /// 1...10000, from the chunk's name.
         public var number: Int
         public var size: Int64
+        public init(number: Int, size: Int64) { self.number = number; self.size = size }
     }
 
     /// What the server said when it assembled the file.
