@@ -5,8 +5,8 @@ extension WebDAVClient {
     public struct PutResult: Sendable, Equatable {
         /// 201 (a new file) or 204/200 (a file was replaced).
         public var status: Int
-        /// The server set the file's mtime from `X-OC-Mtime` (Nextcloud, ownCloud and
-        /// rclone answer `X-OC-MTime: accepted`; Apache ignores the header).
+        /// The server set the file's mtime from `X-OC-Mtime` (Nextcloud and ownCloud answer
+        /// `X-OC-MTime: accepted`; Apache mod_dav and Debian 12's rclone ignore the header).
         public var mtimeAccepted: Bool
         public var etag: String?
     }
@@ -21,7 +21,8 @@ extension WebDAVClient {
     /// same for every try of one transfer (the row's id will do). `mtime` (seconds since
     /// the epoch) is sent as `X-OC-Mtime` where servers honour it, and `sha256` (hex) as
     /// `OC-Checksum` (Nextcloud and ownCloud store it). A missing folder is an
-    /// `HTTPStatusError` 409 with step `.put`: folders are not created here.
+    /// `HTTPStatusError` with step `.put`, status 409 (Nextcloud, Apache, wsgidav) or 404
+    /// (rclone, Go's WebDAV handler): folders are not created here.
     public func upload(descriptor: Int32, length: Int64, to path: String, placement: PutPlacement, token: String,
                        mtime: Int64? = nil, sha256: String? = nil, observer: ByteObserver? = nil) throws -> PutResult {
         let target = WebDAVPath.normalize(path)
