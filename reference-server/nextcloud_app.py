@@ -197,6 +197,8 @@ class NextcloudFace:
             await respond(send, 404, "not found")
             return True
         rel = path[len(self.prefix):]
+        if not rel.startswith("/remote.php/") and await self.anonymous_fault(scope, send):
+            return True
         if rel == "/status.php" and method in ("GET", "HEAD"):
             fields, _ = PRODUCTS[self.product]
             on = self.maintenance
@@ -217,6 +219,22 @@ class NextcloudFace:
         else:
             await self.dav(gate, scope, receive, send, rel)
         return True
+
+    async def anonymous_fault(self, scope, send) -> bool:
+        """Fault switches for status.php, OCS and Login Flow (remote.php takes its own
+        after auth). True when the fault answered (or reset) the request."""
+        from faults import abort_connection, send_fault_response
+        fault = self.state.take_fault(scope["method"], scope["path"], "")
+        if fault is None:
+            return False
+        if fault.kind == "status":
+            await send_fault_response(fault, send)
+            return True
+        if fault.kind == "reset":
+            await abort_connection(scope["iu.uvicorn_send"])
+            return True
+        await asyncio.sleep(fault.stall_seconds)  # then answer as usual
+        return False
 
     # --- OCS --------------------------------------------------------------------
     async def ocs(self, gate, scope, send, rel):

@@ -118,6 +118,17 @@ def test_maintenance_mode(nc):
     assert nc.req("PROPFIND", nc.files, headers={"Depth": "0"}).status_code == 207
 
 
+def test_faults_apply_to_status_ocs_and_login(nc):
+    nc.srv.control("POST", "faults", {"path_prefix": "/nextcloud/status.php", "status": 502})
+    assert requests.get(nc.base + "/status.php", timeout=5).status_code == 502
+    assert requests.get(nc.base + "/status.php", timeout=5).status_code == 200
+    nc.srv.control("POST", "faults", {"path_prefix": "/nextcloud/ocs/", "reset_after_bytes": 0})
+    with pytest.raises(requests.ConnectionError):
+        requests.get(nc.base + "/ocs/v1.php/cloud/capabilities?format=json", headers=OCS, timeout=5)
+    nc.srv.control("POST", "faults", {"method": "POST", "path_prefix": "/nextcloud/index.php/login/v2", "status": 429})
+    assert requests.post(nc.base + "/index.php/login/v2", timeout=5).status_code == 429
+
+
 # --- Login Flow v2 ----------------------------------------------------------------------
 
 def test_login_flow_v2_gives_an_app_password_once(nc):

@@ -12,6 +12,7 @@ struct LoginFlowTests {
         let pending = try flow.start()
         #expect(pending.loginURL.hasPrefix(server.baseURL + "/cloud/index.php/login/v2/flow/"))
         #expect(try flow.poll(pending) == nil)
+        #expect(!pending.description.contains(pending.token))
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { try? server.approveLogin(loginURL: pending.loginURL) }
         let approval = try flow.waitForApproval(pending, every: 0.1, timeout: 20, cancellation: CancellationFlag())
         #expect(approval.loginName == "alice" && approval.appPassword != "wonderland" && !approval.appPassword.isEmpty)

@@ -20,13 +20,14 @@ public final class LoginFlow {
     }
 
     /// A login in progress: where the person logs in, and what to poll.
-    public struct Pending: Sendable, Equatable {
+    public struct Pending: Sendable, Equatable, CustomStringConvertible {
         /// The address to open in a browser.
         public var loginURL: String
         /// Where to poll; on the same server as the address (checked).
         public var pollURL: String
         /// The secret that identifies this login to the poll endpoint; never show it.
         public var token: String
+        public var description: String { "login at \(loginURL) (poll token hidden)" }
     }
 
     /// What an approved login gives.
