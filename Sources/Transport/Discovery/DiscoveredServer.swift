@@ -16,9 +16,11 @@ public struct DiscoveredServer: Sendable, Equatable {
         case webdavPut = "webdav-put"
     }
 
+    /// Nextcloud, ownCloud (10 or Infinite Scale), or plain WebDAV.
     public var kind: Kind
     /// `Nextcloud`, `ownCloud`, `Infinite Scale`; nil for plain WebDAV.
     public var product: String?
+    /// The server's version from status.php (digits and dots); nil for plain WebDAV.
     public var version: String?
     /// The address without a trailing slash, path prefix included (`https://host/nextcloud`).
     public var baseURL: String
@@ -28,7 +30,9 @@ public struct DiscoveredServer: Sendable, Equatable {
     public var uploadsURL: String?
     /// Where tus uploads are created (for oCIS the WebDAV root itself: POST to the folder).
     public var tusURL: String?
+    /// What the OCS capabilities said about uploads (Nextcloud/ownCloud only).
     public var capabilities: ServerCapabilities?
+    /// The protocol uploads use: `account list` shows its raw value.
     public var uploadProtocol: UploadProtocol
     /// The user id in WebDAV paths (Nextcloud/ownCloud), which can differ from the login name.
     public var userID: String?

@@ -9,6 +9,7 @@ public struct DiscoveryError: Error, CustomStringConvertible, Sendable, Equatabl
     }
 
     public var code: Code
+    /// What happened and what to do, for the person.
     public var message: String
     /// One line per attempt: what was asked and what came back.
     public var tried: [String]

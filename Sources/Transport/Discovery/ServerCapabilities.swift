@@ -11,7 +11,9 @@ public struct ServerCapabilities: Sendable, Equatable {
 
     /// ownCloud's tus support: uploads are created by POST to the WebDAV folder.
     public struct TusSupport: Sendable, Equatable {
+        /// The tus version to speak (`1.0.0`).
         public var resumable: String
+        /// `extension`, split at commas (`creation`, `creation-with-upload`, ...).
         public var extensions: [String]
         /// The largest PATCH the server takes, when it says.
         public var maxChunkSize: Int64?
