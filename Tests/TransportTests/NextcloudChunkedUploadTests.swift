@@ -93,13 +93,16 @@ struct NextcloudChunkedUploadTests {
         #expect(try TestData.sha256(ofFile: s.server.tree() + "/r.bin") == (try TestData.sha256(ofFile: local)))
     }
 
-    @Test("assembling into a folder that does not exist is a 409 and creates nothing")
+    @Test("assembling into a folder that does not exist is a 409 and creates nothing; once it is made, the same chunks assemble")
     func missingFolder() throws {
         let s = try Setup()
         let local = try UploadTestFiles.make(s.local, "m.bin", size: 1000, seed: 4)
-        let error = #expect(throws: HTTPStatusError.self) { _ = try s.send(local, to: "/New Folder/m.bin", chunk: 1000) }
+        let error = #expect(throws: HTTPStatusError.self) { _ = try s.send(local, to: "/New Folder/m.bin", chunk: 1000, transfer: "m") }
         #expect(error?.status == 409 && error?.step == .move)
         #expect(!FileManager.default.fileExists(atPath: s.server.tree() + "/New Folder"))
+        try WebDAVClient(root: s.client.webdavURL, credentials: Self.alice).makeFolders("/New Folder")
+        #expect(try s.client.assemble("m", destination: "/New Folder/m.bin", totalLength: 1000, mtime: nil, sha256: nil).status == 201)
+        #expect(try TestData.sha256(ofFile: s.server.tree() + "/New Folder/m.bin") == (try TestData.sha256(ofFile: local)))
     }
 
     @Test("an expired or deleted upload folder is a 404 when asked, and delete is idempotent")
