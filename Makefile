@@ -11,7 +11,7 @@ VENV_STAMP := $(VENV)/.requirements
 # Debian packages: C libraries the Swift targets link, and the tools the tests drive.
 APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdbus-1-dev python3-dbus python3-gi pkg-config \
 	curl ca-certificates python3 python3-venv iproute2 nftables dbus libsecret-tools \
-	xdg-user-dirs xvfb zenity
+	xdg-user-dirs xvfb zenity apache2 apache2-utils rclone
 
 .PHONY: all build run test test-swift test-server server bench install uninstall clean deps venv
 
@@ -45,8 +45,11 @@ run: build venv
 	@scripts/run-local.sh $(BIN)
 
 # The reference server in the foreground, for a person to try (user demo, password demo).
+# FACE=nextcloud looks like a Nextcloud server (add e.g. SERVER_ARGS="--path-prefix /nextcloud"),
+# FACE=webdav like a plain WebDAV server; see reference-server/README.md.
+FACE ?= tus
 server: venv
-	$(PYTHON) reference-server/server.py --data $${TMPDIR:-/tmp}/instant-upload-server --port 8080
+	$(PYTHON) reference-server/server.py --data $${TMPDIR:-/tmp}/instant-upload-server --port 8080 --face $(FACE) $(SERVER_ARGS)
 
 test: build venv
 	$(MAKE) --no-print-directory test-server test-swift

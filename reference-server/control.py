@@ -47,7 +47,7 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
-async def handle(state: State, scope, receive, send) -> None:
+async def handle(state: State, scope, receive, send, face=None) -> None:
     client = scope.get("client")
     if client and not _is_loopback(client[0]):
         return await _json(send, 403, {"error": "control API is for loopback clients only"})
@@ -108,6 +108,8 @@ async def handle(state: State, scope, receive, send) -> None:
             with state.lock:
                 state.completed.clear()
             return await _json(send, 200, [])
+    elif face is not None and (answer := face.control(path, method, body)) is not None:
+        return await _json(send, *answer)  # maintenance, login approval, upload expiry, user ids
     else:
         return await _json(send, 404, {"error": "unknown control endpoint"})
     return await _json(send, 405, {"error": f"{method} not allowed here"})

@@ -110,13 +110,16 @@ class AccountProvider(FilesystemProvider):
         return AccountFile(path, environ, fp)
 
 
-def build_dav_app(state: State):
+def build_dav_app(state: State, providers: dict | None = None):
+    """wsgidav for every account at /dav/<user>, or at the share paths given."""
+    if providers is None:
+        providers = {f"/dav/{u}": AccountProvider(state, u) for u in state.settings.users}
     config = {
         # TRAP: with "mount_path": "/dav" wsgidav builds hrefs right but then
         # cannot resolve a MOVE/COPY Destination (502 "inter-realm"). So no
         # mount path: each account is a share named "/dav/<user>" and gets
         # the full request path as PATH_INFO.
-        "provider_mapping": {f"/dav/{u}": AccountProvider(state, u) for u in state.settings.users},
+        "provider_mapping": providers,
         # No HTTPAuthenticator and no directory browser: the gate authenticates.
         "middleware_stack": [ErrorPrinter, RequestResolver],
         "block_size": 256 << 10,  # GET/PUT copy size; the 8 KiB default crawls

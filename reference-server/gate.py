@@ -88,10 +88,11 @@ class OnResponseStart:
 
 
 class Gate:
-    def __init__(self, state: State, tus_asgi, dav_asgi):
+    def __init__(self, state: State, tus_asgi, dav_asgi, face=None):
         self.state = state
         self.tus_app = tus_asgi
         self.dav_app = dav_asgi
+        self.face = face  # the Nextcloud face (nextcloud_app.py), when serving it
 
     # --- entry ------------------------------------------------------------------
     async def __call__(self, scope, receive, send):
@@ -111,11 +112,15 @@ class Gate:
     async def route(self, scope, receive, send):
         path, method = scope["path"], scope["method"]
         if path == "/_control" or path.startswith("/_control/"):
-            return await control.handle(self.state, scope, receive, send)
+            return await control.handle(self.state, scope, receive, send, self.face)
         if path == "/" and method in ("GET", "HEAD"):
             return await respond(send, 200, control.HOME_PAGE)
+        if self.face is not None and await self.face.route(self, scope, receive, send):
+            return
         is_tus = path == "/files" or path.startswith("/files/")
         is_dav = path == "/dav" or path.startswith("/dav/")
+        if is_tus and self.state.settings.face == "webdav":
+            is_tus = False  # the plain-WebDAV face offers no tus
         if not (is_tus or is_dav):
             return await respond(send, 404, "not found")
         self.state.count_request(method)
@@ -155,6 +160,8 @@ class Gate:
         expected = self.state.settings.users.get(name)
         if not sep or expected is None:
             return None
+        if self.face is not None and self.face.app_password_ok(name, password):
+            return name  # an app password from Login Flow v2
         if not hmac.compare_digest(password.encode(), expected.encode()):
             return None
         return name
@@ -204,11 +211,15 @@ class Gate:
             length = header(scope, b"content-length")
             if available is not None and length and length.isdigit() and int(length) > available:
                 return await respond(send, 507, f"insufficient storage: {available} bytes available")
+            self.state.counters.file_put(scope["path"][len(f"/dav/{user}/"):])
+        elif scope["method"] == "MOVE":
+            self.state.counters.move()
+        counted = self.state.counters.file_body if scope["method"] == "PUT" else (lambda n: None)
 
         def drop_second_date(status, headers):
             # uvicorn adds Date itself; wsgidav's copy would make two
             return [(k, v) for k, v in headers if k.lower() != b"date"]
-        await self.run_inner(self.dav_app, scope, receive, OnResponseStart(send, drop_second_date), fault)
+        await self.run_inner(self.dav_app, scope, receive, OnResponseStart(send, drop_second_date), fault, on_bytes=counted)
 
     # --- tus --------------------------------------------------------------------
     async def tus(self, scope, receive, send, user, fault):

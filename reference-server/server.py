@@ -6,6 +6,8 @@ a completion hook, a per-account PATCH bound and fault switches for tests.
   python reference-server/server.py --data DIR [--host 127.0.0.1] [--port 8080]
       [--user NAME:PASSWORD ...] [--max-uploads-per-account 3]
       [--expire-seconds 86400] [--max-size BYTES]
+      [--face tus|nextcloud|webdav] [--product nextcloud|owncloud|ocis]
+      [--path-prefix /nextcloud] [--chunk-min BYTES] [--upload-expire-seconds N]
 
 Prints `READY http://HOST:PORT` on stdout once it listens. See README.md.
 """
@@ -46,6 +48,17 @@ def parse_args(argv=None) -> Settings:
                    help="offer neither the tus checksum extension nor file checksums over WebDAV")
     p.add_argument("--tls-cert", type=Path, help="serve https with this certificate (PEM)")
     p.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
+    faces = p.add_argument_group("faces", "what the server looks like (see README.md)")
+    faces.add_argument("--face", choices=["tus", "nextcloud", "webdav"], default="tus",
+                       help="tus: /files/ + /dav/<user>/; nextcloud: status.php, OCS, Login Flow v2, "
+                            "remote.php/dav with chunked upload v2; webdav: /dav/<user>/ only")
+    faces.add_argument("--product", choices=["nextcloud", "owncloud", "ocis"], default="nextcloud",
+                       help="with --face nextcloud: which server to pretend to be (ocis adds tus at the WebDAV folders)")
+    faces.add_argument("--path-prefix", default="", help="with --face nextcloud: serve under this path, e.g. /nextcloud")
+    faces.add_argument("--chunk-min", type=int, default=5 << 20,
+                       help="with --face nextcloud: smallest chunk but the last (Nextcloud: 5 MiB)")
+    faces.add_argument("--upload-expire-seconds", type=int, default=86400,
+                       help="with --face nextcloud: an upload folder untouched this long is gone")
     a = p.parse_args(argv)
     if (a.tls_cert is None) != (a.tls_key is None):
         p.error("--tls-cert and --tls-key go together")
@@ -57,10 +70,18 @@ def parse_args(argv=None) -> Settings:
         users[name] = password
     if a.max_uploads_per_account < 1 or a.expire_seconds < 1 or a.max_size < 0:
         p.error("--max-uploads-per-account and --expire-seconds must be >= 1")
-    return Settings(data=a.data.resolve(), users=users, host=a.host, port=a.port,
-                    max_uploads_per_account=a.max_uploads_per_account,
-                    expire_seconds=a.expire_seconds, max_size=a.max_size, checksums=not a.no_checksums,
-                    tls_cert=a.tls_cert, tls_key=a.tls_key)
+    prefix = a.path_prefix.rstrip("/")
+    if prefix and (not prefix.startswith("/") or prefix.startswith(("/_control", "/files", "/dav"))):
+        p.error("--path-prefix wants a path like /nextcloud")
+    if a.chunk_min < 1 or a.upload_expire_seconds < 1:
+        p.error("--chunk-min and --upload-expire-seconds must be >= 1")
+    settings = Settings(data=a.data.resolve(), users=users, host=a.host, port=a.port,
+                        max_uploads_per_account=a.max_uploads_per_account,
+                        expire_seconds=a.expire_seconds, max_size=a.max_size, checksums=not a.no_checksums,
+                        face=a.face, tls_cert=a.tls_cert, tls_key=a.tls_key)
+    settings.nextcloud = {"prefix": prefix, "product": a.product, "chunk_min": a.chunk_min,
+                          "upload_expire_seconds": a.upload_expire_seconds}
+    return settings
 
 
 class Server(uvicorn.Server):
@@ -104,7 +125,11 @@ async def main_async(settings: Settings) -> None:
     state.prepare_dirs()
     tus_app.reconcile_all(state)  # uploads cut off by a kill -9
     tus_app.gc_expired(state)
-    app = Gate(state, tus_app.build_tus_app(state), build_dav_app(state))
+    face = None
+    if settings.face == "nextcloud":
+        from nextcloud_app import NextcloudFace
+        face = NextcloudFace(state, **settings.nextcloud)
+    app = Gate(state, tus_app.build_tus_app(state), build_dav_app(state), face)
     config = uvicorn.Config(
         app, host=settings.host, port=settings.port,
         http="h11",  # faults.abort_connection relies on uvicorn's protocol objects

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from counters import Counters
 from faults import Fault
 
 USER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -35,6 +36,7 @@ class Settings:
     checksums: bool = True  # tus checksum extension and oc:checksums on files
     tls_cert: Path | None = None  # serve https with this certificate and key
     tls_key: Path | None = None
+    face: str = "tus"  # tus | nextcloud | webdav (see server.py --face)
 
 
 @dataclass
@@ -60,6 +62,8 @@ class State:
         self.max_concurrent_patches: dict[str, int] = {}
         self.completed: list[dict] = []
         self.active: dict[tuple[str, str], ActivePatch] = {}
+        # what the Nextcloud and plain-WebDAV faces received (counters.py)
+        self.counters = Counters()
         # set on SIGTERM/SIGINT: stalled and running transfers stop at once
         # (storing what they have) instead of holding up the shutdown
         self.shutting_down = asyncio.Event()
@@ -170,12 +174,14 @@ class State:
                 "current_patches": {u: n for u, n in self.current_patches.items() if n},
                 "requests": dict(self.requests),
                 "patch_bytes": self.patch_bytes,
+                **self.counters.snapshot(),
             }
 
     def reset_stats(self) -> None:
         with self.lock:
             self.requests.clear()
             self.patch_bytes = 0
+            self.counters.reset()
             # still-running PATCHes stay counted; the maximum restarts from them
             self.max_concurrent_patches = {
                 u: n for u, n in self.current_patches.items() if n

@@ -21,13 +21,25 @@ public final class ReferenceServer: @unchecked Sendable {
 
     /// The certificates the server speaks https with (nil: plain http).
     public let certificates: TestCertificates?
+    /// What the server looks like (`--face`, see reference-server/README.md).
+    public enum Face: String, Sendable {
+        /// tus at `/files/`, WebDAV at `/dav/<user>/`.
+        case tus
+        /// A Nextcloud server: status.php, OCS, Login Flow v2, `remote.php/dav` with chunked upload v2.
+        case nextcloud
+        /// A plain WebDAV server at `/dav/<user>/`, nothing else.
+        case webdav
+    }
+    public let face: Face
 
     public init(users: [(String, String)] = [("alice", "wonderland")], arguments: [String] = [], port: Int = 0,
-                namespace: String? = nil, host: String = "127.0.0.1", tls certificates: TestCertificates? = nil) throws {
+                namespace: String? = nil, host: String = "127.0.0.1", face: Face = .tus,
+                tls certificates: TestCertificates? = nil) throws {
         self.data = TemporaryFolder("iu-server")
         self.users = users
+        self.face = face
         self.certificates = certificates
-        self.extraArguments = arguments + (certificates?.serverArguments ?? [])
+        self.extraArguments = ["--face", face.rawValue] + arguments + (certificates?.serverArguments ?? [])
         self.namespace = namespace
         self.host = host
         try start(port: port)
@@ -148,4 +160,37 @@ public final class ReferenceServer: @unchecked Sendable {
     public func makeFolder(_ relative: String, user: String = "alice") throws {
         try FileManager.default.createDirectory(atPath: tree(user) + "/" + relative, withIntermediateDirectories: true)
     }
+}
+
+// MARK: The Nextcloud face
+
+extension ReferenceServer {
+    /// An account as the Nextcloud face shows it: its user id and absolute WebDAV and uploads URLs.
+    public struct NextcloudAccount: Sendable {
+        public var id: String
+        public var webdavURL: String
+        public var uploadsURL: String
+    }
+
+    /// Asks the server for an account's user id and paths (`GET /_control/users`).
+    public func nextcloudAccount(_ user: String = "alice") throws -> NextcloudAccount {
+        guard let all = try control("GET", "users") as? [String: [String: String]], let entry = all[user],
+              let id = entry["id"], let webdav = entry["webdav"], let uploads = entry["uploads"] else {
+            throw TestFailure("the server has no Nextcloud account \(user) (is it started with face: .nextcloud?)")
+        }
+        return NextcloudAccount(id: id, webdavURL: baseURL + webdav, uploadsURL: baseURL + uploads)
+    }
+
+    /// Maintenance mode on or off.
+    public func setMaintenance(_ on: Bool) throws { try control("POST", "maintenance", json: ["on": on]) }
+
+    /// Approves a pending Login Flow v2 login for `user`, as the person would in the browser.
+    public func approveLogin(user: String = "alice", loginURL: String? = nil) throws {
+        var body: [String: Any] = ["user": user]
+        if let loginURL { body["login"] = loginURL }
+        try control("POST", "login", json: body)
+    }
+
+    /// Makes every chunked-upload folder expire now.
+    public func expireUploads() throws { try control("POST", "uploads/expire") }
 }

@@ -33,7 +33,10 @@ public struct TusUploadStatus: Sendable, Equatable {
 /// The server answered, but not with what the tus step needed. Carries the whole story
 /// so the engine can decide what it means for the transfer.
 public struct HTTPStatusError: Error, CustomStringConvertible, Sendable {
-    public enum Step: String, Sendable { case discover, create, head, patch, terminate, propfind, mkcol, get, delete }
+    public enum Step: String, Sendable {
+        case discover, create, head, patch, terminate, propfind, mkcol, get, delete
+        case put, move, login
+    }
     public var step: Step
     public var status: Int
     public var retryAfter: String?

@@ -1,0 +1,141 @@
+import Foundation
+import Glibc
+
+/// A WebDAV server written by others, started on loopback for one test with its own
+/// configuration in a temporary folder: Apache httpd with mod_dav, or `rclone serve webdav`.
+/// Fails loudly, never skips, when the program is missing.
+///
+/// The WebDAV root is the server's `/`, backed by `root` on disk, with Basic auth for
+/// `user`/`password`.
+public final class ForeignWebDAVServer: @unchecked Sendable {
+    // Sendable by construction: every field is set in init and only read afterwards.
+    public enum Kind: String, Sendable { case apache, rclone }
+
+    public let kind: Kind
+    public let folder = TemporaryFolder("iu-foreign-dav")
+    public let port: Int
+    public let user: String
+    public let password: String
+    private let process: Process
+
+    /// The files the server serves.
+    public var root: String { folder.path + "/www" }
+    public var url: String { "http://127.0.0.1:\(port)/" }
+
+    public init(_ kind: Kind, user: String = "alice", password: String = "wonder land") throws {
+        self.kind = kind
+        self.user = user
+        self.password = password
+        port = try LoopbackPort.pick()
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: folder.path + "/www", withIntermediateDirectories: true)
+        process = Process()
+        switch kind {
+        case .apache: try Self.configureApache(process, folder: folder.path, port: port, user: user, password: password)
+        case .rclone: try Self.configureRclone(process, folder: folder.path, port: port, user: user, password: password)
+        }
+        // Foundation's Process passes on the blocked signal mask of the thread that spawns it, so
+        // SIGTERM would never arrive; a small exec wrapper clears the mask first.
+        let program = process.executableURL!.path
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+                             program] + (process.arguments ?? [])
+        let log = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        do {
+            try LoopbackPort.waitUntilListening(port, what: kind.rawValue)
+        } catch {
+            stop()
+            let errors = (try? String(contentsOfFile: folder.path + "/error.log", encoding: .utf8)) ?? ""
+            throw TestFailure("\(error); its log says: \(errors.suffix(2000))")
+        }
+    }
+
+    deinit { stop() }
+
+    public func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        // Never hang a test on a server that will not stop.
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// Makes a folder under the root directly on disk, writable by the server.
+    public func makeFolder(_ relative: String) throws {
+        let path = root + "/" + relative
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        chmod(path, 0o777)
+    }
+
+    // MARK: Apache httpd
+
+    static func configureApache(_ process: Process, folder: String, port: Int, user: String, password: String) throws {
+        let binary = "/usr/sbin/apache2"
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw TestFailure("Apache httpd is missing (\(binary)): run `make deps`, which installs the Debian package apache2")
+        }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/htpasswd") else {
+            throw TestFailure("htpasswd is missing: install the Debian package apache2-utils (`make deps`)")
+        }
+        try Shell.run("/usr/bin/htpasswd", ["-c", "-b", "-s", folder + "/htpasswd", user, password])
+        for dir in ["lock", "run"] {
+            try FileManager.default.createDirectory(atPath: folder + "/" + dir, withIntermediateDirectories: true)
+        }
+        // As root, Apache's children run as nobody: they must reach the files and the lock database.
+        for (path, mode) in [(folder, 0o755), (folder + "/www", 0o777), (folder + "/lock", 0o777), (folder + "/run", 0o777),
+                             (folder + "/htpasswd", 0o644)] {
+            chmod(path, mode_t(mode))
+        }
+        let modules = "/usr/lib/apache2/modules"
+        let config = """
+            ServerRoot "\(folder)"
+            ServerName 127.0.0.1
+            Listen 127.0.0.1:\(port)
+            PidFile "\(folder)/run/httpd.pid"
+            DefaultRuntimeDir "\(folder)/run"
+            ErrorLog "\(folder)/error.log"
+            LogLevel warn
+            \(getuid() == 0 ? "User nobody\nGroup nogroup" : "")
+            LoadModule mpm_event_module \(modules)/mod_mpm_event.so
+            LoadModule authz_core_module \(modules)/mod_authz_core.so
+            LoadModule authz_user_module \(modules)/mod_authz_user.so
+            LoadModule authn_core_module \(modules)/mod_authn_core.so
+            LoadModule authn_file_module \(modules)/mod_authn_file.so
+            LoadModule auth_basic_module \(modules)/mod_auth_basic.so
+            LoadModule dav_module \(modules)/mod_dav.so
+            LoadModule dav_fs_module \(modules)/mod_dav_fs.so
+            DavLockDB "\(folder)/lock/DavLock"
+            DocumentRoot "\(folder)/www"
+            <Directory "\(folder)/www">
+                Dav On
+                AuthType Basic
+                AuthName "instant-upload test"
+                AuthUserFile "\(folder)/htpasswd"
+                Require valid-user
+            </Directory>
+
+            """
+        try config.write(toFile: folder + "/httpd.conf", atomically: true, encoding: .utf8)
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["-f", folder + "/httpd.conf", "-DFOREGROUND"]
+    }
+
+    // MARK: rclone
+
+    static func configureRclone(_ process: Process, folder: String, port: Int, user: String, password: String) throws {
+        let binary = "/usr/bin/rclone"
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw TestFailure("rclone is missing (\(binary)): run `make deps`, which installs the Debian package rclone")
+        }
+        _ = FileManager.default.createFile(atPath: folder + "/rclone.conf", contents: Data())
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["serve", "webdav", folder + "/www", "--addr", "127.0.0.1:\(port)", "--user", user, "--pass", password,
+                             "--config", folder + "/rclone.conf", "--log-file", folder + "/error.log",
+                             "--cache-dir", folder + "/cache"]
+    }
+}
