@@ -18,7 +18,7 @@ let package = Package(
         // Linux calls Glibc's module does not expose (SO_PEERCRED, accept4, netlink).
         .target(name: "CSystem"),
         // Syscalls, XDG paths, logging, names shown to people.
-        .target(name: "Platform"),
+        .target(name: "Platform", dependencies: ["CSystem"]),
         // The durable queue: SQLite store, states, records. Knows nothing of HTTP.
         .target(name: "Queue", dependencies: ["CSQLite", "Platform"]),
         // HTTP, tus, WebDAV, hashing. Knows nothing of SQLite.

@@ -11,7 +11,8 @@ public struct FileFingerprint: Equatable, Sendable, Codable {
         self.device = device; self.inode = inode; self.size = size; self.mtimeNanoseconds = mtimeNanoseconds
     }
 
-    init(_ st: stat) {
+    /// The fingerprint `stat`, `lstat` or `fstatat` reported.
+    public init(_ st: stat) {
         self.init(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),
                   mtimeNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
     }

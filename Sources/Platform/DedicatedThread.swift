@@ -1,14 +1,14 @@
 import Glibc
-import Platform
 import Synchronization
 
 /// A POSIX thread that runs one closure and can be joined.
 ///
-/// Foundation's `Thread` cannot be joined, and the monitor must know its thread is gone
+/// Foundation's `Thread` cannot be joined, and a monitor must know its thread is gone
 /// before `stop()` returns, or a handler could run after the caller thinks it stopped.
 /// A dedicated thread is also what makes `setns` safe: it changes the namespace of the
-/// calling thread only, and no other work is ever scheduled onto this one.
-struct DedicatedThread: Sendable {
+/// calling thread only, and no other work is ever scheduled onto this one. Blocking
+/// kernel interfaces (netlink, inotify) each sleep in `poll` on one of these.
+public struct DedicatedThread: Sendable {
     private let handle: pthread_t
 
     private final class Body: Sendable {
@@ -17,7 +17,7 @@ struct DedicatedThread: Sendable {
     }
 
     /// Starts `body` on a new thread.
-    init(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
+    public init(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var handle = pthread_t()
         let rc = pthread_create(&handle, nil, { context in
@@ -33,16 +33,16 @@ struct DedicatedThread: Sendable {
     }
 
     /// Whether the caller is running on this thread.
-    var isCurrent: Bool { pthread_equal(handle, pthread_self()) != 0 }
+    public var isCurrent: Bool { pthread_equal(handle, pthread_self()) != 0 }
 
     /// Waits for the closure to return. Call once, never from the thread itself.
-    func join() { pthread_join(handle, nil) }
+    public func join() { pthread_join(handle, nil) }
 
     /// Lets the thread clean up after itself when it ends. Call instead of `join()`.
-    func detach() { pthread_detach(handle) }
+    public func detach() { pthread_detach(handle) }
 
     /// Runs `body` on a thread of its own and waits for its result.
-    static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) throws(SystemError) -> T {
+    public static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) throws(SystemError) -> T {
         let box = ResultBox<T>()
         let thread = try DedicatedThread { let result = body(); box.value.withLock { $0 = result } }
         thread.join()
