@@ -28,6 +28,8 @@ let package = Package(
         // Secrets, notifications, the folder picker.
         .target(name: "Desktop", dependencies: ["CDBus", "Platform"]),
         .target(name: "Connectivity", dependencies: ["CSystem", "Platform"]),
+        // New photos and videos in watched folders: inotify, scans, media dates, rules, trash.
+        .target(name: "Watcher", dependencies: ["CExif", "CSystem", "Platform", "Queue"]),
         // Commands shared by both executables.
         .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Connectivity", "Platform"]),
 
@@ -45,6 +47,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["CLI", "TestSupport"]),
         .testTarget(name: "DesktopTests", dependencies: ["Desktop", "TestSupport"], exclude: ["notification-recorder.py"]),
         .testTarget(name: "ConnectivityTests", dependencies: ["Connectivity"]),
+        .testTarget(name: "WatcherTests", dependencies: ["Watcher", "TestSupport", "CSystem"]),
     ],
     swiftLanguageModes: [.v6]
 )

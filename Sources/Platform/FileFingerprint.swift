@@ -1,7 +1,7 @@
 import Glibc
 
 /// What identifies one version of a local file: if any of these change, it is another file.
-public struct FileFingerprint: Equatable, Sendable, Codable {
+public struct FileFingerprint: Hashable, Sendable, Codable {
     public var device: UInt64
     public var inode: UInt64
     public var size: Int64
