@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 import Synchronization
 
@@ -13,15 +14,17 @@ public struct DedicatedThread: Sendable {
 
     private final class Body: Sendable {
         let run: @Sendable () -> Void
-        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+        let name: String?
+        init(_ run: @escaping @Sendable () -> Void, name: String?) { self.run = run; self.name = name }
     }
 
-    /// Starts `body` on a new thread.
-    public init(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
-        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+    /// Starts `body` on a new thread, named `name` (15 bytes at most) where tools show threads.
+    public init(name: String? = nil, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
+        let context = Unmanaged.passRetained(Body(body, name: name)).toOpaque()
         var handle = pthread_t()
         let rc = pthread_create(&handle, nil, { context in
             let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
+            if let name = body.name { _ = csystem_name_thread(name) }
             body.run()
             return nil
         }, context)
