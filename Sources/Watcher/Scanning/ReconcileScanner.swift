@@ -83,6 +83,8 @@ public struct ReconcileScanner: Sendable {
                     break
                 }
                 let name = Self.name(of: entry)
+                // `.` and `..` first, on their own: entering them would walk the whole disk.
+                if name == [0x2E] || name == [0x2E, 0x2E] { continue }
                 guard !IgnoredNames.isIgnored(name) else { continue }
                 var type = entry.pointee.d_type
                 var entryStat = stat()

@@ -56,7 +56,7 @@ public final class FolderWatcher: Sendable {
             }
             let (settings, taken, handler) = (self.settings, self.taken, self.handler)
             do throws(SystemError) {
-                let thread = try DedicatedThread {
+                let thread = try DedicatedThread(name: "iu-watcher") {
                     WatchLoop(settings: settings, inotify: inotify, mounts: mounts, control: control,
                               taken: taken, handler: handler).run()
                 }

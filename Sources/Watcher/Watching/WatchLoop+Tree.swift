@@ -29,6 +29,10 @@ extension WatchLoop {
             switch rootState() {
             case .folder(let identity):
                 if arm(identity) { return }
+                if case .unreadable = presence {
+                    periodicDue = clock.now + settings.fallbackScanInterval
+                    return
+                }
                 continue
             case .missing:
                 presence = .missing
