@@ -115,4 +115,20 @@ struct FolderWatcherTests {
         #expect(w.foundNames == ["New/Deeper/c.jpg", "Trip/Day 1/b.jpg", "Trip/Day 1/d.jpg", "Trip/a.jpg"])
         #expect(w.found.first { $0.path.text.hasSuffix("d.jpg") }?.noticedBy == .event)
     }
+
+    @Test("a file whose name is not UTF-8 is found under its exact bytes")
+    func oddName() throws {
+        let w = WatchRecorder()
+        try Files.makeFolder(w.root)
+        try w.start()
+        let name = Array("caf".utf8) + [0xE9, 0x0A] + Array(".jpg".utf8)
+        let path = LocalPath(w.root).appending(LocalPath(bytes: name))
+        let photo = Files.photo(1)
+        let fd = path.withCString { open($0, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644) }
+        #expect(photo.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == photo.count)
+        close(fd)
+        try w.waitForFound(1)
+        #expect(w.found.first?.path == path)
+        #expect(w.found.first?.relativePath.bytes == name)
+    }
 }

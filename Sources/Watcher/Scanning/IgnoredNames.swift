@@ -4,7 +4,7 @@
 /// Browsers, copy tools and editors write to a temporary name and rename when done; the
 /// rename (`IN_MOVED_TO`) is when the file becomes a candidate. Hidden folders are not
 /// entered either: phones keep thumbnails and deleted pictures in `DCIM/.thumbnails` and
-/// `.trashed-*`.
+/// `.trashed-*`. Asked for every entry of every scan, so it allocates nothing.
 enum IgnoredNames {
     private static let suffixes: [[UInt8]] = [
         ".part", ".partial", ".tmp", ".temp", ".crdownload", ".download", ".opdownload", ".filepart",
@@ -16,8 +16,18 @@ enum IgnoredNames {
         if first == UInt8(ascii: ".") { return true }  // dot-files and dot-folders, `.` and `..`
         if last == UInt8(ascii: "~") { return true }  // editor backups: `IMG_1.jpg~`
         if first == UInt8(ascii: "#"), last == UInt8(ascii: "#") { return true }  // Emacs autosave
-        if name.starts(with: Array("~$".utf8)) { return true }  // office lock files
-        let lowered = name.map { (0x41...0x5a).contains($0) ? $0 | 0x20 : $0 }
-        return suffixes.contains { lowered.count > $0.count && lowered.suffix($0.count).elementsEqual($0) }
+        if first == UInt8(ascii: "~"), name.count > 1, name[1] == UInt8(ascii: "$") { return true }  // office lock files
+        return suffixes.contains { hasSuffix(name, $0) }
+    }
+
+    /// Whether `name` ends with `suffix` (lower-case ASCII), ignoring ASCII case.
+    private static func hasSuffix(_ name: [UInt8], _ suffix: [UInt8]) -> Bool {
+        guard name.count > suffix.count else { return false }
+        let start = name.count - suffix.count
+        for i in 0..<suffix.count {
+            let c = name[start + i]
+            if (0x41...0x5A).contains(c) ? c | 0x20 != suffix[i] : c != suffix[i] { return false }
+        }
+        return true
     }
 }

@@ -91,7 +91,11 @@ public struct ReconcileScanner: Sendable {
                 var haveStat = false
                 if type == UInt8(DT_UNKNOWN) || type == UInt8(DT_REG) {
                     // Some file systems leave d_type unknown; the file's own stat says what it is.
-                    let rc = name.withCString { fstatat(fd, $0, &entryStat, AT_SYMLINK_NOFOLLOW) }
+                    let rc = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+                        pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) {
+                            fstatat(fd, $0, &entryStat, AT_SYMLINK_NOFOLLOW)
+                        }
+                    }
                     if rc != 0 {
                         let error = SystemError("stat", path: folder.appending(LocalPath(bytes: name)).display)
                         if error.errno != ENOENT { summary.problems.append(Problem(path: folder.appending(LocalPath(bytes: name)), error: error)) }
@@ -133,12 +137,5 @@ struct FolderIdentity: Hashable, Sendable {
     init(_ st: stat) {
         device = UInt64(st.st_dev)
         inode = UInt64(st.st_ino)
-    }
-}
-
-extension Array where Element == UInt8 {
-    /// Calls `body` with a NUL-terminated copy of these bytes.
-    func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
-        try LocalPath(bytes: self).withCString(body)
     }
 }
