@@ -46,6 +46,22 @@ extension FolderWatcherTests {
         #expect(w.found.last?.noticedBy == .event)
     }
 
+    @Test("no inotify instance to be had: start says so, with the sysctl to raise")
+    func outOfInstances() throws {
+        let w = WatchRecorder()
+        try Files.makeFolder(w.root)
+        let none = try SysctlOverride("fs.inotify.max_user_instances", "0")
+        defer { none.restore() }
+        #expect { try w.watcher.start() } throws: { error in
+            none.restore()
+            guard let trouble = error as? WatcherTrouble else { return false }
+            return trouble.code == .outOfInstances && trouble.action.contains("fs.inotify.max_user_instances")
+        }
+        none.restore()
+        try w.start()
+        #expect(w.watcher.status.state == .watching)
+    }
+
     @Test("an idle watcher sleeps: its thread is not woken while nothing happens")
     func idle() throws {
         // Deaf to mounts, so nothing on this machine but its own folder could wake it.
