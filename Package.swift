@@ -18,7 +18,7 @@ let package = Package(
         // Linux calls Glibc's module does not expose (SO_PEERCRED, accept4, netlink).
         .target(name: "CSystem"),
         // Syscalls, XDG paths, logging, names shown to people.
-        .target(name: "Platform"),
+        .target(name: "Platform", dependencies: ["CSystem"]),
         // The durable queue: SQLite store, states, records. Knows nothing of HTTP.
         .target(name: "Queue", dependencies: ["CSQLite", "Platform"]),
         // HTTP, tus, WebDAV, hashing. Knows nothing of SQLite.
@@ -28,6 +28,8 @@ let package = Package(
         // Secrets, notifications, the folder picker.
         .target(name: "Desktop", dependencies: ["CDBus", "Platform"]),
         .target(name: "Connectivity", dependencies: ["CSystem", "Platform"]),
+        // New photos and videos in watched folders: inotify, scans, media dates, rules, trash.
+        .target(name: "Watcher", dependencies: ["CExif", "CSystem", "Platform", "Queue"]),
         // Commands shared by both executables.
         .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Connectivity", "Platform"]),
 
@@ -45,6 +47,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["CLI", "TestSupport"]),
         .testTarget(name: "DesktopTests", dependencies: ["Desktop", "TestSupport"], exclude: ["notification-recorder.py"]),
         .testTarget(name: "ConnectivityTests", dependencies: ["Connectivity"]),
+        .testTarget(name: "WatcherTests", dependencies: ["Watcher", "TestSupport", "CSystem"]),
     ],
     swiftLanguageModes: [.v6]
 )

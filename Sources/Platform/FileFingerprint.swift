@@ -1,7 +1,7 @@
 import Glibc
 
 /// What identifies one version of a local file: if any of these change, it is another file.
-public struct FileFingerprint: Equatable, Sendable, Codable {
+public struct FileFingerprint: Hashable, Sendable, Codable {
     public var device: UInt64
     public var inode: UInt64
     public var size: Int64
@@ -11,7 +11,8 @@ public struct FileFingerprint: Equatable, Sendable, Codable {
         self.device = device; self.inode = inode; self.size = size; self.mtimeNanoseconds = mtimeNanoseconds
     }
 
-    init(_ st: stat) {
+    /// The fingerprint `stat`, `lstat` or `fstatat` reported.
+    public init(_ st: stat) {
         self.init(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),
                   mtimeNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
     }

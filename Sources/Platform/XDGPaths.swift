@@ -23,6 +23,8 @@ public struct XDGPaths: Sendable {
         return home + "/" + fallback
     }
 
+    /// `$XDG_DATA_HOME`, e.g. `~/.local/share`: where the person's trash lives.
+    public var dataHome: String { base("XDG_DATA_HOME", default: ".local/share") }
     public var configDirectory: String { base("XDG_CONFIG_HOME", default: ".config") + "/instant-upload" }
     public var stateDirectory: String { base("XDG_STATE_HOME", default: ".local/state") + "/instant-upload" }
     public var queueDatabase: String { stateDirectory + "/queue.sqlite3" }

@@ -9,5 +9,13 @@ int csystem_peer_uid(int fd, uid_t *uid);
 
 /* accept(2) with close-on-exec set atomically. */
 int csystem_accept_cloexec(int fd);
+
+/* Names the calling thread for `top -H`, `ps -L` and /proc/self/task/TID/comm (up to 15 bytes). */
+int csystem_name_thread(const char *name);
+
+/* setfsuid(2): file access checks on the calling thread only (not the process) use `uid`,
+ * and leaving uid 0 drops that thread's CAP_DAC_OVERRIDE. Returns the previous fsuid.
+ * Tests run as root use it to see a folder the way its owner's locked-out user would. */
+int csystem_set_thread_fsuid(uid_t uid);
 #endif
 #include "CConnectivity.h"

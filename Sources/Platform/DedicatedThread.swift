@@ -1,27 +1,30 @@
+import CSystem
 import Glibc
-import Platform
 import Synchronization
 
 /// A POSIX thread that runs one closure and can be joined.
 ///
-/// Foundation's `Thread` cannot be joined, and the monitor must know its thread is gone
+/// Foundation's `Thread` cannot be joined, and a monitor must know its thread is gone
 /// before `stop()` returns, or a handler could run after the caller thinks it stopped.
 /// A dedicated thread is also what makes `setns` safe: it changes the namespace of the
-/// calling thread only, and no other work is ever scheduled onto this one.
-struct DedicatedThread: Sendable {
+/// calling thread only, and no other work is ever scheduled onto this one. Blocking
+/// kernel interfaces (netlink, inotify) each sleep in `poll` on one of these.
+public struct DedicatedThread: Sendable {
     private let handle: pthread_t
 
     private final class Body: Sendable {
         let run: @Sendable () -> Void
-        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+        let name: String?
+        init(_ run: @escaping @Sendable () -> Void, name: String?) { self.run = run; self.name = name }
     }
 
-    /// Starts `body` on a new thread.
-    init(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
-        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+    /// Starts `body` on a new thread, named `name` (15 bytes at most) where tools show threads.
+    public init(name: String? = nil, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
+        let context = Unmanaged.passRetained(Body(body, name: name)).toOpaque()
         var handle = pthread_t()
         let rc = pthread_create(&handle, nil, { context in
             let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
+            if let name = body.name { _ = csystem_name_thread(name) }
             body.run()
             return nil
         }, context)
@@ -33,16 +36,16 @@ struct DedicatedThread: Sendable {
     }
 
     /// Whether the caller is running on this thread.
-    var isCurrent: Bool { pthread_equal(handle, pthread_self()) != 0 }
+    public var isCurrent: Bool { pthread_equal(handle, pthread_self()) != 0 }
 
     /// Waits for the closure to return. Call once, never from the thread itself.
-    func join() { pthread_join(handle, nil) }
+    public func join() { pthread_join(handle, nil) }
 
     /// Lets the thread clean up after itself when it ends. Call instead of `join()`.
-    func detach() { pthread_detach(handle) }
+    public func detach() { pthread_detach(handle) }
 
     /// Runs `body` on a thread of its own and waits for its result.
-    static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) throws(SystemError) -> T {
+    public static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) throws(SystemError) -> T {
         let box = ResultBox<T>()
         let thread = try DedicatedThread { let result = body(); box.value.withLock { $0 = result } }
         thread.join()

@@ -1,0 +1,31 @@
+import Foundation
+import Platform
+import Queue
+
+/// Where a watched file goes on the server: the rule's folder, the date folders its
+/// capture date calls for, then its own name (`/Photos/2024/03/IMG_0001.jpg`).
+public enum RemotePathPlanner {
+    /// The full remote path for `file`.
+    public static func remotePath(for file: LocalPath, capturedAt date: CaptureDate, rule: WatchRule,
+                                  timeZone: TimeZone = .current) -> String {
+        RemotePath.join(folder(capturedAt: date, subfolders: rule.subfolders, under: rule.remoteFolder, timeZone: timeZone),
+                        file.lastComponent.text)
+    }
+
+    /// The remote folder for a file taken at `date`. A camera's clock is used as it showed
+    /// (with or without its EXIF offset, that is the photographer's day); an instant (a
+    /// video's creation time, a file's mtime) is turned into a day in `timeZone`.
+    public static func folder(capturedAt date: CaptureDate, subfolders: WatchRule.DateSubfolders, under remoteFolder: String,
+                              timeZone: TimeZone = .current) -> String {
+        let fields = date.calendarFields(in: timeZone)
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let parts: [String]
+        switch subfolders {
+        case .none: parts = []
+        case .year: parts = ["\(fields.year)"]
+        case .month: parts = ["\(fields.year)", two(fields.month)]
+        case .day: parts = ["\(fields.year)", two(fields.month), two(fields.day)]
+        }
+        return RemotePath.normalize(([RemotePath.normalize(remoteFolder)] + parts).joined(separator: "/"))
+    }
+}

@@ -1,0 +1,108 @@
+import Platform
+
+/// Holds candidates until their size and mtime have stood still for the settle window.
+///
+/// A camera app or a copy closes the file when done, but some writers close and reopen
+/// (or pause) mid-file. Each touch (another `IN_CLOSE_WRITE`, another sighting) restarts
+/// the wait; when a wait ends the file is looked at again, and only a file that has not
+/// changed since is settled. Deadlines are all "last touch + window", so they come due in
+/// the order of the touches: a queue in touch order, with stale entries skipped, gives the
+/// next deadline without a search. Pure: the clock and the look at the file are passed in.
+struct Settler {
+    let window: Duration
+
+    private struct Entry {
+        var fingerprint: FileFingerprint
+        var noticedBy: FoundFile.NoticedBy
+        var generation: UInt64
+    }
+
+    /// A candidate whose wait is over.
+    struct Settled: Equatable {
+        var path: LocalPath
+        var fingerprint: FileFingerprint
+        var noticedBy: FoundFile.NoticedBy
+    }
+
+    private var entries: [LocalPath: Entry] = [:]
+    private var queue: [(deadline: ContinuousClock.Instant, path: LocalPath, generation: UInt64)] = []
+    private var head = 0
+    private var nextGeneration: UInt64 = 0
+
+    init(window: Duration) { self.window = window }
+
+    var count: Int { entries.count }
+    func isPending(_ path: LocalPath) -> Bool { entries[path] != nil }
+
+    /// (Re)starts the wait for `path`, last seen with `fingerprint`.
+    mutating func touch(_ path: LocalPath, _ fingerprint: FileFingerprint, noticedBy: FoundFile.NoticedBy,
+                        now: ContinuousClock.Instant) {
+        nextGeneration += 1
+        entries[path] = Entry(fingerprint: fingerprint, noticedBy: noticedBy, generation: nextGeneration)
+        queue.append((now + window, path, nextGeneration))
+    }
+
+    mutating func remove(_ path: LocalPath) { entries[path] = nil }
+
+    /// Forgets everything at or below `folder`.
+    mutating func removeAll(under folder: LocalPath) {
+        entries = entries.filter { !$0.key.isWithin(folder) }
+    }
+
+    mutating func removeAll() {
+        entries = [:]
+        queue = []
+        head = 0
+    }
+
+    /// Follows a rename inside the tree: the wait goes on under the new name(s).
+    mutating func move(_ old: LocalPath, to new: LocalPath, now: ContinuousClock.Instant) {
+        let moving = entries.filter { $0.key.isWithin(old) }
+        for (path, entry) in moving {
+            entries[path] = nil
+            touch(LocalPath(bytes: new.bytes + path.bytes.dropFirst(old.bytes.count)), entry.fingerprint,
+                  noticedBy: entry.noticedBy, now: now)
+        }
+    }
+
+    /// When the next wait ends; nil when nothing waits.
+    mutating func nextDeadline() -> ContinuousClock.Instant? {
+        dropStale()
+        return head < queue.count ? queue[head].deadline : nil
+    }
+
+    /// Ends every wait due at `now`: a file that `look` finds unchanged is settled and
+    /// returned; a changed one waits again; one that is gone (nil) is forgotten.
+    mutating func settle(now: ContinuousClock.Instant, look: (LocalPath) -> FileFingerprint?) -> [Settled] {
+        var settled: [Settled] = []
+        while true {
+            dropStale()
+            guard head < queue.count, queue[head].deadline <= now else { break }
+            let path = queue[head].path
+            head += 1
+            guard let entry = entries[path] else { continue }
+            switch look(path) {
+            case nil:
+                entries[path] = nil
+            case let current? where current == entry.fingerprint:
+                entries[path] = nil
+                settled.append(Settled(path: path, fingerprint: current, noticedBy: entry.noticedBy))
+            case let current?:
+                touch(path, current, noticedBy: entry.noticedBy, now: now)
+            }
+        }
+        compact()
+        return settled
+    }
+
+    private mutating func dropStale() {
+        while head < queue.count, entries[queue[head].path]?.generation != queue[head].generation { head += 1 }
+    }
+
+    private mutating func compact() {
+        if head > 1024, head * 2 > queue.count {
+            queue.removeFirst(head)
+            head = 0
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Glibc
+import Platform
+
+/// The person's trash, as the freedesktop.org Trash specification lays it out: what a
+/// file manager shows and can restore from.
+///
+/// A file on the same file system as `$XDG_DATA_HOME/Trash` goes there. A file elsewhere
+/// (a card, a second disk) goes to the trash at the top of its own file system:
+/// `$topdir/.Trash/$uid` when an administrator prepared `$topdir/.Trash` (a folder, not a
+/// link, with the sticky bit), else `$topdir/.Trash-$uid`. Files are moved with `rename`,
+/// never copied: a file that cannot be moved stays where it is.
+public struct Trash: Sendable {
+    public var paths: XDGPaths
+
+    public init(paths: XDGPaths = XDGPaths()) { self.paths = paths }
+
+    /// Where a file went.
+    public struct Trashed: Sendable, Equatable {
+        /// The trash folder used (the one holding `files/` and `info/`).
+        public var trash: LocalPath
+        /// The file's new path, inside `files/`.
+        public var file: LocalPath
+        /// Its `.trashinfo`, which remembers where it came from.
+        public var info: LocalPath
+    }
+
+    /// Moves `file` (a regular file or a link) to the trash. `now` goes into the
+    /// `.trashinfo` as the deletion date, in local time as the specification asks.
+    @discardableResult
+    public func moveToTrash(_ file: LocalPath, now: Date = Date()) throws(TrashError) -> Trashed {
+        var st = stat()
+        guard file.withCString({ lstat($0, &st) }) == 0 else { throw .cannotRead(file, SystemError("lstat", path: file.display)) }
+        guard st.st_mode & S_IFMT == S_IFREG || st.st_mode & S_IFMT == S_IFLNK else { throw .notAFile(file) }
+        let device = st.st_dev
+        // The folder's real path: `Path=` must name where the file really was.
+        let file = Self.realPath(of: file.absolute().parent).appending(file.lastComponent)
+
+        let home = LocalPath(paths.dataHome).appending("Trash")
+        if let homeDevice = try? Self.prepare(home), homeDevice == device {
+            return try move(file, into: home, infoPath: file.bytes, now: now)
+        }
+        let top = Self.mountTop(of: file.parent, device: device)
+        let trash = try Self.topTrash(top)
+        // On a removable disk the path is kept relative to its top, so it still holds when mounted elsewhere.
+        return try move(file, into: trash, infoPath: file.relative(to: top).bytes, now: now)
+    }
+
+    // MARK: - Which trash
+
+    /// The trash of the file system whose top is `top`: `.Trash/$uid` if the shared
+    /// `.Trash` passes the specification's checks, else `.Trash-$uid`.
+    private static func topTrash(_ top: LocalPath) throws(TrashError) -> LocalPath {
+        let uid = getuid()
+        let shared = top.appending(".Trash")
+        var st = stat()
+        if shared.withCString({ lstat($0, &st) }) == 0, st.st_mode & S_IFMT == S_IFDIR, st.st_mode & S_ISVTX != 0 {
+            let mine = shared.appending("\(uid)")
+            if (try? prepare(mine)) != nil { return mine }
+        }
+        let own = top.appending(".Trash-\(uid)")
+        do {
+            _ = try prepare(own)
+        } catch {
+            throw TrashError(code: .noTrash, message: "there is no usable trash on the disk of this file (\(own.display): \(error.reason))",
+                             action: "the file is left where it is; delete it yourself if you no longer want it", path: own)
+        }
+        return own
+    }
+
+    /// Makes `trash`, `trash/files` and `trash/info` (mode 0700) if missing, and checks
+    /// they are real folders owned by this user. Returns the trash folder's device.
+    @discardableResult
+    static func prepare(_ trash: LocalPath) throws(SystemError) -> dev_t {
+        var device: dev_t = 0
+        for folder in [trash, trash.appending("files"), trash.appending("info")] {
+            if folder.withCString({ mkdir($0, 0o700) }) != 0, errno != EEXIST {
+                // A missing parent ($XDG_DATA_HOME itself) is made too.
+                if errno == ENOENT, folder == trash { try FileIO.makeDirectory(trash.text, mode: 0o700) } else {
+                    throw SystemError("mkdir", path: folder.display)
+                }
+            }
+            var st = stat()
+            try valueOrErrno("lstat", path: folder.display) { folder.withCString { lstat($0, &st) } }
+            guard st.st_mode & S_IFMT == S_IFDIR, st.st_uid == getuid() else { throw SystemError("trash", errno: EPERM, path: folder.display) }
+            if folder == trash { device = st.st_dev }
+        }
+        return device
+    }
+
+    /// The mount point of the file system `folder` is on: the highest folder above it on
+    /// the same device.
+    static func mountTop(of folder: LocalPath, device: dev_t) -> LocalPath {
+        var current = folder
+        while current.bytes.count > 1 {
+            let parent = current.parent
+            var st = stat()
+            guard parent.withCString({ stat($0, &st) }) == 0, st.st_dev == device else { break }
+            current = parent
+        }
+        return current
+    }
+
+    static func realPath(of folder: LocalPath) -> LocalPath {
+        var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard folder.withCString({ realpath($0, &resolved) }) != nil else { return folder }
+        return resolved.withUnsafeBufferPointer { LocalPath(cString: $0.baseAddress!) }
+    }
+
+    // MARK: - Moving
+
+    private func move(_ file: LocalPath, into trash: LocalPath, infoPath: [UInt8], now: Date) throws(TrashError) -> Trashed {
+        let name = file.lastComponent
+        for attempt in 1...10_000 {
+            let stored = Self.name(name, attempt: attempt)
+            let info = trash.appending("info").appending(LocalPath(bytes: stored.bytes + Array(".trashinfo".utf8)))
+            let target = trash.appending("files").appending(stored)
+            // The .trashinfo, created exclusively, is what reserves the name.
+            let fd = info.withCString { open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
+            if fd < 0 {
+                if errno == EEXIST { continue }
+                throw .cannotWrite(info, SystemError("open", path: info.display))
+            }
+            let text = "[Trash Info]\nPath=\(Self.escape(infoPath))\nDeletionDate=\(Self.localDate(now))\n"
+            let bytes = Array(text.utf8)
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+            var st = stat()
+            if written != bytes.count || target.withCString({ lstat($0, &st) }) == 0 {
+                info.withCString { _ = unlink($0) }
+                if written != bytes.count { throw .cannotWrite(info, SystemError("write", path: info.display)) }
+                continue  // a file without its info already has this name
+            }
+            if file.withCString({ source in target.withCString { rename(source, $0) } }) != 0 {
+                let error = SystemError("rename", path: file.display)
+                info.withCString { _ = unlink($0) }
+                throw TrashError(code: .cannotMove, message: "\(file.display) could not be moved to the trash (\(error.reason))",
+                                 action: "it is left where it is", path: file)
+            }
+            return Trashed(trash: trash, file: target, info: info)
+        }
+        throw TrashError(code: .noTrash, message: "the trash holds too many files named \(name.display)", action: "empty the trash", path: trash)
+    }
+
+    /// `IMG.jpg`, then `IMG.2.jpg`, `IMG.3.jpg`...
+    static func name(_ name: LocalPath, attempt: Int) -> LocalPath {
+        guard attempt > 1 else { return name }
+        let bytes = name.bytes
+        if let dot = bytes.lastIndex(of: UInt8(ascii: ".")), dot > 0 {
+            return LocalPath(bytes: Array(bytes[..<dot]) + Array(".\(attempt)".utf8) + Array(bytes[dot...]))
+        }
+        return LocalPath(bytes: bytes + Array(".\(attempt)".utf8))
+    }
+
+    /// The path as the specification wants it in `Path=`: URL-escaped bytes, `/` kept.
+    static func escape(_ path: [UInt8]) -> String {
+        let unreserved = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~/".utf8))
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        for b in path {
+            if unreserved.contains(b) { out.append(b) } else { out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0xF)]] }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `2024-05-01T12:34:56`, local time.
+    static func localDate(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
+    }
+}

@@ -1,0 +1,32 @@
+import Platform
+
+/// A file a watcher hands over: new to the caller, settled, and of a kind the rule takes.
+public struct FoundFile: Sendable, Equatable {
+    public var path: LocalPath
+    /// The path below the watched folder, e.g. `2024/IMG_0001.jpg`.
+    public var relativePath: LocalPath
+    /// As it was when it settled; the caller records it with what it takes.
+    public var fingerprint: FileFingerprint
+    public var media: MediaInfo
+    /// How it was noticed: an inotify event, or a scan (at start, after an overflow, in a
+    /// new folder, or periodically while out of watches).
+    public var noticedBy: NoticedBy
+
+    public enum NoticedBy: String, Sendable, Equatable {
+        case event, scan
+    }
+}
+
+/// What a watcher tells its owner, on the watcher's own thread.
+public enum WatchEvent: Sendable, Equatable {
+    /// A new picture or video, ready to be queued.
+    case found(FoundFile)
+    /// A file (or a whole folder, `isFolder`) the caller took was renamed or moved within
+    /// the watched folder: the same file, not a new one.
+    case moved(from: LocalPath, to: LocalPath, isFolder: Bool)
+    /// Something inside the tree could not be looked at (an unreadable folder or file).
+    /// The rest of the tree is watched as usual.
+    case problem(WatcherTrouble)
+    /// The watcher's state or troubles changed.
+    case status(WatcherStatus)
+}

@@ -1,0 +1,139 @@
+import Glibc
+import Platform
+
+/// Turning inotify events into candidates, renames and changes of the tree.
+extension WatchLoop {
+    func readEvents(into buffer: UnsafeMutableRawBufferPointer) {
+        // Bounded, so timers still fire while a flood of events goes on.
+        for _ in 0..<64 {
+            let events: [InotifyEvent]
+            do { events = try inotify.read(into: buffer) } catch {
+                Log.error("watching \(root.display): \(error)")
+                return
+            }
+            if events.isEmpty { return }
+            for event in events { handle(event) }
+        }
+    }
+
+    func handle(_ event: InotifyEvent) {
+        if event.mask.contains(.queueOverflow) {
+            counters.overflows += 1
+            Log.info("watching \(root.display): the kernel's event queue overflowed; scanning the folder to catch up")
+            // A rename whose other half was lost is settled by the scan, not guessed at.
+            pendingMoves = [:]
+            scanDue = clock.now
+            return
+        }
+        if let parent = parentWatch, event.watch == parent.wd {
+            parentEvent(event, parent: parent.folder)
+            return
+        }
+        guard let folder = tree.folder(of: event.watch) else { return }  // a watch already dropped
+        let isRoot = folder == root
+        if event.mask.contains(.ignored) {
+            tree.remove(event.watch)
+            if isRoot { rootWentAway() } else { subfolderWatchEnded(folder) }
+            return
+        }
+        if event.mask.contains(.unmount) || event.mask.contains(.deleteSelf) || event.mask.contains(.moveSelf) {
+            // A subfolder's own departure shows in its parent's events; only the root's matters here.
+            if isRoot { rootWentAway() }
+            return
+        }
+        guard let name = event.name else { return }
+        let path = folder.appending(LocalPath(bytes: name))
+        let isFolder = event.mask.contains(.isDirectory)
+        let ignored = IgnoredNames.isIgnored(name)
+
+        if event.mask.contains(.movedFrom) {
+            if ignored { settler.remove(path); return }
+            pendingMoves[event.cookie] = PendingMove(path: path, isFolder: isFolder, deadline: clock.now + Self.pairingWindow)
+        } else if event.mask.contains(.movedTo) {
+            if let from = pendingMoves.removeValue(forKey: event.cookie) {
+                if ignored { movedOut(from) } else { renamed(from, to: path, isFolder: isFolder) }
+            } else if !ignored {
+                arrived(path, isFolder: isFolder)
+            }
+        } else if event.mask.contains(.create) {
+            if isFolder, !ignored { armSubtree(path) }
+        } else if event.mask.contains(.closeWrite) {
+            if !isFolder, !ignored, let fingerprint = Self.fingerprint(path) {
+                settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
+            }
+        } else if event.mask.contains(.delete) {
+            if !isFolder { settler.remove(path) }
+        }
+    }
+
+    /// Something new moved in from outside the tree (or from a hidden or temporary name).
+    private func arrived(_ path: LocalPath, isFolder: Bool) {
+        if isFolder {
+            armSubtree(path)
+        } else if let fingerprint = Self.fingerprint(path) {
+            settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
+        }
+    }
+
+    /// A rename inside the tree: the same file or folder under a new name.
+    private func renamed(_ from: PendingMove, to path: LocalPath, isFolder: Bool) {
+        if isFolder {
+            tree.move(from.path, to: path)
+            settler.move(from.path, to: path, now: clock.now)
+            for (fingerprint, at) in delivered where at.isWithin(from.path) {
+                delivered[fingerprint] = LocalPath(bytes: path.bytes + at.bytes.dropFirst(from.path.bytes.count))
+            }
+            handler(.moved(from: from.path, to: path, isFolder: true))
+            return
+        }
+        if settler.isPending(from.path) {
+            settler.move(from.path, to: path, now: clock.now)
+            return
+        }
+        guard let fingerprint = Self.fingerprint(path) else { return }
+        if delivered[fingerprint] == from.path || taken.status(of: fingerprint, at: from.path) == .taken {
+            if delivered[fingerprint] != nil { delivered[fingerprint] = path }
+            handler(.moved(from: from.path, to: path, isFolder: false))
+        } else if !passedOver.contains(fingerprint) {
+            // Never taken under its old name: it is a candidate like any other.
+            settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
+        }
+    }
+
+    /// An `IN_MOVED_FROM` without its pair: it left the tree.
+    func movedOut(_ move: PendingMove) {
+        if move.isFolder {
+            for wd in tree.watches(under: move.path) {
+                inotify.removeWatch(wd)
+                tree.remove(wd)
+            }
+            settler.removeAll(under: move.path)
+        } else {
+            settler.remove(move.path)
+        }
+    }
+
+    private func rootWentAway() {
+        lostRoot()
+        establish()
+    }
+
+    /// A subfolder's watch ended. Usually it was deleted; if it is still there a file
+    /// system was unmounted from it, and the folder underneath needs a watch of its own.
+    private func subfolderWatchEnded(_ folder: LocalPath) {
+        settler.removeAll(under: folder)
+        if Self.isFolder(folder), tree.watch(of: folder) == nil { armSubtree(folder) }
+    }
+
+    /// An event on the parent watched while the folder is missing: look again when the
+    /// next folder on the way down appears, or when the parent itself goes.
+    private func parentEvent(_ event: InotifyEvent, parent: LocalPath) {
+        let selfEvent: InotifyMask = [.ignored, .unmount, .deleteSelf, .moveSelf]
+        if !event.mask.isDisjoint(with: selfEvent) {
+            if event.mask.contains(.ignored) { parentWatch = nil }
+            establish()
+        } else if let name = event.name, name == nextComponent(below: parent) {
+            establish()
+        }
+    }
+}

@@ -1,0 +1,236 @@
+import Glibc
+import Platform
+
+/// Placing and dropping watches: the whole tree, new subtrees, and the parent of a
+/// folder that is missing.
+extension WatchLoop {
+    /// What is at the root path now.
+    private enum RootState {
+        case folder(FolderIdentity)
+        case notAFolder
+        case missing
+        case unreadable(SystemError)
+    }
+
+    private func rootState() -> RootState {
+        var st = stat()
+        if root.withCString({ stat($0, &st) }) != 0 {
+            let error = SystemError("stat", path: root.display)
+            return [ENOENT, ENOTDIR].contains(error.errno) ? .missing : .unreadable(error)
+        }
+        return FileKind.of(mode: st.st_mode) == .directory ? .folder(FolderIdentity(st)) : .notAFolder
+    }
+
+    /// Watches the whole tree if the folder is there; else watches its nearest existing
+    /// parent for it. Looks again after placing the parent's watch, since the folder may
+    /// have come back in between; gives up for a second if it keeps flapping.
+    func establish() {
+        for _ in 0..<5 {
+            switch rootState() {
+            case .folder(let identity):
+                if arm(identity) { return }
+                if case .unreadable = presence {
+                    periodicDue = clock.now + settings.fallbackScanInterval
+                    return
+                }
+                continue
+            case .missing:
+                presence = .missing
+            case .notAFolder:
+                presence = .notAFolder
+            case .unreadable(let error):
+                presence = .unreadable(error)
+                // A permission change makes no event this watcher hears: look again later.
+                periodicDue = clock.now + settings.fallbackScanInterval
+            }
+            watchNearestParent()
+            if case .folder = rootState() { continue }
+            return
+        }
+        periodicDue = clock.now + .seconds(1)
+    }
+
+    /// Places the watches on a folder that is there, and scans it. False when it vanished
+    /// while being walked.
+    private func arm(_ identity: FolderIdentity) -> Bool {
+        if let parent = parentWatch {
+            inotify.removeWatch(parent.wd)
+            parentWatch = nil
+        }
+        presence = .present
+        rootIdentity = identity
+        sweep()
+        return presence == .present
+    }
+
+    /// Walks the whole tree: every folder gets (or keeps) its watch, every file the owner
+    /// does not know becomes a candidate, and watches on folders no longer in the tree
+    /// are dropped. This is the reconcile after an overflow, the periodic scan while out
+    /// of watches, and the first scan.
+    func sweep() {
+        let now = clock.now
+        var visited = Set<Int32>()
+        var ranOut = false
+        var problems: [WatcherTrouble] = []
+        let summary = ReconcileScanner(root: root).scan(
+            enteringFolder: { folder in
+                switch place(folder, isRoot: folder == root) {
+                case .placed(let wd): visited.insert(wd)
+                case .outOfWatches: ranOut = true
+                case .failed(let trouble?): problems.append(trouble)
+                case .failed(nil): break
+                }
+            },
+            isKnown: isKnown,
+            onNew: { file in settler.touch(file.path, file.fingerprint, noticedBy: .scan, now: now) })
+        counters.scans += 1
+        if let error = summary.rootError {
+            lostRoot()
+            presence = [ENOENT, ENOTDIR].contains(error.errno) ? .missing : .unreadable(error)
+            return
+        }
+        // Folders the walk did not reach were deleted or moved out while events were lost.
+        for wd in tree.allWatches where !visited.contains(wd) {
+            inotify.removeWatch(wd)
+            tree.remove(wd)
+        }
+        noteScanProblems(summary.problems.map { .unreadable($0.path, $0.error) } + problems)
+        if ranOut != outOfWatches {
+            outOfWatches = ranOut
+            watchLimit = ranOut ? Self.currentWatchLimit() : nil
+            if ranOut {
+                Log.warning("watching \(root.display): out of inotify watches; scanning every \(settings.fallbackScanInterval) instead")
+            } else {
+                Log.info("watching \(root.display): every folder is watched again")
+            }
+        }
+        periodicDue = outOfWatches ? clock.now + settings.fallbackScanInterval : nil
+        if let mounts = settings.mountTable { mountPointsInside = Self.mountPoints(within: root, from: mounts) }
+    }
+
+    /// Walks a folder that appeared inside the tree (made, or moved in): its watches go
+    /// in before its listing is read, so a file that lands meanwhile is seen either way.
+    func armSubtree(_ folder: LocalPath) {
+        let now = clock.now
+        var scanner = ReconcileScanner(root: folder)
+        scanner.followsRootLink = false
+        var problems: [WatcherTrouble] = []
+        let summary = scanner.scan(
+            enteringFolder: { path in
+                switch place(path, isRoot: false) {
+                case .placed: break
+                case .outOfWatches:
+                    if !outOfWatches {
+                        outOfWatches = true
+                        watchLimit = Self.currentWatchLimit()
+                        Log.warning("watching \(root.display): out of inotify watches; scanning every \(settings.fallbackScanInterval) instead")
+                    }
+                    periodicDue = periodicDue ?? clock.now + settings.fallbackScanInterval
+                case .failed(let trouble?): problems.append(trouble)
+                case .failed(nil): break
+                }
+            },
+            isKnown: isKnown,
+            onNew: { file in settler.touch(file.path, file.fingerprint, noticedBy: .scan, now: now) })
+        let all = summary.problems.map { WatcherTrouble.unreadable($0.path, $0.error) } + problems
+        for trouble in all where !scanProblems.contains(trouble) { handler(.problem(trouble)) }
+        scanProblems += all.filter { !scanProblems.contains($0) }
+    }
+
+    private enum Placement {
+        case placed(Int32)
+        case outOfWatches
+        /// With a trouble to report, or nil when the folder simply went away.
+        case failed(WatcherTrouble?)
+    }
+
+    private func place(_ folder: LocalPath, isRoot: Bool) -> Placement {
+        do {
+            let wd = try inotify.addWatch(folder, mask: isRoot ? .treeFolder : InotifyMask.treeFolder.union(.dontFollow))
+            tree.insert(wd, for: folder)
+            return .placed(wd)
+        } catch {
+            switch error.kind {
+            case .outOfWatches: return .outOfWatches
+            case .gone: return .failed(nil)
+            case .denied: return .failed(.unreadable(folder, error.system))
+            case .outOfInstances, .other: return .failed(.system(error.system, folder: folder))
+            }
+        }
+    }
+
+    /// Reports problems not reported by the last walk, and keeps the list for the status.
+    private func noteScanProblems(_ problems: [WatcherTrouble]) {
+        for trouble in problems where !scanProblems.contains(trouble) {
+            Log.warning("watching \(root.display): \(trouble)")
+            handler(.problem(trouble))
+        }
+        scanProblems = problems
+    }
+
+    /// The folder went away (deleted, moved, unmounted): every watch and every wait ends.
+    func lostRoot() {
+        if presence == .present { Log.warning("watching \(root.display): the folder is gone; waiting for it to come back") }
+        for wd in tree.allWatches { inotify.removeWatch(wd) }
+        tree = WatchTree()
+        settler.removeAll()
+        pendingMoves = [:]
+        rootIdentity = nil
+        outOfWatches = false
+        watchLimit = nil
+        scanProblems = []
+        periodicDue = nil
+        presence = .missing
+    }
+
+    /// Watches the nearest existing parent of the missing folder for the next folder on
+    /// the way down to appear (`IN_CREATE`, `IN_MOVED_TO`), or for itself to go.
+    private func watchNearestParent() {
+        var folder = root.parent
+        while folder.bytes.count > 1, !Self.isFolder(folder) { folder = folder.parent }
+        do {
+            let wd = try inotify.addWatch(folder, mask: .waitingParent)
+            if let old = parentWatch, old.wd != wd { inotify.removeWatch(old.wd) }
+            parentWatch = (wd, folder)
+        } catch {
+            Log.warning("watching \(root.display): cannot watch \(folder.display) for it to come back (\(error)); looking again in \(settings.fallbackScanInterval)")
+            periodicDue = clock.now + settings.fallbackScanInterval
+        }
+    }
+
+    /// The next component on the way from the watched parent down to the root.
+    func nextComponent(below parent: LocalPath) -> [UInt8]? {
+        guard root.isWithin(parent), root != parent else { return nil }
+        let rest = root.relative(to: parent).bytes
+        return Array(rest.prefix { $0 != UInt8(ascii: "/") })
+    }
+
+    static func isFolder(_ path: LocalPath) -> Bool {
+        var st = stat()
+        return path.withCString { stat($0, &st) } == 0 && FileKind.of(mode: st.st_mode) == .directory
+    }
+
+    // MARK: - Mounts
+
+    /// Something was mounted or unmounted somewhere. If the folder is another one now (a
+    /// card mounted on it or taken away from under it) everything is placed again; if a
+    /// mount appeared or went inside the tree, the tree is walked; a missing folder is
+    /// looked for again.
+    func mountTableChanged() {
+        guard presence == .present else {
+            establish()
+            return
+        }
+        if case .folder(let identity) = rootState(), identity == rootIdentity {
+            guard let table = settings.mountTable, Self.mountPoints(within: root, from: table) != mountPointsInside else { return }
+            sweep()
+            return
+        }
+        lostRoot()
+        establish()
+    }
+
+    private static func mountPoints(within root: LocalPath, from table: String) -> Set<LocalPath> {
+        Set(MountTable.mountPoints(from: table).filter { $0.isWithin(root) })
+    }
+}

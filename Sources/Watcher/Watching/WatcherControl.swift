@@ -1,0 +1,46 @@
+import Platform
+import Synchronization
+
+/// What a `FolderWatcher` (on any thread) and its loop (on its own thread) share: the
+/// requests going in, the status coming out, and the eventfd that carries the requests.
+final class WatcherControl: Sendable {
+    private struct State {
+        var stopRequested = false
+        var scanRequested = false
+        var status = WatcherStatus()
+    }
+
+    private let state = Mutex(State())
+    let wakeUp: WakeUp
+
+    init(wakeUp: WakeUp) { self.wakeUp = wakeUp }
+
+    var status: WatcherStatus { state.withLock { $0.status } }
+
+    func requestStop() {
+        state.withLock { $0.stopRequested = true }
+        wakeUp.signal()
+    }
+
+    func requestScan() {
+        state.withLock { $0.scanRequested = true }
+        wakeUp.signal()
+    }
+
+    /// The requests made since the last call, cleared.
+    func takeRequests() -> (stop: Bool, scan: Bool) {
+        wakeUp.drain()
+        return state.withLock { s in
+            defer { s.scanRequested = false }
+            return (s.stopRequested, s.scanRequested)
+        }
+    }
+
+    /// Stores `status`; true when its state or troubles differ from the last one stored.
+    func publish(_ status: WatcherStatus) -> Bool {
+        state.withLock { s in
+            defer { s.status = status }
+            return s.status.state != status.state || s.status.troubles != status.troubles
+        }
+    }
+}

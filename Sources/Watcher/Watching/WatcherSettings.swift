@@ -1,0 +1,23 @@
+import Platform
+
+/// How one folder is watched.
+public struct WatcherSettings: Sendable, Equatable {
+    public var folder: LocalPath
+    public var media: MediaSelection
+    /// How long a candidate's size and mtime must hold still before it is taken.
+    public var settleWindow: Duration
+    /// How often a tree that could not get all its watches is scanned instead.
+    public var fallbackScanInterval: Duration
+    /// Watched for mounts and unmounts; nil to not watch it.
+    public var mountTable: String?
+
+    public init(folder: LocalPath, media: MediaSelection = .all, settleWindow: Duration = .seconds(3),
+                fallbackScanInterval: Duration = .seconds(300),
+                mountTable: String? = "/proc/self/mountinfo") {
+        self.folder = folder
+        self.media = media
+        self.settleWindow = settleWindow
+        self.fallbackScanInterval = fallbackScanInterval
+        self.mountTable = mountTable
+    }
+}

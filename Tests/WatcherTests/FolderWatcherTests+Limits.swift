@@ -1,0 +1,129 @@
+import Foundation
+import Glibc
+import Platform
+import Testing
+import TestSupport
+@testable import Watcher
+
+extension FolderWatcherTests {
+    @Test("an overflowing event queue is answered by a scan: nothing is missed")
+    func overflow() throws {
+        let w = WatchRecorder()
+        try Files.makeFolder(w.root)
+        // The kernel sizes an instance's queue when it is made: lower the limit only for that moment.
+        let small = try SysctlOverride("fs.inotify.max_queued_events", "4")
+        defer { small.restore() }
+        try w.watcher.start()
+        small.restore()
+        try w.waitFor("the first scan") { _ in w.watcher.status.scans >= 1 }
+        try Files.makeFolder(w.path("burst"))
+        for i in 0..<300 { try Files.write(w.path(i % 2 == 0 ? "IMG_\(i).jpg" : "burst/IMG_\(i).jpg"), Files.photo(i)) }
+        try w.waitForFound(300)
+        try w.scanAndSettle()
+        #expect(w.watcher.status.overflows >= 1, "the test must make the queue overflow to prove anything")
+        #expect(w.found.count == 300)
+        #expect(Set(w.found.map(\.path)).count == 300)
+    }
+
+    @Test("out of inotify watches: reported with the sysctl to raise, new files found by periodic scans, watched again once raised")
+    func outOfWatches() throws {
+        let w = WatchRecorder(fallbackScan: .seconds(1))
+        try Files.makeFolder(w.path("sub"))
+        let none = try SysctlOverride("fs.inotify.max_user_watches", "0")
+        defer { none.restore() }
+        try w.start()
+        try w.waitForState(.scanningPeriodically)
+        let trouble = try #require(w.watcher.status.troubles.first { $0.code == .outOfWatches })
+        #expect(trouble.action.contains("fs.inotify.max_user_watches"))
+        try Files.write(w.path("sub/while-out.jpg"), Files.photo(1))
+        try w.waitForFound(1)
+        #expect(w.found.first?.noticedBy == .scan)
+        none.restore()
+        try w.waitForState(.watching)
+        #expect(w.watcher.status.troubles.isEmpty)
+        try Files.write(w.path("sub/after.jpg"), Files.photo(2))
+        try w.waitForFound(2)
+        #expect(w.found.last?.noticedBy == .event)
+    }
+
+    @Test("no inotify instance to be had: start says so, with the sysctl to raise")
+    func outOfInstances() throws {
+        let w = WatchRecorder()
+        try Files.makeFolder(w.root)
+        let none = try SysctlOverride("fs.inotify.max_user_instances", "0")
+        defer { none.restore() }
+        #expect { try w.watcher.start() } throws: { error in
+            none.restore()
+            guard let trouble = error as? WatcherTrouble else { return false }
+            return trouble.code == .outOfInstances && trouble.action.contains("fs.inotify.max_user_instances")
+        }
+        none.restore()
+        try w.start()
+        #expect(w.watcher.status.state == .watching)
+    }
+
+    @Test("an idle watcher sleeps: its thread is not woken while nothing happens")
+    func idle() throws {
+        // Deaf to mounts, so nothing on this machine but its own folder could wake it.
+        let w = WatchRecorder(mountTable: nil)
+        try Files.makeFolder(w.path("a/b"))
+        try w.start()
+        try w.waitFor("nothing left to do") { _ in w.watcher.status.settling == 0 }
+        let thread = try #require(Self.watcherThreads().first)
+        #expect(Self.watcherThreads().count == 1)
+        let before = try Self.contextSwitches(thread)
+        sleep(3)
+        #expect(try Self.contextSwitches(thread) == before)
+    }
+
+    @Test("watching the mount table does not make the watcher spin")
+    func idleWithMounts() throws {
+        let w = WatchRecorder()
+        try Files.makeFolder(w.root)
+        try w.start()
+        let thread = try #require(Self.watcherThreads().first)
+        let before = try Self.cpuTicks(thread)
+        sleep(3)
+        // A spinning poll would use all of the 300 ticks; a wake-up for someone's mount, none.
+        #expect(try Self.cpuTicks(thread) - before < 30)
+    }
+
+    @Test("a stopped watcher says nothing more; started again, it catches up by scanning")
+    func stopAndStart() throws {
+        let w = WatchRecorder()
+        try Files.makeFolder(w.root)
+        try w.start()
+        w.watcher.stop()
+        #expect(w.watcher.status.state == .stopped)
+        #expect(Self.watcherThreads().isEmpty)
+        try Files.write(w.path("while-stopped.jpg"), Files.photo(1))
+        usleep(800_000)
+        #expect(w.found.isEmpty)
+        try w.watcher.start()
+        try w.waitForFound(1)
+        #expect(w.found.first?.noticedBy == .scan)
+    }
+
+    /// The threads of this process named as a watcher's thread is.
+    static func watcherThreads() -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { tid in
+            (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == "iu-watcher"
+        }
+    }
+
+    /// User plus system CPU time of a thread, in clock ticks (fields 14 and 15 of its stat).
+    static func cpuTicks(_ tid: String) throws -> Int {
+        let stat = try String(contentsOfFile: "/proc/self/task/\(tid)/stat", encoding: .utf8)
+        // The name in parentheses may hold spaces: count fields after its closing parenthesis.
+        let fields = stat[stat.range(of: ")", options: .backwards)!.upperBound...].split(separator: " ")
+        return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
+    }
+
+    /// Voluntary plus involuntary context switches of a thread: each wake-up adds one.
+    static func contextSwitches(_ tid: String) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/task/\(tid)/status", encoding: .utf8)
+        return status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
+            .compactMap { Int($0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") }.reduce(0, +)
+    }
+}

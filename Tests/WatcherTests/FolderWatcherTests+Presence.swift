@@ -1,0 +1,91 @@
+import Foundation
+import Glibc
+import Platform
+import Testing
+import TestSupport
+@testable import Watcher
+
+extension FolderWatcherTests {
+    // These three hear of the folder's return only through its parent's watch: other
+    // programs mounting things would otherwise wake the watcher to look again.
+    @Test("a deleted folder is reported missing, and watched again when it is made again")
+    func deletedAndRecreated() throws {
+        let w = WatchRecorder(mountTable: nil)
+        try Files.makeFolder(w.root)
+        try w.start()
+        try FileManager.default.removeItem(atPath: w.root)
+        try w.waitForState(.folderMissing)
+        #expect(w.watcher.status.troubles.map(\.code) == [.folderMissing])
+        try Files.makeFolder(w.root)
+        try Files.write(w.path("back.jpg"), Files.photo(1))
+        try w.waitForFound(1)
+        try w.waitForState(.watching)
+        #expect(w.watcher.status.troubles.isEmpty)
+    }
+
+    @Test("a folder that does not exist yet, nor its parents, is watched once it is made")
+    func notYetThere() throws {
+        let folder = TemporaryFolder("iu-watch")
+        let w = WatchRecorder(root: folder.path + "/a/b/Camera", mountTable: nil)
+        try w.start()
+        #expect(w.watcher.status.state == .folderMissing)
+        try Files.makeFolder(folder.path + "/a")
+        try Files.makeFolder(folder.path + "/a/b")
+        try Files.makeFolder(folder.path + "/a/b/Camera")
+        try Files.write(w.path("first.jpg"), Files.photo(1))
+        try w.waitForFound(1)
+        try w.waitForState(.watching)
+    }
+
+    @Test("a folder moved away is gone; moved back, what landed in it meanwhile is found")
+    func movedAwayAndBack() throws {
+        let w = WatchRecorder(mountTable: nil)
+        try Files.makeFolder(w.root)
+        try w.start()
+        try Files.rename(w.root, w.root + " (away)")
+        try w.waitForState(.folderMissing)
+        try Files.write(w.root + " (away)/meanwhile.jpg", Files.photo(1))
+        usleep(200_000)
+        #expect(w.found.isEmpty)
+        try Files.rename(w.root + " (away)", w.root)
+        try w.waitForFound(1)
+        #expect(w.foundNames == ["meanwhile.jpg"])
+    }
+
+    @Test("an unmounted card is reported missing, and watched again when it is mounted again")
+    func cardUnmountedAndBack() throws {
+        let base = TemporaryFolder("iu-card")
+        defer { TestMounts.unmountAll(below: base.path) }
+        let card = base.path + "/card"
+        try Files.makeFolder(card)
+        try TestMounts.mountTmpfs(at: card)
+        try Files.makeFolder(card + "/DCIM")
+        let w = WatchRecorder(root: card + "/DCIM")
+        try w.start()
+        try Files.write(w.path("one.jpg"), Files.photo(1))
+        try w.waitForFound(1)
+        try TestMounts.unmount(card)
+        try w.waitForState(.folderMissing)
+        try TestMounts.mountTmpfs(at: card)
+        try Files.makeFolder(card + "/DCIM")
+        try Files.write(w.path("two.jpg"), Files.photo(2))
+        try w.waitForFound(2)
+        try w.waitForState(.watching)
+        #expect(w.foundNames == ["one.jpg", "two.jpg"])
+    }
+
+    @Test("a card mounted on the watched folder itself is watched (no inotify event says so)")
+    func cardMountedOnFolder() throws {
+        let base = TemporaryFolder("iu-card")
+        defer { TestMounts.unmountAll(below: base.path) }
+        let w = WatchRecorder(root: base.path + "/card")
+        try Files.makeFolder(w.root)
+        try w.start()
+        try TestMounts.mountTmpfs(at: w.root)
+        // The watcher must now watch the card's folder, not the folder under it.
+        try w.waitFor("the walk of the card") { _ in w.watcher.status.scans >= 2 }
+        try Files.write(w.path("on-card.jpg"), Files.photo(1))
+        try w.waitForFound(1)
+        #expect(w.foundNames == ["on-card.jpg"])
+    }
+}

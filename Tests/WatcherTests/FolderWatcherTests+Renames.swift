@@ -1,0 +1,67 @@
+import Foundation
+import Platform
+import Testing
+import TestSupport
+@testable import Watcher
+
+extension FolderWatcherTests {
+    @Test("a rename inside the folder is a move, reported at once, never a new file")
+    func renameIsAMove() throws {
+        // A settle window no test outlives: only the rename itself can explain a report.
+        let w = WatchRecorder(settle: .seconds(3600))
+        try Files.makeFolder(w.path("Album"))
+        try Files.write(w.path("a.jpg"), Files.photo(1))
+        try Files.write(w.path("Album/b.jpg"), Files.photo(2))
+        for name in ["a.jpg", "Album/b.jpg"] {
+            w.taken.insert(try FileFingerprint.of(LocalPath(w.path(name))), at: LocalPath(w.path(name)))
+        }
+        try w.start()
+        try Files.rename(w.path("a.jpg"), w.path("renamed.jpg"))
+        try Files.rename(w.path("Album"), w.path("Album 2024"))
+        try w.waitFor("two moves") { _ in w.moves.count >= 2 }
+        let moves = w.moves.map { "\($0.0.relative(to: LocalPath(w.root)).text) -> \($0.1.relative(to: LocalPath(w.root)).text) \($0.2)" }
+        #expect(moves == ["a.jpg -> renamed.jpg false", "Album -> Album 2024 true"])
+        #expect(w.found.isEmpty)
+        #expect(w.taken.status(of: try FileFingerprint.of(LocalPath(w.path("Album 2024/b.jpg"))), at: LocalPath(w.path("Album 2024/b.jpg"))) == .taken)
+    }
+
+    @Test("a renamed folder is still watched under its new name")
+    func renamedFolderKeepsWatching() throws {
+        let w = WatchRecorder()
+        try Files.makeFolder(w.path("Old/Inner"))
+        try w.start()
+        try Files.rename(w.path("Old"), w.path("New"))
+        try w.waitFor("the folder move") { _ in !w.moves.isEmpty }
+        try Files.write(w.path("New/Inner/c.jpg"), Files.photo(3))
+        try w.waitForFound(1)
+        #expect(w.foundNames == ["New/Inner/c.jpg"])
+        #expect(w.found.first?.noticedBy == .event)
+    }
+
+    @Test("a file renamed while it settles is taken once, under its last name")
+    func renameWhileSettling() throws {
+        let w = WatchRecorder(settle: .seconds(2))
+        try Files.makeFolder(w.root)
+        try w.start()
+        try Files.write(w.path("IMG_1.jpg"), Files.photo(1))
+        try Files.rename(w.path("IMG_1.jpg"), w.path("Holiday.jpg"))
+        try w.waitForFound(1)
+        try w.scanAndSettle()
+        #expect(w.foundNames == ["Holiday.jpg"])
+        #expect(w.moves.isEmpty)
+    }
+
+    @Test("a file moved within the folder while nobody watched is a move at the next scan, not a new file")
+    func moveSeenByScan() throws {
+        let w = WatchRecorder()
+        try Files.makeFolder(w.path("2024"))
+        try Files.write(w.path("a.jpg"), Files.photo(1))
+        let fingerprint = try FileFingerprint.of(LocalPath(w.path("a.jpg")))
+        w.taken.insert(fingerprint, at: LocalPath(w.path("a.jpg")))
+        try Files.rename(w.path("a.jpg"), w.path("2024/a.jpg"))
+        try w.start()
+        try w.waitFor("the move") { _ in !w.moves.isEmpty }
+        #expect(w.moves.first.map { $0.1 } == LocalPath(w.path("2024/a.jpg")))
+        #expect(w.found.isEmpty)
+    }
+}
