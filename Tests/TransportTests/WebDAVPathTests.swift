@@ -60,10 +60,14 @@ struct WebDAVPathTests {
         #expect(ContentRange("bytes */*") == nil)
     }
 
-    @Test("reads HTTP dates in the fixed form and the old ones")
-    func dates() {
-        #expect(WebDAVDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
-        #expect(WebDAVDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
-        #expect(WebDAVDate.parse("yesterday") == nil)
+    @Test("a Content-Range whose numbers are signed, spaced, fractional or beyond Int64 is refused, never trapped on")
+    func hostileContentRange() {
+        for header in ["bytes +0-9/10", "bytes -1-9/10", "bytes 0- 9/10", "bytes 0-9/1e3", "bytes 0-9/-10", "bytes 0x0-9/10",
+                       "bytes 0-99999999999999999999/*", "bytes 0-9223372036854775807/*", "bytes 99999999999999999999-1/2",
+                       "bytes 0-9/99999999999999999999", "bytes 0-9/10/11", "bytes 0--9/10", "bytes */", "bytes -/", ""] {
+            #expect(ContentRange(header) == nil, "\(header)")
+        }
+        #expect(ContentRange("bytes 0-9223372036854775806/*")?.count == Int64.max)
+        #expect(ContentRange("bytes 5-9/10")?.count == 5)
     }
 }

@@ -234,7 +234,7 @@ public final class Agent: Sendable {
             let inFlight = s.running.values.filter { $0.accountID == accountID }.count + 1
             var p = s.pressure[accountID] ?? AccountPressure(limit: max(options.uploadSlots, options.downloadSlots))
             p.limit = max(1, min(p.limit, inFlight) / 2)
-            p.holdUntil = max(p.holdUntil, nowMilliseconds() + Int64((retryAfter ?? 1) * 1000))
+            p.holdUntil = max(p.holdUntil, nowMilliseconds() + Int64(saturating: (retryAfter ?? 1) * 1000))
             s.pressure[accountID] = p
         }
     }
@@ -343,7 +343,7 @@ public final class Agent: Sendable {
             }
             let attempts = progressed ? 1 : row.attempts + 1
             let delay = options.backoff.delay(attempt: attempts, retryAfter: classification.retryAfter)
-            let at = nowMilliseconds() + Int64(delay * 1000)
+            let at = nowMilliseconds() + Int64(saturating: delay * 1000)
             try store.retryLater(id, reason: classification.reason, at: at, attempts: attempts)
             Log.info("\(row.name): \(classification.reason.message); retrying in \(String(format: "%.1f", delay)) s (attempt \(attempts))")
         case .stopped:

@@ -56,6 +56,8 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
     /// Parses a whole multistatus body.
     public static func parse(_ bytes: [UInt8]) throws(ProtocolViolation) -> [Response] {
         // A multistatus never needs a DTD; refusing one keeps entity expansion tricks out.
+        // The byte search only sees a DTD in an ASCII-compatible encoding, so others go too.
+        try requireASCIICompatible(bytes)
         if containsDoctype(bytes) {
             throw ProtocolViolation("the server's WebDAV reply carries a DTD, which a multistatus never needs")
         }
@@ -82,6 +84,26 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
         return delegate.responses
     }
 
+    /// Encodings in which `<!DOCTYPE` is the same bytes as in ASCII.
+    static let asciiCompatible: Set<String> = ["utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1", "latin1"]
+
+    /// Refuses UTF-16/32 (NUL bytes, byte-order marks) and any declared encoding that could
+    /// spell markup in other bytes (UTF-7, EBCDIC...).
+    private static func requireASCIICompatible(_ bytes: [UInt8]) throws(ProtocolViolation) {
+        if bytes.contains(0) || bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
+            throw ProtocolViolation("the server's WebDAV reply is not UTF-8 text")
+        }
+        let head = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3).prefix(200)) : Array(bytes.prefix(200))
+        guard head.starts(with: Array("<?xml".utf8)), let end = head.firstIndex(of: UInt8(ascii: ">")) else { return }
+        let declaration = String(decoding: head[..<end], as: UTF8.self).lowercased()
+        guard let range = declaration.range(of: "encoding") else { return }
+        let rest = declaration[range.upperBound...].drop(while: { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" })
+        let name = String(rest.prefix(while: { $0 != "\"" && $0 != "'" && $0 != " " && $0 != "?" }))
+        guard asciiCompatible.contains(name) else {
+            throw ProtocolViolation("the server's WebDAV reply declares the encoding `\(ServerNumber.quoted(name))`; only UTF-8 is read")
+        }
+    }
+
     private static func containsDoctype(_ bytes: [UInt8]) -> Bool {
         let needle = Array("<!DOCTYPE".utf8)
         guard bytes.count >= needle.count else { return false }
@@ -102,6 +124,9 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
         var name: String
         func `is`(_ namespace: String, _ name: String) -> Bool { self.namespace == namespace && self.name == name }
     }
+
+    /// A multistatus needs about eight levels; a property may hold a little structure.
+    static let maximumDepth = 64
 
     private var stack: [Element] = []
     private var text = ""
@@ -130,6 +155,9 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
                        qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
         let element = Element(namespace: namespaceURI ?? "", name: elementName)
         let dav = PropertyName.dav
+        guard stack.count < Self.maximumDepth else {
+            return fail(parser, "the server's WebDAV reply nests elements more than \(Self.maximumDepth) deep")
+        }
         if stack.isEmpty {
             guard element.is(dav, "multistatus") else {
                 return fail(parser, "the server's WebDAV reply starts with <\(WebDAVPath.shown(qName ?? elementName))> (namespace \"\(WebDAVPath.shown(element.namespace))\"), not DAV:multistatus")
@@ -211,10 +239,11 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
         }
     }
 
-    /// `HTTP/1.1 404 Not Found` → 404.
+    /// `HTTP/1.1 404 Not Found` → 404: three digits, nothing else.
     static func statusCode(_ line: String) -> Int? {
         let parts = line.split(separator: " ", omittingEmptySubsequences: true)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/") else { return nil }
-        return Int(parts[1])
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), parts[1].utf8.count == 3,
+              parts[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let code = ServerNumber.value(of: parts[1]) else { return nil }
+        return Int(code)
     }
 }
