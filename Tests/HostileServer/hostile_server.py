@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 STATE_LOCK = threading.Lock()
 STATE = {
     "scenario": {"name": "sane"},
-    "requests": [],          # (method, path) on the main listener
+    "requests": [],          # (method, path, Range, If-Range) on the main listener
     "decoy_requests": [],    # (method, path, authorization or None) on the decoy
     "uploads": {},           # id -> {"length": int, "data": bytearray}
     "gets": 0,
@@ -139,7 +139,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.startswith("/_control/"):
             return self.control()
         with STATE_LOCK:
-            STATE["requests"].append([self.command, self.path])
+            STATE["requests"].append([self.command, self.path, self.headers.get("Range"), self.headers.get("If-Range")])
         if not self.authorized():
             self.body()
             return self.answer(401, [("WWW-Authenticate", 'Basic realm="hostile"')])

@@ -71,3 +71,19 @@ struct XDGPathsTests {
         #expect(Log.redact(url: "https://me:secret@cloud.example.org/files/abc?token=x") == "https://cloud.example.org/files/abc")
     }
 }
+
+@Suite("Floating-point values become whole numbers without trapping")
+struct SaturatingTests {
+    @Test("infinities, NaN and values beyond the type clamp; others round toward zero")
+    func saturating() {
+        #expect(Int64(saturating: .infinity) == .max)
+        #expect(Int64(saturating: -.infinity) == .min)
+        #expect(Int64(saturating: .nan) == 0)
+        #expect(Int64(saturating: 1e300) == .max)
+        #expect(Int64(saturating: 9_223_372_036_854_775_807.0) == .max)
+        #expect(Int64(saturating: -9_223_372_036_854_775_808.0) == .min)
+        #expect(Int64(saturating: 2.9) == 2 && Int64(saturating: -2.9) == -2)
+        #expect(Int32(saturating: 3e9) == .max && Int(saturating: 1e300 * 1000) == .max)
+        #expect(UInt8(saturating: -1) == 0)
+    }
+}

@@ -69,11 +69,25 @@ public final class HostileServer: @unchecked Sendable {
     /// What both listeners saw: the main one's requests as `METHOD path`, the decoy's with
     /// the `Authorization` header it received (nil when none).
     public func stats() throws -> (requests: [String], decoy: [(request: String, authorization: String?)]) {
+        let (requests, decoy) = try rawStats()
+        return (requests.map(\.request), decoy)
+    }
+
+    /// The main listener's requests with the `Range` and `If-Range` headers they carried.
+    public func rangeHeaders() throws -> [(request: String, range: String?, ifRange: String?)] {
+        try rawStats().requests
+    }
+
+    private func rawStats() throws -> (requests: [(request: String, range: String?, ifRange: String?)],
+                                       decoy: [(request: String, authorization: String?)]) {
         let r = try Shell.capture("/usr/bin/curl", ["-s", "-f", baseURL + "/_control/stats"])
         guard r.status == 0, let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else {
             throw TestFailure("the hostile server's stats are unreadable: \(r.stdout) \(r.stderr)")
         }
-        let requests = (object["requests"] as? [[String]] ?? []).map { $0.joined(separator: " ") }
+        let requests = (object["requests"] as? [[Any]] ?? []).map { entry in
+            (request: "\(entry.first ?? "") \(entry.dropFirst().first ?? "")", range: entry.dropFirst(2).first as? String,
+             ifRange: entry.dropFirst(3).first as? String)
+        }
         let decoy = (object["decoy_requests"] as? [[Any]] ?? []).map { entry in
             (request: "\(entry.first ?? "") \(entry.dropFirst().first ?? "")", authorization: entry.last as? String)
         }

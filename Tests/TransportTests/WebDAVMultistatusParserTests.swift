@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import Transport
 
@@ -243,5 +244,17 @@ struct WebDAVMultistatusParserTests {
         #expect(WebDAVClient.strongValidator("W/\"abc\"") == nil)
         #expect(WebDAVClient.strongValidator("\"a\r\nX-Evil: 1\"") == nil)
         #expect(WebDAVClient.strongValidator("\"abc\"") == "\"abc\"")
+    }
+
+    @Test("replies FoundationXML would crash on are refused before it sees them: invalid UTF-8 in a name, a bare processing instruction")
+    func fuzzFindings() throws {
+        for name in ["crash-invalid-utf8-element-name", "crash-processing-instruction-without-data"] {
+            let body = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Repository.root + "/Fuzz/multistatus/corpus/" + name)))
+            #expect(throws: ProtocolViolation.self, "\(name)") { try MultistatusParser.parse(body) }
+        }
+        #expect(throws: ProtocolViolation.self) { try MultistatusParser.parse(Array(#"<d:multistatus xmlns:d="DAV:"><?x?></d:multistatus>"#.utf8)) }
+        #expect(throws: ProtocolViolation.self) { try MultistatusParser.parse([0x3C, 0x64, 0xE9, 0x3E, 0x3C, 0x2F, 0x64, 0xE9, 0x3E]) }
+        // The XML declaration itself stays welcome.
+        #expect(throws: Never.self) { try MultistatusParser.parse(Array(#"<?xml version="1.0" encoding="UTF-8"?><d:multistatus xmlns:d="DAV:"/>"#.utf8)) }
     }
 }

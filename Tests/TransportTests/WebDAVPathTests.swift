@@ -18,9 +18,10 @@ struct WebDAVPathTests {
         #expect(try WebDAVPath.url(root: "http://h/dav/alice", path: "//x//./y/", isFolder: false) == "http://h/dav/alice/x/y")
     }
 
-    @Test("refuses a path that climbs out of the account with ..")
+    @Test("refuses a path that climbs out of the account with .., or holds a NUL no name can")
     func refusesDotDot() {
         #expect(throws: ProtocolViolation.self) { try WebDAVPath.url(root: root, path: "/a/../../bob", isFolder: false) }
+        #expect(throws: ProtocolViolation.self) { try WebDAVPath.url(root: root, path: "/a\0b.jpg", isFolder: false) }
     }
 
     @Test("decodes hrefs given as paths or absolute URLs, however the server encoded them")

@@ -31,17 +31,19 @@ extension WebDAVClient {
     ///
     /// `observer` sees every body byte the server sends, in order, also those of an error
     /// reply; only what a call that returns normally reported is trustworthy.
-    public func download(_ path: String, to descriptor: Int32, from requested: Int64 = 0, ifRange validator: String? = nil,
+    public func download(_ path: String, to descriptor: Int32, from offset: Int64 = 0, ifRange validator: String? = nil,
                          observer: ByteObserver? = nil) throws -> DownloadResult {
-        precondition(requested >= 0, "a download cannot resume from a negative offset")
+        precondition(offset >= 0, "a download cannot resume from a negative offset")
         let target = try url(for: path)
-        let ifRange = validator.flatMap(Self.strongValidator)
-        let offset = ifRange == nil ? 0 : requested
         try PartialFile.prepare(descriptor, at: offset)
+        let ifRange = validator.flatMap(Self.strongValidator)
         let etag = ifRange.flatMap { $0.hasPrefix("\"") ? $0 : nil }
 
+        // Without a strong validator no range is asked for: the 200 that follows is moved
+        // to the start of the file like any whole-file answer to a resume.
         var headers: [(String, String)] = []
-        if offset > 0, let ifRange {
+        let asksRange = offset > 0 && ifRange != nil
+        if asksRange, let ifRange {
             headers.append(("Range", "bytes=\(offset)-"))
             headers.append(("If-Range", ifRange))
         }
@@ -61,11 +63,11 @@ extension WebDAVClient {
                 throw ProtocolViolation("the server answered a range request for \(path) with 206 but no usable Content-Range"
                                         + (said.map { ": `\(ServerNumber.quoted($0))`" } ?? ""), said: said.map { "Content-Range: \($0)" })
             }
-            guard offset > 0, first == offset, received == count else {
+            guard asksRange, first == offset, received == count else {
                 try PartialFile.truncate(descriptor, to: offset)
                 throw ProtocolViolation("the server sent bytes \(first)-\(last) of \(path) when asked for \(offset)- (\(received) bytes arrived)")
             }
-            return DownloadResult(kind: .resumed, requestedOffset: requested, receivedBytes: received, fileSize: end,
+            return DownloadResult(kind: .resumed, requestedOffset: offset, receivedBytes: received, fileSize: end,
                                   totalSize: range.total, etag: replyETag ?? etag, contentType: contentType)
 
         case 200:
@@ -79,16 +81,16 @@ extension WebDAVClient {
                 throw ProtocolViolation("the server announced \(declared) bytes of \(path) and sent \(received)")
             }
             if offset > 0 { try PartialFile.moveToStart(descriptor, from: offset, length: received) }
-            return DownloadResult(kind: .wholeFile, requestedOffset: requested, receivedBytes: received, fileSize: received,
+            return DownloadResult(kind: .wholeFile, requestedOffset: offset, receivedBytes: received, fileSize: received,
                                   totalSize: received, etag: replyETag, contentType: contentType)
 
         default:
             let errorBody = PartialFile.read(descriptor, from: offset, limit: 4096)
             try PartialFile.truncate(descriptor, to: offset)
-            if response.status == 416, offset > 0, let header = response.header("content-range"),
+            if response.status == 416, asksRange, let header = response.header("content-range"),
                let range = ContentRange(header), range.first == nil, range.total == offset {
                 // Nothing after `offset`: an earlier attempt got every byte but did not hear the end.
-                return DownloadResult(kind: .resumed, requestedOffset: requested, receivedBytes: 0, fileSize: offset,
+                return DownloadResult(kind: .resumed, requestedOffset: offset, receivedBytes: 0, fileSize: offset,
                                       totalSize: offset, etag: replyETag ?? etag, contentType: contentType)
             }
             throw HTTPStatusError(step: .get, response: HTTPResponse(status: response.status, headers: response.headers,

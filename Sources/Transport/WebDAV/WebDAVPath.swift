@@ -42,7 +42,10 @@ public enum WebDAVPath {
     public static func url(root: String, path: String, isFolder: Bool) throws(ProtocolViolation) -> String {
         let parts = components(path)
         if parts.contains("..") {
-            throw ProtocolViolation("the remote path \(path) climbs out of the account's folder (..)")
+            throw ProtocolViolation("the remote path \(shown(path)) climbs out of the account's folder (..)")
+        }
+        if parts.contains(where: { $0.utf8.contains(0) }) {
+            throw ProtocolViolation("the remote path \(shown(path)) holds a NUL character, which no file name can")
         }
         let encoded = parts.map(encode(component:)).joined(separator: "/")
         let base = root.hasSuffix("/") ? root : root + "/"
