@@ -28,6 +28,14 @@ struct FailureClassifierTests {
         #expect(c.reason.message.contains("`120`") && c.reason.detail == "Retry-After: 120", "\(c.reason)")
     }
 
+    @Test("a Retry-After of zero or a date gone by names no wait: the backoff decides, never an instant retry")
+    func retryAfterZero() {
+        for text in ["0", "Sun, 06 Nov 1994 08:49:37 GMT"] {
+            let c = FailureClassifier.classify(HTTPStatusError(step: .patch, status: 503, retryAfter: text), now: 1_700_000_000_000)
+            #expect(c.reason.code == .maintenance && c.retryAfter == nil, "\(text): \(c)")
+        }
+    }
+
     @Test("a Retry-After beyond an hour is capped at one hour, and the reason says what was asked")
     func retryAfterCapped() {
         for text in ["99999999999999999999999", "86400", "Fri, 31 Dec 9999 23:59:59 GMT"] {

@@ -87,3 +87,16 @@ struct SaturatingTests {
         #expect(UInt8(saturating: -1) == 0)
     }
 }
+
+@Suite("The config file reader ends lines where the file does")
+struct IniFileLineEndingTests {
+    @Test("CRLF line endings and a prepend mark before a line end still end the line")
+    func lineEndings() throws {
+        let ini = try IniFile(parsing: "[transfers]\r\nuploads = 2\r\n[agent]\r\nautostart = false\r\n")
+        #expect(ini.sections("transfers").first?.values["uploads"] == "2")
+        #expect(ini.sections("agent").first?.values["autostart"] == "false")
+        let prepend = try IniFile(parsing: "[a]\nk = v\u{600}\nj = w\n")
+        #expect(prepend.sections("a").first?.values["j"] == "w")
+        #expect(prepend.sections("a").first?.lines["j"] == 3)
+    }
+}

@@ -42,6 +42,14 @@ struct WebDAVPathTests {
         }
     }
 
+    @Test("a slash is a separator even where a prepend mark pulls it into one grapheme with the character before")
+    func slashInsideGrapheme() throws {
+        #expect(WebDAVPath.components("/a\u{600}/b") == ["a\u{600}", "b"])
+        #expect(try WebDAVPath.decodedComponents(ofURL: "http://h\u{600}/dav/alice/x\u{600}/y") == ["dav", "alice", "x\u{600}", "y"])
+        // `..` after a prepend mark is still `..`, not part of a name with a slash in it.
+        #expect(throws: ProtocolViolation.self) { try WebDAVPath.url(root: root, path: "/x\u{600}/..", isFolder: false) }
+    }
+
     @Test("encoding then decoding gives back every name")
     func roundTrip() throws {
         for name in ["IMG 1.jpg", "a#b?c", "100%", "Straße & Meer", "日本語", "emoji 🎉", "semi;colon=eq", "~tilde", "'quote'"] {

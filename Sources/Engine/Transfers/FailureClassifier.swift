@@ -69,7 +69,9 @@ public enum FailureClassifier {
                 var shown = reason
                 shown.message += "; \(wait.shown)"
                 shown.detail = "Retry-After: \(text)"
-                return Classification(reason: shown, retryAfter: Double(wait.seconds))
+                // "Retry-After: 0" (or a date gone by) names no wait: the backoff decides,
+                // so a server that keeps saying it is never answered at once, again and again.
+                return Classification(reason: shown, retryAfter: wait.seconds > 0 ? Double(wait.seconds) : nil)
             } catch {
                 return Classification(reason: Reason(.protocol, "the server answered \(e.status) to \(e.step.rawValue), and \(error.message)\(said)",
                                                      detail: error.said))
