@@ -80,11 +80,14 @@ struct HostileServerTests {
         let value = template.replacingOccurrences(of: "{decoyhost}", with: String(decoy.dropFirst("http://".count)))
         try await scene.misbehave("location", value)
         try await scene.startAgent()
-        try await scene.verdict("failed", "protocol")
-        try await scene.expectQuietAndAlive()
+        var verdict: Error?
+        do { _ = try await scene.verdict("failed", "protocol") } catch { verdict = error }
+        // Whatever the verdict, the other host must not have heard from the agent.
         let heard = try await scene.decoy()
         #expect(heard.allSatisfy { $0.authorization == nil }, "a password went to the other host: \(heard)")
         #expect(heard.isEmpty, "the agent contacted the other host: \(heard.map(\.request))")
+        if let verdict { throw verdict }
+        try await scene.expectQuietAndAlive()
     }
 
     // MARK: WebDAV
