@@ -59,6 +59,17 @@ struct HostileServerTests {
         #expect(try await scene.requests().contains { $0.hasPrefix("HEAD ") }, "the resume asked with HEAD")
     }
 
+    @Test("a HEAD that claims fewer bytes than the server already confirmed fails as protocol instead of rewinding")
+    func headOffsetBehindConfirmed() async throws {
+        // The first chunk (all but the held-back last byte) is confirmed; the last one is
+        // cut off; the HEAD that follows claims nothing arrived.
+        let scene = try await HostileScene.upload()
+        try await scene.misbehave("head-behind", "0")
+        try await scene.startAgent()
+        let row = try await scene.expectProtocolFailure(quoting: "confirmed 299999")
+        #expect(row.rowReasonMessage?.contains("holds 0 bytes") == true, "\(row.rowReason ?? [:])")
+    }
+
     @Test("a Tus-Max-Size or Upload-Expires no server sends fails as protocol", arguments: [
         ("max-size", "-1"), ("max-size", "inf"), ("expires", "1e300"),
     ])

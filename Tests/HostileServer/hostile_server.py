@@ -193,12 +193,12 @@ class Handler(BaseHTTPRequestHandler):
         if upload is None:
             return self.answer(404, common)
         if self.command == "HEAD":
-            offset = value if name == "head-offset" else str(len(upload["data"]))
+            offset = value if name in ("head-offset", "head-behind") else str(len(upload["data"]))
             return self.answer(200, common + [("Upload-Offset", offset), ("Upload-Length", str(upload["length"])),
                                               ("Cache-Control", "no-store")])
         if self.command == "PATCH":
             upload["patches"] += 1
-            if name == "head-offset" and upload["patches"] == 1:
+            if (name == "head-offset" and upload["patches"] == 1) or (name == "head-behind" and upload["patches"] == 2):
                 # Keep the bytes, never confirm them: the next attempt must ask with HEAD.
                 upload["data"] += data
                 return self.hang_up()
