@@ -84,7 +84,7 @@ extension Agent {
             }
             let attempts = progressed ? 1 : row.attempts + 1
             let delay = options.backoff.delay(attempt: attempts, retryAfter: classification.retryAfter)
-            let at = nowMilliseconds() + Int64(delay * 1000)
+            let at = nowMilliseconds() + Int64(saturating: delay * 1000)
             try store.retryLater(id, reason: classification.reason, at: at, attempts: attempts)
             Log.info("\(row.name): \(classification.reason.message); retrying in \(String(format: "%.1f", delay)) s (attempt \(attempts))")
         case .stopped:

@@ -55,12 +55,13 @@ final class DownloadJob {
         var st = stat()
         try valueOrErrno("fstat", path: part.display) { fstat(fd, &st) }
         var offset = Int64(st.st_size)
-        // Resume only what we know came from this very version of the file.
-        if offset > 0, transfer.etag == nil || transfer.etag != item.etag {
+        // Resume only what we know came from this very version of the file: the row keeps
+        // the strong validator the bytes were fetched under (a weak ETag gives none).
+        if offset > 0, transfer.etag == nil || transfer.etag != item.rangeValidator {
             offset = 0
         }
         if offset > 0, let size = item.size, offset > size { offset = 0 }
-        try store.setDownloadInfo(transfer.id, bytesTotal: item.size, etag: .some(item.etag))
+        try store.setDownloadInfo(transfer.id, bytesTotal: item.size, etag: .some(item.rangeValidator))
 
         // The running hash of what the .part already holds, from the last checkpoint on.
         var sha = RunningSHA256()
@@ -79,7 +80,7 @@ final class DownloadJob {
         let recorder = ProgressRecorder(store: store, id: transfer.id, position: offset, interval: settings.progressInterval, next: hasher)
         let result: DownloadResult
         do {
-            result = try dav.download(transfer.remotePath, to: fd, from: offset, ifRange: item.etag, observer: recorder)
+            result = try dav.download(transfer.remotePath, to: fd, from: offset, ifRange: item.rangeValidator, observer: recorder)
         } catch {
             // Keep what arrived as a resume point; the hash is rebuilt from the file next time.
             if recorder.bytesRead > 0 { progressed = true }

@@ -87,6 +87,6 @@ enum ChunkSizing {
         guard seconds > 0 else { return min(size * 2, settings.maxChunkSize) }
         let ideal = Double(size) * settings.chunkSeconds / seconds
         let bounded = min(ideal, Double(size) * 2, Double(settings.maxChunkSize))
-        return max(settings.chunkSize, Int64(bounded))
+        return max(settings.chunkSize, Int64(saturating: bounded))
     }
 }

@@ -84,7 +84,7 @@ final class UploadJob {
         }
         if let existing = url {
             do {
-                let status = try tus.status(of: existing)
+                let status = try tus.status(of: existing, confirmed: row.checkpoint.offset)
                 if let length = status.length, length != size {
                     try startOver(row, because: Reason(.sourceChanged), fingerprint: fingerprint)
                     url = nil
@@ -102,7 +102,7 @@ final class UploadJob {
             let created = try tus.create(length: size, metadata: metadata(for: row))
             url = created.url
             offset = 0
-            try store.setUpload(transfer.id, url: created.url, expiresAt: created.expires.flatMap(HTTPDate.milliseconds))
+            try store.setUpload(transfer.id, url: created.url, expiresAt: created.expiresAt)
             row.checkpoint = Checkpoint()
         }
         guard let uploadURL = url else { throw ProtocolViolation("no upload address") }
@@ -138,7 +138,7 @@ final class UploadJob {
             let recorder = ProgressRecorder(store: store, id: transfer.id, position: offset, interval: settings.progressInterval, next: hasher)
             let sentFrom = offset
             let began = monotonicSeconds()
-            let result: (offset: Int64, expires: String?)
+            let result: (offset: Int64, expiresAt: Int64?)
             if let checksum, let chunkBuffer {
                 let chunk = UnsafeRawBufferPointer(rebasing: chunkBuffer[0..<Int(length)])
                 try readExactly(fd: fd, offset: offset, into: UnsafeMutableRawBufferPointer(mutating: chunk))

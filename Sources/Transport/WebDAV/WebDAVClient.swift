@@ -136,7 +136,7 @@ public final class WebDAVClient {
         return try MultistatusParser.parse(response.body).compactMap { entry in
             if let status = entry.status, !(200..<300).contains(status) { return nil }
             let itemPath = try WebDAVPath.remotePath(href: entry.href, rootComponents: rootComponents)
-            return RemoteItem(path: itemPath, response: entry)
+            return try RemoteItem(path: itemPath, response: entry)
         }
     }
 
