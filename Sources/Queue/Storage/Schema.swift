@@ -63,6 +63,12 @@ public enum Schema {
         ALTER TABLE transfers ADD COLUMN reason_detail TEXT;
         ALTER TABLE accounts ADD COLUMN ca_file TEXT;
         """,
+        // 4: how often a row was started again from zero in a row (the backoff waits longer
+        // after a few); uploads look up which rows are headed for one remote path.
+        """
+        ALTER TABLE transfers ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX transfers_by_remote_path ON transfers (account_id, remote_path);
+        """,
     ]
 
     public static var latest: Int { migrations.count }
