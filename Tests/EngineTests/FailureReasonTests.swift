@@ -106,13 +106,25 @@ struct FailureReasonTests {
         #expect(row.rowReasonMessage?.contains("virus found: Eicar-Test-Signature") == true, "\(row.rowReason ?? [:])")
     }
 
-    @Test("upload into a folder the server lacks: failed as target_missing (409)")
+    @Test("a folder the server refuses to create (MKCOL 403): failed as target_missing, naming the folder")
     func targetMissing() async throws {
         let scene = try await UploadScene.make(size: 300_000, folder: "Nowhere", makeFolder: false)
+        try await scene.fault(["method": "MKCOL", "status": 403, "body": "no permission", "count": 100])
         try await scene.startAgent()
         let row = try await scene.expectFailedForGood("target_missing")
-        #expect(row.rowReasonMessage?.contains("409") == true, "\(row.rowReason ?? [:])")
+        #expect(row.rowReasonMessage?.contains("/Nowhere") == true && row.rowReasonMessage?.contains("403") == true,
+                "\(row.rowReason ?? [:])")
         #expect(row.rowReasonAction?.contains("--to") == true, "choose a new folder: \(row.rowReason ?? [:])")
+        #expect(try await scene.requests("POST") == 0, "no upload is created for a folder that cannot exist")
+    }
+
+    @Test("a file where the folder should be: failed as target_missing, saying what is in the way")
+    func fileInTheWay() async throws {
+        let scene = try await UploadScene.make(size: 300_000, folder: "Taken/Below", makeFolder: false)
+        FileManager.default.createFile(atPath: scene.server.tree() + "/Taken", contents: Data("a file".utf8))
+        try await scene.startAgent()
+        let row = try await scene.expectFailedForGood("target_missing")
+        #expect(row.rowReasonMessage?.contains("/Taken is a file on the server") == true, "\(row.rowReason ?? [:])")
     }
 
     @Test("a file over the server's Tus-Max-Size: failed as too_large")
