@@ -7,9 +7,9 @@ import Transport
 /// never replaces a different file:
 /// - nothing there: the upload goes to the path, after the folders it needs are created;
 /// - the same bytes there (same size and SHA-256, as the server reports it): nothing to send;
-/// - anything else there (different, or a server without checksums, or a folder), or
-///   another upload in the queue headed for the same path: the next free `name (1).ext`,
-///   `name (2).ext`, ..., chosen here and recorded in the row.
+/// - anything else there (different, or a server without checksums, or a folder), or an
+///   older or already sending upload in the queue headed for the same path: the next free
+///   `name (1).ext`, `name (2).ext`, ..., chosen here and recorded in the row.
 struct TargetCheck {
     let dav: WebDAVClient
     let store: QueueStore
@@ -32,7 +32,7 @@ struct TargetCheck {
             }
         } else {
             try makeFolders(row.remoteFolder)
-            if try store.claimRemotePath(row.id, wanted, accountID: row.accountID) { return .uploadTo(wanted) }
+            if try store.claimRemotePath(row.id, wanted, accountID: row.accountID, claimants: .olderOrStarted) { return .uploadTo(wanted) }
         }
         let chosen = try freeName(instead: wanted)
         Log.info("upload \(row.id): \(wanted) is taken on the server; sending it as \(chosen)")

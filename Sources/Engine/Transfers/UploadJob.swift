@@ -128,7 +128,7 @@ final class UploadJob {
                 if !capabilities.lastChunkFinishes, try !source.isUnchanged() {
                     return .retry(Classification(reason: stillBeingWritten, retryAfter: settings.settleSeconds), progressed: progressed)
                 }
-                let sha = try digest ?? catchUpHash(source, checkpoint: row.checkpoint, to: size).hexDigest
+                let sha = try digest ?? finishedHash(source, row: row)
                 try upload.finish(handle, as: target(row, size: size))
                 try verifyOnServer(row.remotePath, digest: sha)
                 return .completed(sha256: sha, bytes: size)
@@ -182,6 +182,15 @@ final class UploadJob {
         let restarts = try store.countRestart(row.id)
         Log.info("upload \(row.id): \(note.message) (restart \(restarts))")
         return .retry(Classification(reason: note, restarts: restarts), progressed: true)
+    }
+
+    /// The whole file's hash when the server already held every byte (the agent died after
+    /// the last chunk): only what the last checkpoint lacks is read, and nothing is sent.
+    private func finishedHash(_ source: SourceFile, row: Transfer) throws -> String {
+        let sha = try catchUpHash(source, checkpoint: row.checkpoint, to: source.size)
+        counters.resumedAt = source.size
+        try store.checkpoint(row.id, offset: source.size, hashState: sha.state, counters: counters, resetAttempts: false)
+        return sha.hexDigest
     }
 
     /// After a refused chunk: if the folder is gone, make it again (true) so the upload can

@@ -11,22 +11,37 @@ extension QueueStore {
         }
     }
 
-    /// True when another upload row of the account that still has work ahead is headed for
-    /// `remotePath`: that name is taken, even while nothing is on the server yet.
-    public func isRemotePathClaimed(_ remotePath: String, accountID: Int64, byOtherThan id: Int64) throws -> Bool {
-        try database.query("""
-            SELECT 1 FROM transfers
-            WHERE account_id = ? AND remote_path = ? AND id != ? AND direction = 'upload'
-              AND state IN ('queued', 'in_progress', 'retrying')
-            LIMIT 1
-            """, [.int(accountID), .text(remotePath), .int(id)]) { _ in true }.first ?? false
+    /// Which other rows headed for a remote path make it taken.
+    public enum Claimants: Sendable {
+        /// Every other upload row that still has work ahead.
+        case all
+        /// Only those queued before this row, or already sending there: when two new rows
+        /// want one name, the older keeps it and the newer moves aside.
+        case olderOrStarted
     }
 
-    /// Makes `remotePath` row `id`'s target unless another active upload row claims it
-    /// already; checked and written in one transaction, so two rows never take one name.
-    public func claimRemotePath(_ id: Int64, _ remotePath: String, accountID: Int64) throws -> Bool {
+    /// True when another upload row of the account that still has work ahead (of the kind
+    /// `claimants` names) is headed for `remotePath`: that name is taken, even while nothing
+    /// is on the server yet.
+    public func isRemotePathClaimed(_ remotePath: String, accountID: Int64, byOtherThan id: Int64,
+                                    claimants: Claimants = .all) throws -> Bool {
+        let which = claimants == .all ? "" : " AND (id < ? OR upload_url IS NOT NULL)"
+        var arguments: [SQLValue] = [.int(accountID), .text(remotePath), .int(id)]
+        if claimants == .olderOrStarted { arguments.append(.int(id)) }
+        return try database.query("""
+            SELECT 1 FROM transfers
+            WHERE account_id = ? AND remote_path = ? AND id != ? AND direction = 'upload'
+              AND state IN ('queued', 'in_progress', 'retrying')\(which)
+            LIMIT 1
+            """, arguments) { _ in true }.first ?? false
+    }
+
+    /// Makes `remotePath` row `id`'s target unless another row claims it already (see
+    /// `isRemotePathClaimed`); checked and written in one transaction, so two rows never
+    /// take one name.
+    public func claimRemotePath(_ id: Int64, _ remotePath: String, accountID: Int64, claimants: Claimants = .all) throws -> Bool {
         try database.transaction {
-            if try isRemotePathClaimed(remotePath, accountID: accountID, byOtherThan: id) { return false }
+            if try isRemotePathClaimed(remotePath, accountID: accountID, byOtherThan: id, claimants: claimants) { return false }
             try database.run("UPDATE transfers SET remote_path = ? WHERE id = ?", [.text(remotePath), .int(id)])
             return true
         }
