@@ -33,7 +33,9 @@ struct UploadPolicyTests {
     @Test("a file still being written is not sent again until it has been still for the settle time")
     func waitsUntilStill() async throws {
         let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
-        try await scene.fault(["method": "PATCH", "stall_seconds": 2, "after_bytes": 100_000])
+        // The first chunk stalls long enough for the writing below to begin, even on a
+        // loaded machine.
+        try await scene.fault(["method": "PATCH", "stall_seconds": 5, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         // Written to for 14 s, in place, every 0.4 s: long enough for several attempts.
@@ -85,12 +87,12 @@ struct UploadPolicyTests {
 
     @Test("the expiry from every PATCH and HEAD reply is kept with the row")
     func expiryFromEveryReply() async throws {
-        let scene = try await UploadScene.make(size: 5 * oneMiB, serverArguments: ["--expire-seconds", "3600"], stallSeconds: 40)
+        let scene = try await UploadScene.make(size: 5 * oneMiB, serverArguments: ["--expire-seconds", "3600"], stallSeconds: 120)
         // Chunk 2 takes over a second, so its reply carries a later expiry than the creation;
-        // chunk 3 stalls while the row is read.
+        // chunk 3 stalls while the row is read (long: a loaded machine may be slow to look).
         try await scene.faults([InterruptionTests.passThrough(1),
                                 ["method": "PATCH", "stall_seconds": 1.2, "after_bytes": 0],
-                                ["method": "PATCH", "stall_seconds": 30, "after_bytes": 100_000]])
+                                ["method": "PATCH", "stall_seconds": 100, "after_bytes": 100_000]])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         let store = try QueueStore(path: scene.session.databasePath)
@@ -102,7 +104,7 @@ struct UploadPolicyTests {
         try await scene.killAgent()
         try store.setUpload(row.id, url: row.uploadURL, expiresAt: 1_000)
         try await scene.clearFaults()
-        try await scene.fault(["method": "PATCH", "stall_seconds": 30, "after_bytes": 100_000])
+        try await scene.fault(["method": "PATCH", "stall_seconds": 100, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         row = try #require(try store.transfer(id: Int64(scene.id)))
@@ -211,7 +213,8 @@ extension UploadScene {
 
     /// The expiry the server holds for the row's upload, in milliseconds since the epoch.
     func serverExpiry(of row: Transfer) throws -> Int64 {
-        let uid = try #require(row.uploadURL?.split(separator: "/").last.map(String.init))
+        let uid = try #require(row.uploadURL?.split(separator: "/").last.map(String.init),
+                               "row \(row.id) has no upload (\(row.state.rawValue), \(row.reason?.description ?? "-")); agent log:\n\(agentLog.suffix(2500))")
         let info = try Data(contentsOf: URL(fileURLWithPath: server.data.path + "/tus/alice/\(uid).info"))
         let object = try #require(try JSONSerialization.jsonObject(with: info) as? [String: Any])
         let text = try #require(object["expires"] as? String)
