@@ -45,8 +45,7 @@ extension UploadJob {
                 // Never stitched into the old upload: the next attempt decides, once the
                 // file has been still for a while, to start it again.
                 Log.info("upload \(row.id): the file changed while it was sent")
-                return .stopped(.retry(Classification(reason: Reason(.sourceChanged, "changed while uploading; waits until it has been still for \(Int(settings.settleSeconds)) s"),
-                                                      retryAfter: settings.settleSeconds), progressed: progressed))
+                return .stopped(.retry(Classification(reason: stillBeingWritten, retryAfter: settings.settleSeconds), progressed: progressed))
             }
             var length = min(chunkSize, size - offset)
             if capabilities.lastChunkFinishes, offset + length == size, length > 1 {

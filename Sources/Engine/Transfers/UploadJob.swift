@@ -139,8 +139,9 @@ final class UploadJob {
 
     static let maxSteps = 8
 
-    private var stillBeingWritten: Reason {
-        Reason(.sourceChanged, "changed while uploading; waits until it has been still for \(Int(settings.settleSeconds)) s")
+    /// The note of a row whose file is being written to.
+    var stillBeingWritten: Reason {
+        Reason(.sourceChanged, "the file is changing; it waits until it has been still for \(Int(settings.settleSeconds)) s")
     }
 
     private func fileFacts(_ row: Transfer, _ source: SourceFile) -> ResumePolicy.File {
