@@ -133,6 +133,19 @@ struct UploadPolicyTests {
         #expect(try await scene.requests("MKCOL") == 3)
     }
 
+    @Test("the folder deleted while its upload runs: the server refuses to complete it, the agent makes the folder again and finishes")
+    func folderDeletedMidUpload() async throws {
+        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
+        try await scene.faults([InterruptionTests.passThrough(1), ["method": "PATCH", "stall_seconds": 3, "after_bytes": 100_000]])
+        try await scene.startAgent()
+        try await scene.waitForFaultsTaken()
+        try FileManager.default.removeItem(atPath: scene.server.tree() + "/" + scene.folder)
+        try await scene.expectCompletedIdentical()
+        #expect(try await scene.requests("MKCOL") == 1, "made again, once")
+        #expect(scene.agentLog.contains("made /In again"), "\(scene.agentLog.suffix(1500))")
+        #expect(try await scene.completions() == 1)
+    }
+
     @Test("a different file at the target: the upload becomes name (1).ext, the file there is untouched")
     func differentFileThere() async throws {
         let scene = try await UploadScene.make(size: 300_000)

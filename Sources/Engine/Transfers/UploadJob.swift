@@ -116,7 +116,7 @@ final class UploadJob {
                     case .stopped(let outcome):
                         return outcome
                     }
-                } catch let e as HTTPStatusError where e.step == .patch && [404, 409, 410].contains(e.status) && !askedAfterRefusal {
+                } catch let e as HTTPStatusError where [404, 409, 410].contains(e.status) && !askedAfterRefusal {
                     // Never resend blindly: ask where the server stands, once, and go on from there.
                     askedAfterRefusal = true
                     if e.status == 409, try recreateMissingFolder(row) { Log.info("upload \(row.id): made \(row.remoteFolder) again") }
