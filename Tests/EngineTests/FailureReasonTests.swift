@@ -212,10 +212,11 @@ struct FailureReasonTests {
         let scene = try await UploadScene.make(size: 16 * oneMiB, stallSeconds: 20)
         try scene.session.writeConfig("[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 16\nstall_seconds = 20\n")
         let oldSHA = try await scene.sha256(scene.file)
+        let fresh = TestData.bytes(count: scene.size, seed: 99)
         try await scene.fault(["method": "PATCH", "stall_seconds": 3, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
-        try scene.rewriteInPlace(seed: 99)
+        try scene.rewriteInPlace(with: fresh)
         let newSHA = try await scene.sha256(scene.file)
         try await scene.watch("completed after the change", timeout: 60) { $0.rowState == "completed" }
         let copy = try await scene.sha256(scene.serverCopy)

@@ -38,21 +38,25 @@ struct UploadPolicyTests {
         try await scene.fault(["method": "PATCH", "stall_seconds": 5, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
-        // Written to for 14 s, a few bytes in place every 0.3 s (cheap, so even a loaded
-        // machine keeps writing): long enough for several attempts.
-        var sawWaiting = false
-        let store = try QueueStore(path: scene.session.databasePath)
-        let fd = open(scene.file, O_WRONLY | O_CLOEXEC)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        for round in 0..<47 {
-            var stamp = UInt64(round)
-            try #require(pwrite(fd, &stamp, 8, 0) == 8)
-            try await Task.sleep(for: .milliseconds(300))
-            if let row = try scene.peek(store), row.rowReasonCode == "source_changed",
-               row.rowReasonMessage?.contains("waits until it has been still for 5 s") == true {
-                sawWaiting = true
+        // Written to for 14 s, a few bytes in place every 0.3 s, on a thread of its own so
+        // that a loaded machine keeps writing: long enough for several attempts.
+        let path = scene.file, database = scene.session.databasePath
+        let sawWaiting = try await offThePool {
+            let store = try QueueStore(path: database)
+            let fd = open(path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw TestFailure("cannot open \(path) for writing") }
+            defer { close(fd) }
+            var saw = false
+            for round in 0..<47 {
+                var stamp = UInt64(round)
+                guard pwrite(fd, &stamp, 8, 0) == 8 else { throw TestFailure("short write to \(path)") }
+                usleep(300_000)
+                if let row = try store.transfer(id: Int64(scene.id)), row.reason?.code == .sourceChanged,
+                   row.reason?.message.contains("waits until it has been still for 5 s") == true {
+                    saw = true
+                }
             }
+            return saw
         }
         #expect(try await scene.requests("POST") == 1, "no new upload while the file was being written")
         let finalSHA = try await scene.sha256(scene.file)
