@@ -140,7 +140,7 @@ struct UploadPolicyTests {
     @Test("the folder deleted while its upload runs: the server refuses to complete it, the agent makes the folder again and finishes")
     func folderDeletedMidUpload() async throws {
         let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
-        try await scene.faults([InterruptionTests.passThrough(1), ["method": "PATCH", "stall_seconds": 3, "after_bytes": 100_000]])
+        try await scene.faults([InterruptionTests.passThrough(1), ["method": "PATCH", "stall_seconds": 8, "after_bytes": 100_000]])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         try FileManager.default.removeItem(atPath: scene.server.tree() + "/" + scene.folder)
