@@ -9,6 +9,14 @@ public struct Classification: Sendable, Equatable {
     /// Seconds the server asked us to wait (`Retry-After`), for transient reasons: always
     /// finite, 0 to `RetryAfter.cap`, whatever was passed in.
     public var retryAfter: Double?
+    /// Set when the transfer was started again from zero: how many times in a row.
+    public var restarts: Int?
+
+    public init(reason: Reason, retryAfter: Double? = nil, restarts: Int? = nil) {
+        self.reason = reason
+        self.retryAfter = retryAfter
+        self.restarts = restarts
+    }
 
     public init(reason: Reason, retryAfter: Double? = nil) {
         self.reason = reason
@@ -31,9 +39,12 @@ public enum FailureClassifier {
         case let e as SystemError where direction == .download:
             // A download's own file calls fail only on this side: the folder or the disk.
             return Classification(reason: Reason(.localWrite, "the download cannot be written: \(e.description)"))
+        case let e as WrongRemoteKind:
+            return Classification(reason: Reason(.targetMissing, "the folder cannot be used: \(e.description)"))
         case let e as SystemError:
             switch e.errno {
             case ENOENT: return Classification(reason: Reason(.sourceMissing))
+            case ENODATA: return Classification(reason: Reason(.sourceChanged)) // it ended early: changed under us
             case EACCES, EPERM: return Classification(reason: Reason(.sourceUnreadable, "the file cannot be read: \(e.reason)"))
             default: return Classification(reason: Reason(.sourceUnreadable, "\(e.reason) (\(e.operation))"))
             }

@@ -118,6 +118,12 @@ public enum Schema {
         CREATE INDEX transfers_by_state_lane ON transfers (state, lane, id);
         CREATE INDEX transfers_by_state_completed ON transfers (state, completed_at, id);
         """,
+        // 5: how often a row was started again from zero in a row (the backoff waits longer
+        // after a few); uploads look up which rows are headed for one remote path.
+        """
+        ALTER TABLE transfers ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX transfers_by_remote_path ON transfers (account_id, remote_path);
+        """,
     ]
 
     public static var latest: Int { migrations.count }
