@@ -10,7 +10,7 @@ public final class HostileServer: @unchecked Sendable {
     public let decoyURL: String
     public let user = "alice"
     public let password = "wonderland"
-    private let process: Process
+    private let process: ChildProcess
 
     public static let script = Repository.root + "/Tests/HostileServer/hostile_server.py"
 
@@ -19,15 +19,10 @@ public final class HostileServer: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw TestFailure("the hostile server needs \(python): run `make test` to install it")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [Self.script, "--host", "127.0.0.1", "--decoy-host", decoyHost, "--user", "\(user):\(password)"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        let process = try ChildProcess(python, [Self.script, "--host", "127.0.0.1", "--decoy-host", decoyHost, "--user", "\(user):\(password)"],
+                                       output: .pipe)
         self.process = process
-        let handle = out.fileHandleForReading
+        let handle = process.standardOutput!
         var buffer = Data()
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
@@ -43,15 +38,12 @@ public final class HostileServer: @unchecked Sendable {
                 return
             }
         }
-        process.terminate()
+        process.stop()
         throw TestFailure("the hostile server did not start (output: \(String(decoding: buffer, as: UTF8.self)))")
     }
 
     deinit {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        process.stop()
     }
 
     public var tusURL: String { baseURL + "/files/" }
