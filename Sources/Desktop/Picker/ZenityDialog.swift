@@ -7,10 +7,11 @@ public struct ZenityDialog: PickerDialog {
     }
 
     public func choose(title: String, prompt: String, options: [PickerOption]) throws(PickerFailure) -> String? {
-        // A hidden first column carries the key; the person sees only the label.
-        var arguments = ["--list", "--title=" + title, "--text=" + Self.markup(prompt), "--column=key", "--column=Folder",
-                         "--hide-column=1", "--print-column=1", "--hide-header", "--width=520", "--height=440"]
-        for option in options { arguments += [option.key, Self.cell(option.label)] }
+        // A hidden second column carries the key. The label comes first because typing in
+        // the list searches the first column: the person types a folder's name to find it.
+        var arguments = ["--list", "--title=" + title, "--text=" + Self.markup(prompt), "--column=Folder", "--column=key",
+                         "--hide-column=2", "--print-column=2", "--hide-header", "--width=520", "--height=440"]
+        for option in options { arguments += [Self.cell(option.label), option.key] }
         return try process.answer(process.run(arguments))
     }
 
