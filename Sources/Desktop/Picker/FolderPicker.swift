@@ -31,7 +31,9 @@ public struct FolderPicker {
         var browser = Browser(account: account)
         while true {
             let screen = browser.screen(recentLimit: recentLimit, dialog: dialog)
-            guard let key = try dialog.choose(title: "Send \(what) to \(account.name)", prompt: screen.prompt, options: screen.options) else {
+            // The folder is in the title too: a window list (and a person switching back) shows where it is.
+            let title = "Send \(what) to \(account.name): \(DisplayText.escape(browser.folder))"
+            guard let key = try dialog.choose(title: title, prompt: screen.prompt, options: screen.options) else {
                 return nil
             }
             switch Screen.Choice(key: key) {
