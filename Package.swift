@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "Desktop", dependencies: ["CDBus", "Platform"]),
         .target(name: "Connectivity", dependencies: ["CSystem", "Platform"]),
         // Commands shared by both executables.
-        .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Connectivity", "Platform"]),
+        .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Connectivity", "Platform", "CSystem"]),
 
         .executableTarget(name: "instant-upload", dependencies: ["CLI", "Platform"]),
         .executableTarget(name: "share-to", dependencies: ["CLI", "Platform"]),

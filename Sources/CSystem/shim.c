@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <sys/socket.h>
+#include <spawn.h>
 #include "CSystem.h"
 
 int csystem_peer_uid(int fd, uid_t *uid) {
@@ -13,4 +14,8 @@ int csystem_peer_uid(int fd, uid_t *uid) {
 
 int csystem_accept_cloexec(int fd) {
     return accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+}
+
+int csystem_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
 }

@@ -1,4 +1,5 @@
 import Desktop
+import CSystem
 import Foundation
 import Engine
 import Glibc
@@ -34,6 +35,9 @@ enum AgentLauncher {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, logFolder + "/agent.log", O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        // Nothing else of ours goes with it: a file manager's pipes or a caller's sockets held
+        // by a long-lived agent would keep whoever waits for their end waiting.
+        csystem_spawn_close_from(&actions, 3)
         var pid: pid_t = 0
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup(executable), strdup("run"), nil]
         defer { argv.forEach { free($0) } }
