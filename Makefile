@@ -5,15 +5,20 @@ VENV       := .venv
 PYTHON     := $(VENV)/bin/python
 BIN        := .build/debug
 PREFIX     ?= $(HOME)/.local
+VERSION    ?= 0.1.0-1
+# Release builds for installing, with the Swift runtime linked in (no toolchain needed to run
+# them), in a build folder of their own.
+DIST       := .build/dist
+DIST_BIN   := $(DIST)/release
 APT_STAMP  := .build/.apt-packages
 VENV_STAMP := $(VENV)/.requirements
 
 # Debian packages: C libraries the Swift targets link, and the tools the tests drive.
 APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdbus-1-dev python3-dbus python3-gi pkg-config \
 	curl ca-certificates python3 python3-venv iproute2 nftables dbus libsecret-tools \
-	xdg-user-dirs xvfb zenity
+	xdg-user-dirs xvfb zenity xdotool imagemagick tmux desktop-file-utils dpkg-dev binutils lintian
 
-.PHONY: all build run test test-swift test-server server bench install uninstall clean deps venv
+.PHONY: all build run test test-swift test-server server bench dist install uninstall deb clean deps venv
 
 all: build
 
@@ -48,7 +53,8 @@ run: build venv
 server: venv
 	$(PYTHON) reference-server/server.py --data $${TMPDIR:-/tmp}/instant-upload-server --port 8080
 
-test: build venv
+# The release build first: the install and package tests use it.
+test: build venv dist
 	$(MAKE) --no-print-directory test-server test-swift
 
 test-swift:
@@ -65,12 +71,22 @@ bench: venv
 	.build/release/Benchmarks 1024
 	$(PYTHON) scripts/bench_queue.py --bin .build/release
 
-install: build
-	install -d $(PREFIX)/bin
-	install -m 0755 $(BIN)/instant-upload $(BIN)/share-to $(PREFIX)/bin/
+# Both programs, static Swift runtime, stripped later by the package build only.
+dist: $(APT_STAMP)
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product instant-upload
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product share-to
+
+# Into PREFIX (default ~/.local, no root needed): programs, file-manager entries, the systemd
+# user unit, man pages, completions; a manifest lists them for `make uninstall`.
+install: dist
+	PREFIX="$(PREFIX)" sh packaging/install.sh install $(DIST_BIN)
 
 uninstall:
-	rm -f $(PREFIX)/bin/instant-upload $(PREFIX)/bin/share-to
+	PREFIX="$(PREFIX)" sh packaging/install.sh uninstall
+
+# A Debian package that installs system-wide: .build/deb/instant-upload_VERSION_ARCH.deb
+deb: dist
+	sh packaging/deb/build-deb.sh $(DIST_BIN) $(VERSION) .build/deb
 
 clean:
 	rm -rf .build $(VENV)
