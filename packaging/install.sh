@@ -115,9 +115,12 @@ do_uninstall() {
         echo "nothing to remove: $manifest does not exist (was it installed with another PREFIX?)" >&2
         exit 1
     fi
-    # Files first, then the folders the install made, deepest first, only when empty.
-    sed -n 's/^file //p' "$DESTDIR$manifest" | while IFS= read -r f; do rm -f "$DESTDIR$f"; done
-    sed -n 's/^dir //p' "$DESTDIR$manifest" | sort -r | while IFS= read -r d; do rmdir "$DESTDIR$d" 2>/dev/null || true; done
+    # Files first (the manifest among them), then the folders the install made, deepest
+    # first, each only when nothing else has come to live in it.
+    files=$(sed -n 's/^file //p' "$DESTDIR$manifest")
+    dirs=$(sed -n 's/^dir //p' "$DESTDIR$manifest" | sort -r)
+    printf '%s\n' "$files" | while IFS= read -r f; do [ -n "$f" ] && rm -f "$DESTDIR$f"; done
+    printf '%s\n' "$dirs" | while IFS= read -r d; do [ -n "$d" ] && { rmdir "$DESTDIR$d" 2>/dev/null || true; }; done
     echo "removed instant-upload from $PREFIX"
 }
 
