@@ -70,6 +70,7 @@ bench: venv
 	@echo "running SHA-256 of 1 GiB in memory (MB/s):"
 	.build/release/Benchmarks 1024
 	$(PYTHON) scripts/bench_queue.py --bin .build/release
+	$(PYTHON) scripts/bench_share_to.py --bin .build/release
 
 # Both programs, static Swift runtime, stripped later by the package build only.
 dist: $(APT_STAMP)

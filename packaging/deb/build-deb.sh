@@ -28,11 +28,11 @@ chmod 0644 "$doc/changelog.Debian.gz"
 # dpkg-shlibdeps reads a source package's control file; a minimal one in a scratch folder will do.
 scratch=$out/shlibdeps
 rm -rf "$scratch"
-# The watcher reads EXIF dates through libexif; declared even while the linker finds no call to it.
-case "$depends" in *libexif12*) ;; *) depends="$depends, libexif12" ;; esac
 mkdir -p "$scratch/debian"
 printf 'Source: instant-upload\n\nPackage: instant-upload\nArchitecture: any\n' > "$scratch/debian/control"
 depends=$(cd "$scratch" && dpkg-shlibdeps -O "$stage/usr/bin/instant-upload" "$stage/usr/bin/share-to" | sed -n 's/^shlibs:Depends=//p')
+# The watcher reads EXIF dates through libexif; declared even while the linker finds no call to it.
+case "$depends" in *libexif12*) ;; *) depends="$depends, libexif12" ;; esac
 rm -rf "$scratch"
 
 mkdir -p "$stage/DEBIAN"
