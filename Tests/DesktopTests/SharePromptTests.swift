@@ -136,3 +136,19 @@ struct SharePromptTests {
         #expect(try session.items().isEmpty)
     }
 }
+
+extension SharePromptTests {
+    @Test("a display that cannot be reached: share-to says the picker could not be shown, exits 3, queues nothing")
+    func unreachableDisplay() throws {
+        let server = try ReferenceServer()
+        let session = try AgentHarness()
+        try session.addAccount(server)
+        session.environment["DISPLAY"] = ":9999"
+        let file = try session.home.file("desk/a.txt", bytes: [1])
+        let r = try session.shareTo([file])
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stderr.contains("zenity could not show the folder picker"), "\(r.stderr)")
+        #expect(r.stderr.contains("give the folder with --to DIR instead"), "\(r.stderr)")
+        #expect(try session.items().isEmpty)
+    }
+}

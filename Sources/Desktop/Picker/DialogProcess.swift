@@ -39,6 +39,12 @@ struct DialogProcess {
                        errors: String(decoding: errors, as: UTF8.self))
     }
 
+    /// GTK exits 1, as for a cancel, when it cannot reach the display; only its words tell them apart.
+    static func couldNotShow(_ errors: String) -> Bool {
+        let lowered = errors.lowercased()
+        return lowered.contains("cannot open display") || lowered.contains("could not connect to display")
+    }
+
     /// 0: chosen; 1: cancelled or closed; anything else: the program could not show itself.
     func answer(_ outcome: Outcome) throws(PickerFailure) -> String? {
         switch outcome.status {
@@ -46,7 +52,7 @@ struct DialogProcess {
             var line = outcome.output
             while line.hasSuffix("\n") { line.removeLast() }
             return line
-        case 1:
+        case 1 where !Self.couldNotShow(outcome.errors):
             return nil
         default:
             let said = outcome.errors.split(separator: "\n").filter { !$0.contains("Gtk-Message") }.suffix(3).joined(separator: " ")
