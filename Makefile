@@ -53,8 +53,9 @@ run: build venv
 server: venv
 	$(PYTHON) reference-server/server.py --data $${TMPDIR:-/tmp}/instant-upload-server --port 8080
 
-# The release build first: the install and package tests use it.
-test: build venv dist
+# The release build and the package first: the install and package tests use them, and
+# building them while other tests run would only slow those down.
+test: build venv dist deb
 	$(MAKE) --no-print-directory test-server test-swift
 
 test-swift:
@@ -85,9 +86,13 @@ install: dist
 uninstall:
 	PREFIX="$(PREFIX)" sh packaging/install.sh uninstall
 
-# A Debian package that installs system-wide: .build/deb/instant-upload_VERSION_ARCH.deb
+# A Debian package that installs system-wide: .build/deb/instant-upload_VERSION_ARCH.deb,
+# built again only when the programs or anything in packaging/ changed since.
+DEB := .build/deb/instant-upload_$(VERSION)_$(shell dpkg --print-architecture 2>/dev/null).deb
 deb: dist
-	sh packaging/deb/build-deb.sh $(DIST_BIN) $(VERSION) .build/deb
+	@if [ -f "$(DEB)" ] && [ -z "$$(find packaging $(DIST_BIN)/instant-upload $(DIST_BIN)/share-to -newer "$(DEB)" -print -quit)" ]; then \
+		echo "$(DEB) is up to date"; echo "$(DEB)"; \
+	else sh packaging/deb/build-deb.sh $(DIST_BIN) $(VERSION) .build/deb; fi
 
 clean:
 	rm -rf .build $(VENV)
