@@ -73,10 +73,14 @@ bench: venv
 	$(PYTHON) scripts/bench_queue.py --bin .build/release
 	$(PYTHON) scripts/bench_share_to.py --bin .build/release
 
-# Both programs, static Swift runtime, stripped later by the package build only.
-dist: $(APT_STAMP)
+# Both programs, static Swift runtime (stripped by the package build only). Built again when a
+# source is newer, so `make install` after `make dist` does not start the compiler at all.
+DIST_PROGRAMS := $(DIST_BIN)/instant-upload $(DIST_BIN)/share-to
+dist: $(DIST_PROGRAMS)
+$(DIST_PROGRAMS) &: Package.swift $(shell find Sources -type f) | $(APT_STAMP)
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product instant-upload
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product share-to
+	@touch $(DIST_PROGRAMS)
 
 # Into PREFIX (default ~/.local, no root needed): programs, file-manager entries, the systemd
 # user unit, man pages, completions; a manifest lists them for `make uninstall`.
