@@ -31,7 +31,7 @@ let package = Package(
         // New photos and videos in watched folders: inotify, scans, media dates, rules, trash.
         .target(name: "Watcher", dependencies: ["CExif", "CSystem", "Platform", "Queue"]),
         // Commands shared by both executables.
-        .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Connectivity", "Platform"]),
+        .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Connectivity", "Platform", "CSystem"]),
 
         .executableTarget(name: "instant-upload", dependencies: ["CLI", "Platform"]),
         .executableTarget(name: "share-to", dependencies: ["CLI", "Platform"]),
