@@ -168,12 +168,13 @@ struct FailureReasonTests {
     @Test("the file deleted mid-upload: failed as source_missing, not retried")
     func sourceMissingMidUpload() async throws {
         let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
-        // The first chunk stalls on the server after 100 kB: the upload is surely under way,
-        // and stays so long enough for a loaded machine to act.
-        try await scene.fault(["method": "PATCH", "stall_seconds": 8, "after_bytes": 100_000])
+        // The first chunk stalls on the server after 100 kB, until the file is gone: the upload
+        // is surely under way when it goes, however loaded the machine is.
+        try await scene.fault(["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         try FileManager.default.removeItem(atPath: scene.file)
+        try await scene.clearFaults()
         try await scene.expectFailedForGood("source_missing")
         #expect(!FileManager.default.fileExists(atPath: scene.serverCopy), "no partial file in the person's tree")
     }
@@ -182,10 +183,11 @@ struct FailureReasonTests {
     func sourceChanged() async throws {
         let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
         let oldSHA = try await scene.sha256(scene.file)
-        try await scene.fault(["method": "PATCH", "stall_seconds": 8, "after_bytes": 100_000])
+        try await scene.fault(["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         try scene.rewriteInPlace(seed: 99)
+        try await scene.clearFaults()
         let newSHA = try await scene.sha256(scene.file)
         #expect(newSHA != oldSHA)
 
@@ -214,10 +216,11 @@ struct FailureReasonTests {
         try scene.session.writeConfig("[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 16\nstall_seconds = 20\n")
         let oldSHA = try await scene.sha256(scene.file)
         let fresh = TestData.bytes(count: scene.size, seed: 99)
-        try await scene.fault(["method": "PATCH", "stall_seconds": 8, "after_bytes": 100_000])
+        try await scene.fault(["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         try scene.rewriteInPlace(with: fresh)
+        try await scene.clearFaults()
         let newSHA = try await scene.sha256(scene.file)
         try await scene.watch("completed after the change", timeout: 60) { $0.rowState == "completed" }
         let copy = try await scene.sha256(scene.serverCopy)

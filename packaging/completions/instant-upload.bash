@@ -36,7 +36,7 @@ _instant_upload() {
             if [[ $cword -eq 2 ]]; then
                 COMPREPLY=($(compgen -W "add list remove" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W "--webdav --tus --user --name --password-stdin --wifi-only --json --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--webdav --tus --user --name --password-stdin --wifi-only --ca-file --allow-insecure-http --json --help" -- "$cur"))
             fi
             ;;
         service) [[ $cword -eq 2 ]] && COMPREPLY=($(compgen -W "install uninstall status" -- "$cur")) ;;

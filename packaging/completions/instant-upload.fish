@@ -30,3 +30,5 @@ complete -c instant-upload -n "__fish_seen_subcommand_from account" -s u -l user
 complete -c instant-upload -n "__fish_seen_subcommand_from account" -l name -x -d 'What to call the account here'
 complete -c instant-upload -n "__fish_seen_subcommand_from account" -l password-stdin -d 'Read the password from standard input'
 complete -c instant-upload -n "__fish_seen_subcommand_from account" -l wifi-only -d 'Auto-uploads wait for an unmetered Wi-Fi network'
+complete -c instant-upload -n "__fish_seen_subcommand_from account" -l ca-file -r -F -d 'Trust this CA bundle for the server'
+complete -c instant-upload -n "__fish_seen_subcommand_from account" -l allow-insecure-http -d 'Allow plain http to another machine (password in clear)'
