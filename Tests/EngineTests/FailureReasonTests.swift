@@ -58,9 +58,11 @@ struct FailureReasonTests {
     @Test("429 with Retry-After: 2: retrying as server_busy, next attempt 2 s later")
     func serverBusy() async throws {
         let scene = try await UploadScene.make(size: 300_000)
-        try await scene.fault(["method": "PATCH", "status": 429, "headers": ["Retry-After": "2"], "body": "slow down"])
+        // Busy until the test has seen it: a loaded machine may look late, the row must still say so.
+        try await scene.fault(["method": "PATCH", "status": 429, "headers": ["Retry-After": "2"], "body": "slow down", "count": 1000])
         try await scene.startAgent()
         try await scene.expectRetrying("server_busy", retryAfter: 2)
+        try await scene.clearFaults()
         try await scene.expectCompletedIdentical()
     }
 
@@ -68,10 +70,11 @@ struct FailureReasonTests {
     func maintenance() async throws {
         let scene = try await UploadScene.make(size: 300_000)
         try await scene.fault(["method": "*", "path_prefix": "/files/", "status": 503, "headers": ["Retry-After": "3"],
-                               "body": "down for maintenance until noon"])
+                               "body": "down for maintenance until noon", "count": 1000])
         try await scene.startAgent()
         let s = try await scene.expectRetrying("maintenance", retryAfter: 3)
         #expect(s.row.rowReasonMessage?.contains("down for maintenance until noon") == true, "\(s.row.rowReason ?? [:])")
+        try await scene.clearFaults()
         try await scene.expectCompletedIdentical()
     }
 
