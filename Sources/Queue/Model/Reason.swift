@@ -63,7 +63,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         case .wifi: "waiting for Wi-Fi"
         case .paused: "paused by you"
         case .timeout: "the server stopped answering"
-        case .connectionReset: "connection reset by peer"
+        case .connectionReset: "the connection dropped"
         case .serverError: "the server had an internal error"
         case .serverBusy: "the server is busy"
         case .maintenance: "the server is in maintenance mode"
