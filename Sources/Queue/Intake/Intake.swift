@@ -15,6 +15,16 @@ public enum Intake {
     public struct Result: Sendable {
         public var ids: [Int64] = []
         public var refused: [Refusal] = []
+        /// Files queued under another name than their own: names that are not UTF-8 text
+        /// reach the server with U+FFFD in place of the bytes it cannot store.
+        public var renamed: [Renamed] = []
+    }
+
+    /// A file that goes to the server as `remoteName`, not under its own name.
+    public struct Renamed: Sendable, CustomStringConvertible {
+        public var path: LocalPath
+        public var remoteName: String
+        public var description: String { "\(path.lastComponent.display) goes to the server as \(DisplayText.escape(remoteName))" }
     }
 
     /// Validates each of `files` and queues the good ones for upload into `remoteFolder`.
@@ -29,6 +39,9 @@ public enum Intake {
             case .success(let fingerprint):
                 let absolute = file.absolute()
                 let name = absolute.lastComponent.text
+                if String(validating: absolute.lastComponent.bytes, as: UTF8.self) == nil {
+                    result.renamed.append(Renamed(path: absolute, remoteName: name))
+                }
                 items.append(NewTransfer(direction: .upload, origin: origin, accountID: account.id, localPath: absolute,
                                          remotePath: RemotePath.join(folder, name), bytesTotal: fingerprint.size,
                                          fingerprint: fingerprint, ignoreRules: ignoreRules))
