@@ -61,7 +61,7 @@ public enum CommandSpecs {
     public static let status = CommandSpec(
         name: "status",
         summary: "One line on the work in flight: what moves, what waits and why, how long is left.",
-        discussion: "For example: 3 uploading, 264 waiting, 2 retrying (server busy), 1 failed; 30 of 300 files, 120 MB of 193 MB, 14 MB/s, about 8 s left. It exits 1 when an item failed or work waits with no agent running.",
+        discussion: "For example: 3 uploading, 264 waiting, 2 retrying (server busy), 1 failed; 30 of 300 files, 120 MB of 193 MB, 14 MB/s, about 6 s left. It exits 1 when an item failed or work waits with no agent running.",
         options: [.flag("json", help: "print JSON for programs")])
 
     /// `show ID [--json]`
