@@ -118,6 +118,9 @@ struct BatchReaderTests {
             try q.store.start(id, resumedAt: 0)
             try q.store.retryLater(id, reason: Reason(code), at: nowMilliseconds() + 10_000, attempts: 1)
         }
+        // The reasons of queued rows are read when a Wi-Fi-only account can hold some of them.
+        try q.store.addAccount(name: "phone", webdavURL: "http://127.0.0.1:1/dav/", tusURL: "http://127.0.0.1:1/files/",
+                               username: "alice", wifiOnly: true)
         let figures = try BatchReader.read(q.store, agentRunning: true)
         #expect(figures.waitingForWiFi == 1)
         #expect(figures.waitingForNetwork == 1)
@@ -125,5 +128,27 @@ struct BatchReaderTests {
         #expect(figures.retrying == [.serverBusy: 2])
         #expect(figures.failed == 1)
         #expect(figures.filesTotal == 5, "the old failure is not part of this batch")
+
+        // Offline, the agent holds the whole queue: every queued row waits for the network.
+        try q.store.setAgentValue("paused_reason", ReasonCode.offline.rawValue)
+        let offline = try BatchReader.read(q.store, agentRunning: true)
+        #expect(offline.waitingForNetwork == 3)
+        #expect(offline.waiting == 0 && offline.waitingForWiFi == 0)
+    }
+
+    @Test("the agent's batch start is found among many rows, with gaps in the IDs")
+    func agentStartAmongMany() throws {
+        let q = try Scratch()
+        let ids = try q.enqueue(Array(repeating: 1, count: 50))
+        let base: Int64 = 1_700_000_000_000
+        for (i, id) in ids.enumerated() {
+            try q.store.database.run("UPDATE transfers SET created_at = ? WHERE id = ?", [.int(base + Int64(i) * 1_000), .int(id)])
+            try q.complete(id, bytes: 1)
+        }
+        for i in [19, 20, 21] { try q.store.delete(ids[i]) }  // a gap right where the batch starts
+        for (start, expected) in [(base + 20_500, 28), (base, 47), (base + 49_000, 1), (base + 60_000, 0), (base - 1, 47)] {
+            try q.store.setAgentValue("batch_started_at", String(start))
+            #expect(try BatchReader.read(q.store, agentRunning: true).filesTotal == expected, "from \(start - base)")
+        }
     }
 }

@@ -68,4 +68,10 @@ struct StatusLineTests {
             the agent is not running: start it with `instant-upload run`
             """)
     }
+
+    @Test("big counts are grouped by thousands")
+    func grouped() {
+        let b = makeBatch(uploading: 3, waiting: 29_972, failed: 7_905, files: (1_751, 39_631), bytes: (11_000_000_000, 18_000_000_000))
+        #expect(StatusLine.render(b, agentRunning: true) == "3 uploading, 29,972 waiting, 7,905 failed; 1,751 of 39,631 files, 11 GB of 18 GB")
+    }
 }

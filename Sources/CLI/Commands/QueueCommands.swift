@@ -14,18 +14,19 @@ public enum QueueCommands {
         let store = try context.openStore()
         let summary = try store.summary()
         let pid = context.agentPID
-        let batch = try BatchReader.read(store, agentRunning: pid != nil)
+        let batch = try BatchReader.read(store, summary: summary, agentRunning: pid != nil)
         if json {
             context.say(JSONOutput.encode(StatusJSON(summary: summary, batch: batch, agentPID: pid)))
         } else {
             context.say(StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: pid != nil))
         }
-        return exitStatus(batch, agentRunning: pid != nil)
+        return exitStatus(summary, agentRunning: pid != nil)
     }
 
     /// 1 when something needs the person: a failed item, or work that waits for an agent.
-    static func exitStatus(_ batch: BatchFigures, agentRunning: Bool) -> Int32 {
-        batch.failed > 0 || (batch.active > 0 && !agentRunning) ? ExitStatus.attention : ExitStatus.ok
+    static func exitStatus(_ summary: QueueSummary, agentRunning: Bool) -> Int32 {
+        let waiting = summary.count(.queued) + summary.count(.inProgress) + summary.count(.retrying)
+        return summary.needAttention > 0 || (waiting > 0 && !agentRunning) ? ExitStatus.attention : ExitStatus.ok
     }
 
     /// `queue`: each group with its count, long ones summarised; `--state` shows one in full.
@@ -33,15 +34,15 @@ public enum QueueCommands {
         let store = try context.openStore()
         if follow { return try QueueFollower(store: store, state: state, json: json, context: context).run() }
         let running = context.agentRunning
-        let batch = try BatchReader.read(store, agentRunning: running)
+        let summary = try store.summary()
         if json {
             context.say(JSONOutput.encode(try store.transfers(state: state).map(TransferJSON.init)))
         } else {
-            let summary = try store.summary()
+            let batch = try BatchReader.read(store, summary: summary, agentRunning: running)
             let header = StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: running)
             context.say(try render(store: store, summary: summary, header: header, state: state, width: terminalWidth()))
         }
-        return exitStatus(batch, agentRunning: running)
+        return exitStatus(summary, agentRunning: running)
     }
 
     static let rowsPerGroup = 10

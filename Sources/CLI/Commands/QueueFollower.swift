@@ -79,7 +79,7 @@ struct QueueFollower {
         let moving = groups.first { $0.state == .inProgress }?.rows ?? []
         let clock = MonotonicClock.seconds()
         let speeds = meters.rows.update(Dictionary(uniqueKeysWithValues: moving.map { ($0.id, $0.bytesDone) }), at: clock)
-        var batch = try BatchReader.read(store, agentRunning: running)
+        var batch = try BatchReader.read(store, summary: summary, agentRunning: running)
         // Until the agent reports its own rate, the batch's bytes over the last seconds give one.
         let batchRate = meters.batch.update([0: batch.bytesDone], at: clock)[0]
         if batch.rate == nil, batch.uploading + batch.downloading > 0 { batch.rate = batchRate }

@@ -24,7 +24,7 @@ public enum StatusLine {
 
     static func headline(_ b: BatchFigures) -> String {
         var held: [String] = []
-        func add(_ count: Int, _ words: String) { if count > 0 { held.append("\(count) \(words)") } }
+        func add(_ count: Int, _ words: String) { if count > 0 { held.append("\(n(count)) \(words)") } }
         add(b.uploading, "uploading")
         add(b.downloading, "downloading")
         add(b.waiting, "waiting")
@@ -32,7 +32,7 @@ public enum StatusLine {
         add(b.waitingForWiFi, "waiting for Wi-Fi")
         add(b.paused, "paused")
         let retrying = b.retrying.values.reduce(0, +)
-        if retrying > 0 { held.append("\(retrying) retrying (\(retryingWhy(b.retrying)))") }
+        if retrying > 0 { held.append("\(n(retrying)) retrying (\(retryingWhy(b.retrying)))") }
         add(b.failed, "failed")
 
         guard !held.isEmpty else {
@@ -40,7 +40,7 @@ public enum StatusLine {
             return "all done: \(files(b.filesTotal))" + (b.bytesTotal > 0 ? ", \(HumanFormat.bytes(b.bytesTotal))" : "")
         }
         guard b.filesTotal > 0 else { return held.joined(separator: ", ") }
-        var progress = "\(b.filesDone) of \(files(b.filesTotal))"
+        var progress = "\(n(b.filesDone)) of \(files(b.filesTotal))"
         if b.bytesTotal > 0 { progress += ", \(HumanFormat.bytes(b.bytesDone)) of \(HumanFormat.bytes(b.bytesTotal))" }
         if b.active > 0, let rate = b.rate, rate > 0 {
             progress += ", \(HumanFormat.rate(rate))"
@@ -49,7 +49,10 @@ public enum StatusLine {
         return held.joined(separator: ", ") + "; " + progress
     }
 
-    static func files(_ n: Int) -> String { n == 1 ? "1 file" : "\(n) files" }
+    static func files(_ count: Int) -> String { count == 1 ? "1 file" : "\(n(count)) files" }
+
+    /// `29,972`: counts read at a glance.
+    static func n(_ count: Int) -> String { HumanFormat.grouped(Int64(count)) }
 
     /// `server busy`, or `2 server busy, 1 connection dropped` when the reasons differ.
     static func retryingWhy(_ byReason: [ReasonCode: Int]) -> String {
@@ -57,7 +60,7 @@ public enum StatusLine {
         for (code, n) in byReason { counts[shortWords(code), default: 0] += n }
         let ordered = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
         if ordered.count == 1 { return ordered[0].key }
-        return ordered.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        return ordered.map { "\(n($0.value)) \($0.key)" }.joined(separator: ", ")
     }
 
     /// A reason in two or three words, for counts on one line.
