@@ -23,7 +23,12 @@ public struct LiveQueueFrame: Sendable {
 
     /// The lines of the frame, top to bottom, without line ends.
     public func lines() -> [String] {
-        let head = header.split(separator: "\n", omittingEmptySubsequences: false).map { clip(String($0)) }
+        // A status line too wide for the screen breaks after its `;`, so the time left, at
+        // its end, stays in sight.
+        let head = header.split(separator: "\n", omittingEmptySubsequences: false).flatMap { line -> [String] in
+            guard TextLayout.cells(String(line)) > width, let cut = line.range(of: "; ") else { return [clip(String(line))] }
+            return [clip(String(line[..<cut.lowerBound]) + ";"), clip(String(line[cut.upperBound...]))]
+        }
         let groups = Self.priority.compactMap { state in view.groups.first { $0.state == state && $0.total > 0 } }
         guard !groups.isEmpty, head.count < height else { return Array(head.prefix(height)) }
 
