@@ -97,6 +97,22 @@ struct FollowTerminalTests {
         #expect(!after.contains { $0.contains("Queued") || $0.contains("waiting its turn") }, "\(after)")
     }
 
+    @Test("Ctrl-Z gives the terminal back while stopped; on continuing, the view is drawn again whole")
+    func suspend() throws {
+        let (session, _, _) = try session(queued: 20)
+        let terminal = try follow(session)
+        try terminal.waitFor("the live view") { $0.contains("Queued (20)") }
+        try terminal.send("C-z")
+        let stopped = try terminal.waitFor("the shell's screen") { $0.contains("stopped: press Enter to continue") }
+        #expect(!stopped.contains("Queued (20)"), "\(stopped)")
+        #expect(try terminal.value("#{alternate_on} #{cursor_flag} #{wrap_flag}") == "0 1 1")
+        try terminal.send("Enter")  // fg
+        try terminal.waitFor("the view again") { $0.contains("Queued (20)") && $0.contains { $0.hasPrefix("  #1 ") } }
+        #expect(try terminal.value("#{alternate_on} #{cursor_flag}") == "1 0")
+        try terminal.send("q")
+        try terminal.waitFor("the command to end") { $0.contains("exit=0") }
+    }
+
     @Test("the password prompt names the user and the host it is for, and echoes nothing typed")
     func passwordPrompt() throws {
         let session = try AgentHarness()

@@ -16,12 +16,25 @@ public final class TerminalSession: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: Self.tmux) else {
             throw TestFailure("this test needs tmux to drive a real terminal: run `make test` (it installs tmux) or `apt-get install tmux`")
         }
-        // Like an interactive shell, the script outlives a Ctrl-C meant for its command.
-        var script = "#!/bin/sh\ntrap : INT\n"
+        // Like an interactive shell: job control (the command gets its own process group and
+        // the terminal; Ctrl-C and Ctrl-Z reach it, not the shell), and a stopped command is
+        // brought back with `fg` when the test presses Enter.
+        var script = "#!/bin/bash\nset -m\n"
         for (key, value) in environment.sorted(by: { $0.key < $1.key }) where Self.passed(key) {
             script += "export \(key)=\(Self.quoted(value))\n"
         }
-        script += command.map(Self.quoted).joined(separator: " ") + "\necho \"exit=$?\"\nexec sleep 600\n"
+        script += command.map(Self.quoted).joined(separator: " ") + "\n" + """
+            status=$?
+            while jobs %1 >/dev/null 2>&1; do
+                echo "stopped: press Enter to continue"
+                read -r _
+                fg %1 >/dev/null
+                status=$?
+            done
+            echo "exit=$status"
+            exec sleep 600
+
+            """
         let path = try folder.file("run.sh", bytes: Array(script.utf8))
         chmod(path, 0o700)
         // The tmux server outlives this call and keeps what it inherits: its standard streams

@@ -17,9 +17,11 @@ struct QueueFollower {
     static let changeInterval = 1.0
 
     func run() throws -> Int32 {
-        let signals = SignalPipe.install([SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP, SIGCONT])
-        if !json, let terminal = LiveTerminal() { return try live(terminal, signals: signals) }
-        return try changes(signals: signals)
+        if !json, let terminal = LiveTerminal() {
+            // Resizes redraw; a suspend (Ctrl-Z) first gives the screen back.
+            return try live(terminal, signals: SignalPipe.install([SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP, SIGCONT]))
+        }
+        return try changes(signals: SignalPipe.install([SIGINT, SIGTERM, SIGHUP]))
     }
 
     // MARK: On a terminal
