@@ -132,14 +132,9 @@ struct FollowTerminalTests {
     @Test("into a pipe: the status once, then one plain line per change, and exit 0 on SIGINT")
     func pipe() throws {
         let (session, store, ids) = try session(queued: 3)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Repository.binaries + "/instant-upload")
-        process.arguments = ["queue", "--follow"]
-        process.environment = session.environment
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let reader = LineReader(out.fileHandleForReading)
+        let process = try ChildProcess(Repository.binaries + "/instant-upload", ["queue", "--follow"], environment: session.environment,
+                                       output: .pipe)
+        let reader = LineReader(process.standardOutput!)
         let first = try reader.next(timeout: 15)
         #expect(first == "3 waiting; 0 of 3 files, 0 B of 3.0 MB")
         try store.start(ids[0], resumedAt: 0)
@@ -149,7 +144,7 @@ struct FollowTerminalTests {
         try store.complete(ids[0], sha256: nil, bytes: 1_000_000)
         let done = try reader.next(timeout: 15, matching: { $0.contains("#\(ids[0]) ") })
         #expect(done.hasSuffix("#\(ids[0]) IMG_0.jpg: uploaded as home:/Photos/IMG_0.jpg"), "\(done)")
-        kill(process.processIdentifier, SIGINT)
+        process.send(SIGINT)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         #expect(!reader.all.contains("\u{1b}"), "no terminal codes in a pipe")

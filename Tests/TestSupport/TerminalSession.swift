@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Glibc
 
 /// A real terminal of a chosen size running one command, for tests that read the screen the
@@ -48,43 +49,13 @@ public final class TerminalSession: @unchecked Sendable {
     }
 
     deinit {
-        let stop = Process()
-        stop.executableURL = URL(fileURLWithPath: Self.tmux)
-        stop.arguments = ["-S", socket, "kill-server"]
-        stop.standardOutput = FileHandle.nullDevice
-        stop.standardError = FileHandle.nullDevice
-        try? stop.run()
-        stop.waitUntilExit()
+        _ = Self.spawnAndWait([Self.tmux, "-S", socket, "kill-server"])
     }
 
-    /// Runs `arguments` with /dev/null as its streams, no blocked signals and default handlers,
-    /// and returns its exit status (0 when another waiter reaped it first).
+    /// Runs `arguments` with /dev/null as its streams and returns its exit status.
     static func spawnAndWait(_ arguments: [String]) -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ) == 0 else { return -1 }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { return 0 }
-        }
-        return (status >> 8) & 0xff
+        guard let child = try? ChildProcess(arguments[0], Array(arguments.dropFirst())) else { return -1 }
+        return child.terminationStatus
     }
 
     /// The variables a command needs to find the person's files; the rest of the test
