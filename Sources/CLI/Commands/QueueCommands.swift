@@ -9,15 +9,17 @@ import Transport
 /// The seeds' uploads view as commands: status, queue, show, retry, cancel, clear.
 public enum QueueCommands {
     public static func status(json: Bool, context: CommandContext) throws -> Int32 {
-        var summary = try context.openStore().summary()
+        let store = try context.openStore()
+        var summary = try store.summary()
         let running = context.agentRunning
         if running, let live = livePause(context) { summary.pausedReason = live?.rawValue }
+        let watch = running ? try WatchCommands.troubles(store: store, context: context) : []
         if json {
-            context.say(JSONOutput.encode(StatusJSON(summary: summary, agentRunning: running)))
+            context.say(JSONOutput.encode(StatusJSON(summary: summary, agentRunning: running, watchTroubles: watch)))
         } else {
-            context.say(StatusLine.render(summary, agentRunning: running))
+            context.say(StatusLine.render(summary, agentRunning: running, watchTroubles: watch.map { "\($0.rule): \($0.message); \($0.action)" }))
         }
-        return summary.needAttention > 0 ? ExitStatus.attention : ExitStatus.ok
+        return summary.needAttention > 0 || !watch.isEmpty ? ExitStatus.attention : ExitStatus.ok
     }
 
     /// `queue`: each group with its count, long ones summarised; `--state` shows one in full.

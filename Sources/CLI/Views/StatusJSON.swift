@@ -13,6 +13,20 @@ public struct StatusJSON: Codable, Sendable, Equatable {
     public var pausedReason: String?
     public var agentRunning: Bool
     public var directions: Directions
+    /// What keeps watch rules from their job (a folder missing, out of inotify watches...).
+    public var watchTroubles: [WatchTrouble]
+
+    /// One trouble of one watch rule.
+    public struct WatchTrouble: Codable, Sendable, Equatable {
+        public var rule: String
+        public var code: String
+        public var message: String
+        public var action: String
+
+        public init(rule: String, code: String, message: String, action: String) {
+            self.rule = rule; self.code = code; self.message = message; self.action = action
+        }
+    }
 
     /// Counts for one direction.
     public struct Counts: Codable, Sendable, Equatable {
@@ -49,10 +63,11 @@ public struct StatusJSON: Codable, Sendable, Equatable {
         case needAttention = "need_attention"
         case pausedReason = "paused_reason"
         case agentRunning = "agent_running"
+        case watchTroubles = "watch_troubles"
     }
 
     /// The counts of `summary`; `agentRunning` is whether an agent answered on the control socket.
-    public init(summary: QueueSummary, agentRunning: Bool) {
+    public init(summary: QueueSummary, agentRunning: Bool, watchTroubles: [WatchTrouble] = []) {
         let all = Counts(summary, nil)
         total = all.total; queued = all.queued; inProgress = all.inProgress
         retrying = all.retrying; completed = all.completed; failed = all.failed
@@ -60,6 +75,7 @@ public struct StatusJSON: Codable, Sendable, Equatable {
         pausedReason = summary.pausedReason
         self.agentRunning = agentRunning
         directions = Directions(upload: Counts(summary, .upload), download: Counts(summary, .download))
+        self.watchTroubles = watchTroubles
     }
 
     /// Written by hand so an absent `paused_reason` is `null`, not a missing key.
@@ -75,5 +91,6 @@ public struct StatusJSON: Codable, Sendable, Equatable {
         try c.encode(pausedReason, forKey: .pausedReason)
         try c.encode(agentRunning, forKey: .agentRunning)
         try c.encode(directions, forKey: .directions)
+        try c.encode(watchTroubles, forKey: .watchTroubles)
     }
 }

@@ -3,15 +3,17 @@ import Queue
 
 /// The tray line: `12 of 40 uploaded, 2 need attention`, and why the queue is not moving.
 public enum StatusLine {
-    /// One to three lines, without a trailing newline.
+    /// A few lines, without a trailing newline.
     ///
     /// - Parameter agentRunning: whether an agent answers on the control socket; when not,
     ///   queued work waits, and the line says how to start it.
-    public static func render(_ summary: QueueSummary, agentRunning: Bool) -> String {
+    ///   - watchTroubles: what keeps watch rules from their job, one line each (`camera: ...`).
+    public static func render(_ summary: QueueSummary, agentRunning: Bool, watchTroubles: [String] = []) -> String {
         var lines = [headline(summary)]
         if let paused = summary.pausedReason {
             lines.append("paused: " + pausedText(paused))
         }
+        lines += watchTroubles.map { "watch " + $0 }
         if !agentRunning {
             lines.append("the agent is not running: start it with `instant-upload run`")
         }
