@@ -48,7 +48,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["CLI", "TestSupport"]),
         .testTarget(name: "DesktopTests", dependencies: ["Desktop", "TestSupport"], exclude: ["notification-recorder.py"]),
         .testTarget(name: "ConnectivityTests", dependencies: ["Connectivity"]),
-        .testTarget(name: "WatcherTests", dependencies: ["Watcher", "TestSupport", "CSystem"]),
+        .testTarget(name: "WatcherTests", dependencies: ["Watcher", "Queue", "TestSupport", "CSystem"]),
     ],
     swiftLanguageModes: [.v6]
 )

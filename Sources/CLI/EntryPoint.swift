@@ -108,6 +108,7 @@ public enum Main {
         request.afterUpload = p.value("after-upload").flatMap(WatchRule.AfterUpload.init(rawValue:)) ?? .keep
         request.wifiOnly = p.has("wifi-only")
         request.onACPower = p.has("on-ac-power")
+        request.settleSeconds = p.number("settle").map(Int.init) ?? WatchRule.defaultSettleSeconds
         return try WatchCommands.add(request, context: context)
     }
 

@@ -161,6 +161,8 @@ public enum CommandSpecs {
                     help: "trash: move the original to the trash once its upload is complete (default: keep)"),
             .flag("wifi-only", help: "upload only over unmetered Wi-Fi (default: as the account says)"),
             .flag("on-ac-power", help: "upload only while the computer is plugged in"),
+            .option("settle", value: "SECONDS", kind: .number,
+                    help: "how long a new file must stay unchanged before it is taken (default 3)"),
         ],
         positionals: [.one("DIR", help: "the folder to watch, e.g. ~/Pictures/Camera")])
 

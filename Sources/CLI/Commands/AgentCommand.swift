@@ -49,6 +49,7 @@ public enum AgentCommand {
             }
         }
         options.onCompleted = { watchService.uploadCompleted($0) }
+        options.onDoorbell = { watchService.lookAgain() }
         options.onStarted = {
             do { try watchService.start() } catch { Log.error("the folder watchers cannot start: \(error)") }
         }

@@ -19,6 +19,7 @@ public enum WatchCommands {
         public var afterUpload = WatchRule.AfterUpload.keep
         public var wifiOnly = false
         public var onACPower = false
+        public var settleSeconds = WatchRule.defaultSettleSeconds
 
         public init(folder: LocalPath, remoteFolder: String) {
             self.folder = folder
@@ -29,6 +30,10 @@ public enum WatchCommands {
     public static func add(_ request: AddRequest, context: CommandContext) throws -> Int32 {
         if let problem = RemoteFolderName.problem(request.remoteFolder) {
             context.complain(problem)
+            return ExitStatus.usage
+        }
+        guard (1...600).contains(request.settleSeconds) else {
+            context.complain("--settle must be a number of seconds from 1 to 600")
             return ExitStatus.usage
         }
         let folder = normalized(request.folder)
@@ -62,7 +67,8 @@ public enum WatchCommands {
         guard let account = try TransferCommands.account(request.account, store: store, context: context) else { return ExitStatus.attention }
         let rule = WatchRule(id: id, folder: folder, remoteFolder: RemotePath.normalize(request.remoteFolder), account: account.name,
                              media: request.media, wifiOnly: request.wifiOnly ? true : nil, existing: request.existing,
-                             subfolders: request.subfolders, afterUpload: request.afterUpload, onACPower: request.onACPower)
+                             subfolders: request.subfolders, afterUpload: request.afterUpload, onACPower: request.onACPower,
+                             settleSeconds: request.settleSeconds)
 
         // The memory first, then the config: the agent starts the rule as soon as the
         // config says so, and must find the baseline already there.

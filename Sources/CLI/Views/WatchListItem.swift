@@ -10,13 +10,12 @@ struct WatchListItem {
     var overview: WatchOverview
     var agentRunning: Bool
 
-    /// `watching`, `scanning_periodically`, `folder_missing`, `paused`, `not_watching`
-    /// (see the troubles), `starting` (the agent has not picked the rule up yet) or
-    /// `agent_not_running`.
+    /// What the agent does with the rule now: `watching`, `scanning_periodically`,
+    /// `folder_missing`, `paused`, `not_watching` (see the troubles), `starting` (the agent
+    /// has not picked the rule up yet) or `agent_not_running`.
     var state: String {
-        if rule.paused { return "paused" }
-        if !agentRunning { return "agent_not_running" }
-        return overview.status?.state ?? "starting"
+        guard agentRunning else { return rule.paused ? "paused" : "agent_not_running" }
+        return overview.status?.state ?? (rule.paused ? "paused" : "starting")
     }
 
     /// What keeps the rule from doing its whole job.

@@ -39,6 +39,9 @@ public final class Agent: Sendable {
         /// Called once this agent holds its lock and has its queue open: from then on
         /// other producers in the process (the folder watchers) may add work.
         public var onStarted: (@Sendable () -> Void)?
+        /// Told when another process rang the doorbell: it may have changed the config or
+        /// the accounts as well as the queue.
+        public var onDoorbell: (@Sendable () -> Void)?
         /// Looks up an account's password (Secret Service or the credentials file). The
         /// agent asks once per account and keeps the answer.
         public var credentials: @Sendable (Account) -> CredentialLookup
@@ -231,6 +234,7 @@ public final class Agent: Sendable {
         default:
             // Someone outside changed something: a keyring may have been unlocked too.
             passwords.askAgainSoon()
+            options.onDoorbell?()
             wake()
             return "ok"
         }

@@ -16,7 +16,8 @@ final class WatchInbox: Sendable {
         case status(rule: String)
         /// An upload completed (its row as recorded).
         case completed(Transfer)
-        /// Something outside changed (an account added): rules waiting for one look again.
+        /// Another process rang the agent's doorbell: the config and the accounts may
+        /// have changed.
         case lookAgain
     }
 

@@ -70,7 +70,8 @@ public final class WatchService: Sendable {
         post(.completed(row))
     }
 
-    /// Something changed that a rule may have been waiting for (an account was added).
+    /// Another process said something changed: the config is read again (in case its
+    /// change went unheard) and rules waiting for an account try again.
     public func lookAgain() { post(.lookAgain) }
 
     private func post(_ message: WatchInbox.Message) {

@@ -53,19 +53,27 @@ final class WatchWorker {
     }
 
     func run() {
-        let config: ConfigFileWatch?
-        do { config = try ConfigFileWatch(file: options.paths.configFile) } catch {
-            config = nil
-            Log.warning("cannot watch the config file for changes (\(error)); rule changes apply when the agent starts again")
-        }
+        var config: ConfigFileWatch?
+        var configUnwatched = false
         var fds = [pollfd(fd: inbox.wakeUp.fd, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: config?.fd ?? -1, events: Int16(POLLIN), revents: 0)]
+                   pollfd(fd: -1, events: Int16(POLLIN), revents: 0)]
         while true {
             if let due = retryDue, due <= clock.now {
                 retryDue = nil
                 retryWaiting()
             }
             if reloadWanted, openStore() != nil {
+                // Placed (again) with every reload until it works: out of inotify watches
+                // or instances, changes are still heard through the agent's doorbell.
+                if config == nil {
+                    do { config = try ConfigFileWatch(file: options.paths.configFile) } catch {
+                        if !configUnwatched {
+                            Log.warning("cannot watch the config file for changes (\(error)); the commands that change rules tell the agent themselves")
+                        }
+                        configUnwatched = true
+                    }
+                    fds[1].fd = config?.fd ?? -1
+                }
                 reloadWanted = false
                 reload()
             }
@@ -166,7 +174,7 @@ final class WatchWorker {
         case .completed(let row):
             try afterUpload(row, store: store)
         case .lookAgain:
-            if !waiting.isEmpty { retryWaiting() }
+            reloadWanted = true
         }
     }
 }
