@@ -13,7 +13,7 @@ APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdb
 	curl ca-certificates python3 python3-venv iproute2 nftables dbus libsecret-tools \
 	xdg-user-dirs xvfb zenity apache2 apache2-utils rclone
 
-.PHONY: all build run test test-swift test-server server bench install uninstall clean deps venv
+.PHONY: all build run test test-swift test-server test-fuzz fuzz server bench install uninstall clean deps venv
 
 all: build
 
@@ -52,7 +52,7 @@ server: venv
 	$(PYTHON) reference-server/server.py --data $${TMPDIR:-/tmp}/instant-upload-server --port 8080 --face $(FACE) $(SERVER_ARGS)
 
 test: build venv
-	$(MAKE) --no-print-directory test-server test-swift
+	$(MAKE) --no-print-directory test-server test-swift test-fuzz
 
 test-swift:
 	$(SWIFT) build --build-tests
@@ -60,6 +60,15 @@ test-swift:
 
 test-server:
 	$(PYTHON) -m pytest -q reference-server
+
+# libFuzzer targets in Fuzz/ (one folder each): a few seconds each in `make test`, about a
+# minute each in `make fuzz`. A crash fails the run and leaves its input in .build/fuzz/.
+FUZZ_SECONDS ?= 60
+test-fuzz: $(APT_STAMP)
+	Fuzz/fuzz.sh 3
+
+fuzz: $(APT_STAMP)
+	Fuzz/fuzz.sh $(FUZZ_SECONDS)
 
 bench: venv
 	$(SWIFT) build -c release

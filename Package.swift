@@ -40,14 +40,14 @@ let package = Package(
         .executableTarget(name: "Benchmarks", dependencies: ["Transport"]),
 
         // Helpers the tests share: temporary folders, the reference server, running programs.
-        .target(name: "TestSupport", path: "Tests/TestSupport", exclude: ["secret-service.py"]),
+        .target(name: "TestSupport", dependencies: ["CSystem"], path: "Tests/TestSupport", exclude: ["secret-service.py"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
         .testTarget(name: "QueueTests", dependencies: ["Queue", "CSQLite", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "CLI", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["CLI", "TestSupport"]),
         .testTarget(name: "DesktopTests", dependencies: ["Desktop", "TestSupport"], exclude: ["notification-recorder.py"]),
-        .testTarget(name: "ConnectivityTests", dependencies: ["Connectivity"]),
+        .testTarget(name: "ConnectivityTests", dependencies: ["Connectivity", "TestSupport"]),
         .testTarget(name: "WatcherTests", dependencies: ["Watcher", "Queue", "TestSupport", "CSystem"]),
     ],
     swiftLanguageModes: [.v6]

@@ -333,6 +333,19 @@ class Gate:
         self.state.active[(user, uid)] = me
         try:
             tus.reconcile(self.state, user, uid)
+            problem = self.completion_problem(scope, user, uid)
+            if problem is not None:
+                if fault:
+                    self.state.give_back_fault(fault)
+                return await respond(send, 409, problem, hdr)
+
+            def refresh_expiry(status, headers):
+                # Each PATCH moves the expiry to now + --expire-seconds (the tus
+                # expiration extension: Upload-Expires on every PATCH reply).
+                if status == 204:
+                    headers = with_header(headers, b"upload-expires", tus.set_expiry(self.state, user, uid))
+                return headers
+            send = OnResponseStart(send, refresh_expiry)
             if checksum is None or (fault is not None and fault.kind == "reset"):
                 # (a reset fault stores its first N bytes, checksum or not)
                 return await self.run_inner(self.tus_app, scope, receive, send, fault,
@@ -343,6 +356,22 @@ class Gate:
             me.done.set()
             if self.state.active.get((user, uid)) is me:
                 del self.state.active[(user, uid)]
+
+    def completion_problem(self, scope, user: str, uid: str) -> Optional[str]:
+        """A PATCH that would complete the upload, while its file cannot be placed
+        (parent folder gone, a folder in the way), is refused before a byte is
+        stored: 409 with the reason, as a real server refuses to finish it."""
+        info = tus.read_info(self.state.tus_dir(user) / f"{uid}.info")
+        offset, length = header(scope, b"upload-offset"), header(scope, b"content-length")
+        if info is None or info.get("size") is None or not (offset or "").isdigit() or not (length or "").isdigit():
+            return None  # tuspyserver answers those itself
+        if int(offset) + int(length) != info["size"] or int(offset) != info.get("offset"):
+            return None
+        try:
+            rel = tus.clean_rel_path((info.get("metadata") or {}).get("path", ""))
+        except ValueError:
+            return None
+        return tus.target_problem(self.state, user, rel)
 
     async def checked_patch(self, scope, receive, send, fault, me, algo, expected):
         """Upload-Checksum: tuspyserver ignores it, so the body is spooled to a

@@ -61,6 +61,8 @@ class State:
         self.current_patches: Counter = Counter()
         self.max_concurrent_patches: dict[str, int] = {}
         self.completed: list[dict] = []
+        # (user, path) -> finished uploads placed there; more than one is a duplicate
+        self.completions: Counter = Counter()
         self.active: dict[tuple[str, str], ActivePatch] = {}
         # what the Nextcloud and plain-WebDAV faces received (counters.py)
         self.counters = Counters()
@@ -175,13 +177,21 @@ class State:
                 "requests": dict(self.requests),
                 "patch_bytes": self.patch_bytes,
                 **self.counters.snapshot(),
+                "completions": self._completions_by_user(),
             }
+
+    def _completions_by_user(self) -> dict:
+        out: dict[str, dict[str, int]] = {}
+        for (user, path), n in sorted(self.completions.items()):
+            out.setdefault(user, {})[path] = n
+        return out
 
     def reset_stats(self) -> None:
         with self.lock:
             self.requests.clear()
             self.patch_bytes = 0
             self.counters.reset()
+            self.completions.clear()
             # still-running PATCHes stay counted; the maximum restarts from them
             self.max_concurrent_patches = {
                 u: n for u, n in self.current_patches.items() if n
@@ -191,3 +201,4 @@ class State:
         entry["time"] = time.time()
         with self.lock:
             self.completed.append(entry)
+            self.completions[(entry["user"], entry["path"])] += 1

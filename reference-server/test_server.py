@@ -178,21 +178,63 @@ def test_upload_completes_into_the_tree(srv):
     uid = url.rsplit("/", 1)[1]
     assert (srv.data / "tus" / "alice" / uid).stat().st_size == 0
     done = [c for c in srv.control("GET", "completed") if c["id"] == uid]
-    assert done[0]["path"] == "Photos/IMG 1.jpg" and not done[0]["deduplicated"]
+    assert done[0]["path"] == "Photos/IMG 1.jpg" and not done[0]["replaced"]
 
 
-def test_identical_reupload_is_dropped_and_different_file_renamed(srv):
+def completions(srv, path, user="alice"):
+    return srv.control("GET", "stats")["completions"].get(user, {}).get(path, 0)
+
+
+def test_every_completion_is_placed_and_counted_identical_or_not(srv):
     def put(data):
         url = srv.upload_url("dup.txt", len(data))
         assert srv.patch(url, 0, data).status_code == 204
+    before = completions(srv, "dup.txt")
     put(b"first version")
-    put(b"first version")
+    put(b"first version")  # identical bytes are not merged away: a second completion
     assert sorted(p.name for p in srv.tree().glob("dup*")) == ["dup.txt"]
-    put(b"second version")
-    assert (srv.tree() / "dup (1).txt").read_bytes() == b"second version"
-    put(b"second version")  # identical to the renamed copy: no (2)
-    put(b"third")
-    assert sorted(p.name for p in srv.tree().glob("dup*")) == ["dup (1).txt", "dup (2).txt", "dup.txt"]
+    assert completions(srv, "dup.txt") == before + 2
+    put(b"second version")  # a different file replaces it, as Nextcloud and oCIS do
+    assert (srv.tree() / "dup.txt").read_bytes() == b"second version"
+    assert sorted(p.name for p in srv.tree().glob("dup*")) == ["dup.txt"]
+    assert completions(srv, "dup.txt") == before + 3
+    last = [c for c in srv.control("GET", "completed") if c["path"] == "dup.txt"][-1]
+    assert last["replaced"] is True
+
+
+def test_a_missing_parent_at_completion_is_refused_not_recreated(srv):
+    (srv.tree() / "Vanishing").mkdir()
+    data = blob(3000, seed=8)
+    url = srv.upload_url("Vanishing/a.bin", len(data))
+    assert srv.patch(url, 0, data[:1000]).status_code == 204
+    (srv.tree() / "Vanishing").rmdir()
+    srv.control("POST", "stats/reset")
+    r = srv.patch(url, 1000, data[1000:])
+    assert (r.status_code, r.text) == (409, "target folder does not exist")
+    assert not (srv.tree() / "Vanishing").exists()
+    assert srv.offset(url) == 1000  # nothing of the refused chunk was stored
+    assert completions(srv, "Vanishing/a.bin") == 0
+    (srv.tree() / "Vanishing").mkdir()
+    assert srv.patch(url, 1000, data[1000:]).status_code == 204
+    assert (srv.tree() / "Vanishing" / "a.bin").read_bytes() == data
+    assert completions(srv, "Vanishing/a.bin") == 1
+
+
+def test_a_folder_at_the_target_refuses_completion(srv):
+    url = srv.upload_url("Clash", 4)
+    (srv.tree() / "Clash").mkdir()
+    r = srv.patch(url, 0, b"abcd")
+    assert (r.status_code, r.text) == (409, "a folder has the target's name")
+    assert (srv.tree() / "Clash").is_dir()
+
+
+def test_every_patch_moves_the_expiry(srv):
+    url = srv.upload_url("sliding.bin", 10)
+    created = requests.head(url, auth=ALICE, headers=TUS, timeout=5).headers["Upload-Expires"]
+    time.sleep(1.1)  # HTTP dates count whole seconds
+    r = srv.patch(url, 0, b"01234")
+    assert r.status_code == 204 and r.headers["Upload-Expires"] != created
+    assert requests.head(url, auth=ALICE, headers=TUS, timeout=5).headers["Upload-Expires"] == r.headers["Upload-Expires"]
 
 
 def test_creation_is_validated(srv):

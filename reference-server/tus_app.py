@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import filecmp
 import json
 import logging
 import os
@@ -176,37 +175,24 @@ def gc_expired(state: State) -> None:
 
 # --- completion hook ------------------------------------------------------------
 
-def _candidates(target: Path):
-    yield target
-    stem, ext = os.path.splitext(target.name)
-    n = 1
-    while True:
-        yield target.with_name(f"{stem} ({n}){ext}")
-        n += 1
+def target_problem(state: State, user: str, rel: str) -> Optional[str]:
+    """Why a finished upload cannot be placed at `rel` now, or None. Like real
+    servers, nothing is created for the client: a missing parent is its error."""
+    if not parent_is_folder(state, user, rel):
+        return "target folder does not exist"
+    target = state.tree_dir(user).joinpath(*rel.split("/"))
+    if target.is_dir() and not target.is_symlink():
+        return "a folder has the target's name"
+    return None
 
 
-def place_file(src: Path, target: Path) -> tuple[Path, bool]:
-    """Put `src` at `target` without ever overwriting: identical bytes already
-    at a candidate name -> keep that one (dedup); a different file there ->
-    try 'name (1).ext', 'name (2).ext', ... Returns (final path, deduplicated).
-    os.link fails if the name exists, so a racing writer cannot be clobbered."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    size = src.stat().st_size
-    for cand in _candidates(target):
-        if cand.is_file() and not cand.is_symlink():
-            if cand.stat().st_size == size and filecmp.cmp(src, cand, shallow=False):
-                src.unlink()
-                return cand, True
-            continue
-        if cand.exists() or cand.is_symlink():
-            continue  # a folder (or something odd) has that name
-        try:
-            os.link(src, cand)
-        except FileExistsError:
-            continue
-        src.unlink()
-        return cand, False
-    raise AssertionError("unreachable")
+def place_file(src: Path, target: Path) -> bool:
+    """Put `src` at `target`, replacing a file already there (as Nextcloud and
+    oCIS do: the client decides about names, the server never renames or
+    merges). Returns True when a file was replaced. The rename is atomic."""
+    replaced = target.is_file()
+    os.replace(src, target)
+    return replaced
 
 
 def finish_upload(state: State, user: str, data_path: str, metadata: dict) -> None:
@@ -216,17 +202,21 @@ def finish_upload(state: State, user: str, data_path: str, metadata: dict) -> No
     if done.exists():  # an empty PATCH at offset == length after completion
         return
     rel = clean_rel_path(metadata["path"])  # validated at creation already
+    problem = target_problem(state, user, rel)
+    if problem is not None:
+        # The gate refuses the completing PATCH before storing it in this case; this
+        # is the race where the folder vanished while that PATCH ran. The bytes stay.
+        log.info("completion of %s/%s refused: %s", user, uid, problem)
+        raise HTTPException(status_code=409, detail=problem)
     target = state.tree_dir(user).joinpath(*rel.split("/"))
-    final, dedup = place_file(data, target)
+    replaced = place_file(data, target)
     # keep an empty placeholder + .info, so that HEAD on the upload URL still
     # answers Upload-Offset == Upload-Length until the upload expires
     data.touch()
-    relative = final.relative_to(state.tree_dir(user)).as_posix()
-    entry = {"id": uid, "user": user, "path": relative, "requested_path": rel,
-             "size": final.stat().st_size, "deduplicated": dedup}
+    entry = {"id": uid, "user": user, "path": rel, "size": target.stat().st_size, "replaced": replaced}
     done.write_text(json.dumps(entry))
     state.record_completion(entry)
-    log.info("completed %s/%s -> %s%s", user, uid, relative, " (identical file kept)" if dedup else "")
+    log.info("completed %s/%s -> %s%s", user, uid, rel, " (replaced the file there)" if replaced else "")
 
 
 # --- the FastAPI app ------------------------------------------------------------

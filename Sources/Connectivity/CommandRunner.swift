@@ -75,7 +75,7 @@ enum CommandRunner {
             let remaining = clock.now.duration(to: deadline)
             if remaining <= .zero { break }
             var fd = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&fd, 1, Int32((remaining / .milliseconds(1)).rounded(.up)))
+            let ready = poll(&fd, 1, Int32(saturating: (remaining / .milliseconds(1)).rounded(.up)))
             if ready < 0 { if errno == EINTR { continue }; break }
             if ready == 0 { continue }
             let n = read(readEnd, &buffer, buffer.count)

@@ -138,7 +138,7 @@ public final class ConnectivityMonitor: Sendable {
     private static func milliseconds(until instant: ContinuousClock.Instant, clock: ContinuousClock) -> Int32 {
         let remaining = clock.now.duration(to: instant)
         guard remaining > .zero else { return 0 }
-        return Int32((remaining / .milliseconds(1)).rounded(.up))
+        return Int32(saturating: (remaining / .milliseconds(1)).rounded(.up))
     }
 }
 

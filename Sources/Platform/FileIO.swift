@@ -28,9 +28,9 @@ public enum FileIO {
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while out.count < limit {
-            let n = try valueOrErrno("read", path: path) { read(fd, &buffer, buffer.count) }
-            if n == 0 { break }
+            let n = try buffer.withUnsafeMutableBytes { b in Result { () throws(SystemError) in try read(fd, into: b, path: path) } }.get()
             out += buffer[0..<n]
+            if n < buffer.count { break }
         }
         return out
     }
@@ -39,11 +39,12 @@ public enum FileIO {
     public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600) throws(SystemError) {
         let temp = path + ".tmp.\(getpid())"
         let fd = try valueOrErrno("open", path: temp) { open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
-            if n < 0 { if errno == EINTR { continue }; let e = SystemError("write", path: temp); close(fd); unlink(temp); throw e }
-            written += n
+        do {
+            try bytes.withUnsafeBytes { b in Result { () throws(SystemError) in try write(fd, b, path: temp) } }.get()
+        } catch {
+            close(fd)
+            unlink(temp)
+            throw error
         }
         fchmod(fd, mode)
         fsync(fd)

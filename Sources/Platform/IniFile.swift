@@ -31,9 +31,11 @@ public struct IniFile: Sendable, Equatable {
 
     public init(parsing text: String) throws(ParseError) {
         sections = [Section(kind: "", name: nil, values: [:], lines: [:])]
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Lines end at every LF scalar, CRLF included: split by Character, "\r\n" is one
+        // Character that is not "\n", and a whole Windows-edited file would be one line.
+        for (index, raw) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let number = index + 1
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = Substring(raw).trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             if line.hasPrefix("[") {
                 guard line.hasSuffix("]") else { throw ParseError(line: number, message: "a section header must end with `]`") }

@@ -7,14 +7,8 @@ public enum StandardStreams {
 
     static func writeAll(_ fd: Int32, _ text: String) {
         var text = text
-        text.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 { if errno == EINTR { continue }; return }
-                offset += n
-            }
-        }
+        // A closed or full stream loses the text: there is nowhere left to say so.
+        text.withUTF8 { buffer in _ = try? FileIO.write(fd, UnsafeRawBufferPointer(buffer)) }
     }
 
     public static var errorIsTerminal: Bool { isatty(2) == 1 }

@@ -186,16 +186,10 @@ struct LocalSecurityTests {
             while True:
                 c, _ = s.accept(); c.recv(100); c.sendall(b"pong\\n"); c.close()
             """
-        let impostor = Process()
-        impostor.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        impostor.arguments = ["--reuid=\(Self.other)", "--regid=\(Self.other)", "--clear-groups", "/usr/bin/python3", "-c", script,
-                              runtime + "/agent.sock"]
-        let out = Pipe()
-        impostor.standardOutput = out
-        try impostor.run()
-        // SIGKILL: a child of Foundation's Process starts with SIGTERM blocked.
-        defer { kill(impostor.processIdentifier, SIGKILL); impostor.waitUntilExit() }
-        _ = out.fileHandleForReading.availableData // "listening"
+        let impostor = try ChildProcess("/usr/bin/setpriv", ["--reuid=\(Self.other)", "--regid=\(Self.other)", "--clear-groups",
+                                                             "/usr/bin/python3", "-c", script, runtime + "/agent.sock"], output: .pipe)
+        defer { impostor.stop() }
+        _ = impostor.standardOutput!.availableData // "listening"
         let probe = try Shell.capture("/usr/bin/python3", ["-c", "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b'ping\\n'); print(s.recv(10))", runtime + "/agent.sock"])
         try #require(probe.stdout.contains("pong"), "the impostor answers: \(probe.stdout) \(probe.stderr)")
         #expect(try !Self.agentRunning(session), "an answer from another user's process is not this user's agent")

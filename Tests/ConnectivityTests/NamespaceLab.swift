@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 @testable import Connectivity
 
@@ -11,25 +12,16 @@ struct CommandFailure: Error, CustomStringConvertible {
 enum IP {
     @discardableResult
     static func run(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
+        let result: Shell.Result
         do {
-            try process.run()
+            result = try Shell.capture("/usr/sbin/ip", arguments)
         } catch {
             throw CommandFailure(description: "cannot run /usr/sbin/ip \(arguments.joined(separator: " ")): \(error)")
         }
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CommandFailure(description: "ip \(arguments.joined(separator: " ")) exited \(process.terminationStatus): "
-                                 + String(decoding: errors, as: UTF8.self))
+        guard result.status == 0 else {
+            throw CommandFailure(description: "ip \(arguments.joined(separator: " ")) exited \(result.status): " + result.stderr)
         }
-        return String(decoding: output, as: UTF8.self)
+        return result.stdout
     }
 }
 

@@ -58,20 +58,17 @@ final class NotificationRecorder: @unchecked Sendable {
     /// would keep both (and their processes) alive after the test.
     private let environment: [String: String]
     private let logPath: String
-    private let process = Process()
+    private let process: ChildProcess
 
     init(bus: PrivateSessionBus, capabilities: [String]) throws {
         environment = bus.environment
         let name = bus.folder.path + "/notifications-\(UUID().uuidString)"
         recordPath = name + ".jsonl"
         logPath = name + ".log"
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [Self.script, "--record", recordPath, "--capabilities", capabilities.joined(separator: ",")]
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.standardOutput = FileHandle(forWritingAtPath: logPath)
-        process.standardError = FileHandle(forWritingAtPath: logPath)
-        try process.run()
+        process = try ChildProcess("/usr/bin/python3", [Self.script, "--record", recordPath, "--capabilities", capabilities.joined(separator: ",")],
+                                   environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a },
+                                   output: .file(logPath), error: .file(logPath))
         try waitUntil("the recorder owns org.freedesktop.Notifications") { [process, logPath] in
             guard process.isRunning else {
                 let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
@@ -100,7 +97,7 @@ final class NotificationRecorder: @unchecked Sendable {
     }
 }
 
-func kill9(_ process: Process) { Poll.kill9(process) }
+func kill9(_ process: ChildProcess) { Poll.kill9(process) }
 
 /// Polls `condition` every 20 ms for up to `seconds`.
 func waitUntil(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) throws {

@@ -5,7 +5,7 @@ import Testing
 
 @Suite("Crash safety")
 struct ChaosTests {
-    @Test("the agent SIGKILLed 20 times while 200 files upload: each arrives once, byte-identical, nothing left in progress")
+    @Test("the agent SIGKILLed 20 times while 200 files upload: each completes on the server exactly once, byte-identical, nothing left in progress")
     func killedTwentyTimes() async throws {
         try await offThePool {
             let server = try ReferenceServer(arguments: ["--max-uploads-per-account", "6"])
@@ -35,6 +35,12 @@ struct ChaosTests {
 
             let items = try s.items()
             #expect(!items.contains { $0["state"] as? String == "in_progress" })
+            // The server places every finished upload (it merges nothing away): each file
+            // was completed there exactly once.
+            let completions = (try server.stats()["completions"] as? [String: Any])?["alice"] as? [String: Int] ?? [:]
+            let twice = completions.filter { $0.value != 1 }
+            #expect(twice.isEmpty, "completed more than once: \(twice.sorted { $0.key < $1.key }.prefix(10))")
+            #expect(completions.count == 200, "\(completions.count) paths completed")
             let stored = try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/Chaos")
             #expect(stored.count == 200, "stored \(stored.count) files")
             #expect(!stored.contains { $0.contains(" (") }, "no numbered copies: \(stored.filter { $0.contains(" (") })")

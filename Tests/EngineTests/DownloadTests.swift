@@ -48,6 +48,32 @@ struct DownloadTests {
         #expect(!FileManager.default.fileExists(atPath: session.downloads + "/clip.mp4.part"))
     }
 
+    @Test("killed after the file moved into place but before the row completed: the restart recognises it, no second copy, no second download")
+    func killedAfterMoveIntoPlace() throws {
+        let content = TestData.bytes(count: 3_000_000, seed: 5)
+        let (server, session) = try setUp(["Docs/report.pdf": content])
+        #expect(try session.cli(["download", "/Docs/report.pdf"]).status == 0)
+        session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "download-in-place"
+        try session.startAgent()
+        let deadline = Date().addingTimeInterval(30)
+        while !session.agentLog.contains("paused at download-in-place"), Date() < deadline { usleep(50_000) }
+        try #require(session.agentLog.contains("paused at download-in-place"), "\(session.agentLog.suffix(2000))")
+        session.killAgent()
+        session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+        let left = try FileManager.default.contentsOfDirectory(atPath: session.downloads).sorted()
+        #expect(left == ["report.pdf", "report.pdf.part"], "killed inside the window: \(left)")
+
+        try session.startAgent()
+        try session.waitForAll("completed", count: 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: session.downloads) == ["report.pdf"], "one copy, no .part")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: session.downloads + "/report.pdf")) == Data(content))
+        let item = try #require(try session.items().first)
+        #expect(item["local_path"] as? String == session.downloads + "/report.pdf")
+        #expect(item["sha256"] as? String == (try TestData.sha256(ofFile: server.tree() + "/Docs/report.pdf")))
+        let gets = ((try server.stats()["requests"] as? [String: Any])?["GET"] as? Int) ?? 0
+        #expect(gets == 1, "downloaded once, not again: \(gets) GETs")
+    }
+
     @Test("a file that changed on the server while paused starts over instead of being stitched")
     func changedOnServer() throws {
         let (server, session) = try setUp(["Docs/data.bin": TestData.bytes(count: 8_000_000, seed: 1)])

@@ -106,13 +106,25 @@ struct FailureReasonTests {
         #expect(row.rowReasonMessage?.contains("virus found: Eicar-Test-Signature") == true, "\(row.rowReason ?? [:])")
     }
 
-    @Test("upload into a folder the server lacks: failed as target_missing (409)")
+    @Test("a folder the server refuses to create (MKCOL 403): failed as target_missing, naming the folder")
     func targetMissing() async throws {
         let scene = try await UploadScene.make(size: 300_000, folder: "Nowhere", makeFolder: false)
+        try await scene.fault(["method": "MKCOL", "status": 403, "body": "no permission", "count": 100])
         try await scene.startAgent()
         let row = try await scene.expectFailedForGood("target_missing")
-        #expect(row.rowReasonMessage?.contains("409") == true, "\(row.rowReason ?? [:])")
+        #expect(row.rowReasonMessage?.contains("/Nowhere") == true && row.rowReasonMessage?.contains("403") == true,
+                "\(row.rowReason ?? [:])")
         #expect(row.rowReasonAction?.contains("--to") == true, "choose a new folder: \(row.rowReason ?? [:])")
+        #expect(try await scene.requests("POST") == 0, "no upload is created for a folder that cannot exist")
+    }
+
+    @Test("a file where the folder should be: failed as target_missing, saying what is in the way")
+    func fileInTheWay() async throws {
+        let scene = try await UploadScene.make(size: 300_000, folder: "Taken/Below", makeFolder: false)
+        FileManager.default.createFile(atPath: scene.server.tree() + "/Taken", contents: Data("a file".utf8))
+        try await scene.startAgent()
+        let row = try await scene.expectFailedForGood("target_missing")
+        #expect(row.rowReasonMessage?.contains("/Taken is a file on the server") == true, "\(row.rowReason ?? [:])")
     }
 
     @Test("a file over the server's Tus-Max-Size: failed as too_large")
@@ -156,8 +168,9 @@ struct FailureReasonTests {
     @Test("the file deleted mid-upload: failed as source_missing, not retried")
     func sourceMissingMidUpload() async throws {
         let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
-        // The first chunk stalls on the server after 100 kB: the upload is surely under way.
-        try await scene.fault(["method": "PATCH", "stall_seconds": 3, "after_bytes": 100_000])
+        // The first chunk stalls on the server after 100 kB: the upload is surely under way,
+        // and stays so long enough for a loaded machine to act.
+        try await scene.fault(["method": "PATCH", "stall_seconds": 8, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         try FileManager.default.removeItem(atPath: scene.file)
@@ -169,7 +182,7 @@ struct FailureReasonTests {
     func sourceChanged() async throws {
         let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
         let oldSHA = try await scene.sha256(scene.file)
-        try await scene.fault(["method": "PATCH", "stall_seconds": 3, "after_bytes": 100_000])
+        try await scene.fault(["method": "PATCH", "stall_seconds": 8, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         try scene.rewriteInPlace(seed: 99)
@@ -200,10 +213,11 @@ struct FailureReasonTests {
         let scene = try await UploadScene.make(size: 16 * oneMiB, stallSeconds: 20)
         try scene.session.writeConfig("[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 16\nstall_seconds = 20\n")
         let oldSHA = try await scene.sha256(scene.file)
-        try await scene.fault(["method": "PATCH", "stall_seconds": 3, "after_bytes": 100_000])
+        let fresh = TestData.bytes(count: scene.size, seed: 99)
+        try await scene.fault(["method": "PATCH", "stall_seconds": 8, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
-        try scene.rewriteInPlace(seed: 99)
+        try scene.rewriteInPlace(with: fresh)
         let newSHA = try await scene.sha256(scene.file)
         try await scene.watch("completed after the change", timeout: 60) { $0.rowState == "completed" }
         let copy = try await scene.sha256(scene.serverCopy)

@@ -221,7 +221,12 @@ struct UploadScene: Sendable {
 
     /// Overwrites the file in place (same inode, same size) with other bytes.
     func rewriteInPlace(seed: UInt64) throws {
-        let bytes = TestData.bytes(count: size, seed: seed)
+        try rewriteInPlace(with: TestData.bytes(count: size, seed: seed))
+    }
+
+    /// Overwrites the file in place with `bytes` made beforehand, so that the write itself
+    /// is quick even on a loaded machine.
+    func rewriteInPlace(with bytes: [UInt8]) throws {
         let fd = open(file, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { throw TestFailure("cannot open \(file) for writing") }
         defer { close(fd) }

@@ -37,21 +37,15 @@ struct FirstUploadTests {
         try server.control("POST", "stats/reset")
 
         // Run the enqueuer and kill it the moment it reports success.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Repository.binaries + "/instant-upload")
-        process.arguments = ["upload", "--to", "/Import"] + files
-        process.environment = session.environment
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        let process = try ChildProcess(Repository.binaries + "/instant-upload", ["upload", "--to", "/Import"] + files,
+                                       environment: session.environment, output: .pipe)
         var said = Data()
         while !String(decoding: said, as: UTF8.self).contains("queued") {
-            let chunk = out.fileHandleForReading.availableData
+            let chunk = process.standardOutput!.availableData
             if chunk.isEmpty { break }
             said.append(chunk)
         }
-        kill(process.processIdentifier, SIGKILL)
+        process.send(SIGKILL)
         process.waitUntilExit()
         #expect(String(decoding: said, as: UTF8.self).contains("queued 400"))
 

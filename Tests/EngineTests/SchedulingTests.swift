@@ -143,6 +143,8 @@ struct SchedulingTests {
             try server.makeFolder("Elsewhere")
             let s = try session(server)
             let file = try s.home.file("note.txt", bytes: Array("a note".utf8))
+            // The agent makes missing folders; this server refuses to.
+            try server.fault(["method": "MKCOL", "status": 403, "count": 1000])
             try s.cli(["upload", "--to", "/Gone", file])
             try s.startAgent()
             try s.waitFor("a target_missing failure") { ($0.first?["reason"] as? [String: Any])?["code"] as? String == "target_missing" }

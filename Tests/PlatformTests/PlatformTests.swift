@@ -136,3 +136,32 @@ struct PrivateFolderTests {
         try PrivateFolder.check(root + "/missing", role: .config) // nothing there: nothing to refuse
     }
 }
+
+@Suite("Floating-point values become whole numbers without trapping")
+struct SaturatingTests {
+    @Test("infinities, NaN and values beyond the type clamp; others round toward zero")
+    func saturating() {
+        #expect(Int64(saturating: .infinity) == .max)
+        #expect(Int64(saturating: -.infinity) == .min)
+        #expect(Int64(saturating: .nan) == 0)
+        #expect(Int64(saturating: 1e300) == .max)
+        #expect(Int64(saturating: 9_223_372_036_854_775_807.0) == .max)
+        #expect(Int64(saturating: -9_223_372_036_854_775_808.0) == .min)
+        #expect(Int64(saturating: 2.9) == 2 && Int64(saturating: -2.9) == -2)
+        #expect(Int32(saturating: 3e9) == .max && Int(saturating: 1e300 * 1000) == .max)
+        #expect(UInt8(saturating: -1) == 0)
+    }
+}
+
+@Suite("The config file reader ends lines where the file does")
+struct IniFileLineEndingTests {
+    @Test("CRLF line endings and a prepend mark before a line end still end the line")
+    func lineEndings() throws {
+        let ini = try IniFile(parsing: "[transfers]\r\nuploads = 2\r\n[agent]\r\nautostart = false\r\n")
+        #expect(ini.sections("transfers").first?.values["uploads"] == "2")
+        #expect(ini.sections("agent").first?.values["autostart"] == "false")
+        let prepend = try IniFile(parsing: "[a]\nk = v\u{600}\nj = w\n")
+        #expect(prepend.sections("a").first?.values["j"] == "w")
+        #expect(prepend.sections("a").first?.lines["j"] == 3)
+    }
+}

@@ -9,7 +9,7 @@ public final class AgentHarness: @unchecked Sendable {
     // the owning test's thread.
     public let home: TemporaryFolder
     public var environment: [String: String]
-    private var agent: Process?
+    private var agent: ChildProcess?
     /// Run the programs inside this network namespace (`ip netns exec`).
     public var namespace: String?
 
@@ -69,16 +69,10 @@ public final class AgentHarness: @unchecked Sendable {
 
     /// Starts `instant-upload run`; ready when `socket` (default: the harness's runtime folder's) exists.
     public func startAgent(socket: String? = nil) throws {
-        let process = Process()
         let (exe, args) = command("instant-upload", ["run"])
-        process.executableURL = URL(fileURLWithPath: exe)
-        process.arguments = args
-        process.environment = environment
         let log = home.path + "/agent.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: log)
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        _ = FileManager.default.createFile(atPath: log, contents: nil) // each run's log on its own
+        let process = try ChildProcess(exe, args, environment: environment, error: .file(log))
         agent = process
         // Ready when the doorbell answers.
         let deadline = Date().addingTimeInterval(15)

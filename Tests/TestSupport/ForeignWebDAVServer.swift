@@ -16,7 +16,7 @@ public final class ForeignWebDAVServer: @unchecked Sendable {
     public let port: Int
     public let user: String
     public let password: String
-    private let process: Process
+    private var process: ChildProcess?
 
     /// The files the server serves.
     public var root: String { folder.path + "/www" }
@@ -29,21 +29,12 @@ public final class ForeignWebDAVServer: @unchecked Sendable {
         port = try LoopbackPort.pick()
         let fm = FileManager.default
         try fm.createDirectory(atPath: folder.path + "/www", withIntermediateDirectories: true)
-        process = Process()
+        let (program, arguments): (String, [String])
         switch kind {
-        case .apache: try Self.configureApache(process, folder: folder.path, port: port, user: user, password: password)
-        case .rclone: try Self.configureRclone(process, folder: folder.path, port: port, user: user, password: password)
+        case .apache: (program, arguments) = try Self.configureApache(folder: folder.path, port: port, user: user, password: password)
+        case .rclone: (program, arguments) = try Self.configureRclone(folder: folder.path, port: port, user: user, password: password)
         }
-        // Foundation's Process passes on the blocked signal mask of the thread that spawns it, so
-        // SIGTERM would never arrive; a small exec wrapper clears the mask first.
-        let program = process.executableURL!.path
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
-                             program] + (process.arguments ?? [])
-        let log = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
+        process = try ChildProcess(program, arguments)
         do {
             try LoopbackPort.waitUntilListening(port, what: kind.rawValue)
         } catch {
@@ -56,13 +47,8 @@ public final class ForeignWebDAVServer: @unchecked Sendable {
     deinit { stop() }
 
     public func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
         // Never hang a test on a server that will not stop.
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process?.stop(grace: 10)
     }
 
     /// Makes a folder under the root directly on disk, writable by the server.
@@ -74,7 +60,7 @@ public final class ForeignWebDAVServer: @unchecked Sendable {
 
     // MARK: Apache httpd
 
-    static func configureApache(_ process: Process, folder: String, port: Int, user: String, password: String) throws {
+    static func configureApache(folder: String, port: Int, user: String, password: String) throws -> (String, [String]) {
         let binary = "/usr/sbin/apache2"
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw TestFailure("Apache httpd is missing (\(binary)): run `make deps`, which installs the Debian package apache2")
@@ -121,21 +107,19 @@ public final class ForeignWebDAVServer: @unchecked Sendable {
 
             """
         try config.write(toFile: folder + "/httpd.conf", atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["-f", folder + "/httpd.conf", "-DFOREGROUND"]
+        return (binary, ["-f", folder + "/httpd.conf", "-DFOREGROUND"])
     }
 
     // MARK: rclone
 
-    static func configureRclone(_ process: Process, folder: String, port: Int, user: String, password: String) throws {
+    static func configureRclone(folder: String, port: Int, user: String, password: String) throws -> (String, [String]) {
         let binary = "/usr/bin/rclone"
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw TestFailure("rclone is missing (\(binary)): run `make deps`, which installs the Debian package rclone")
         }
         _ = FileManager.default.createFile(atPath: folder + "/rclone.conf", contents: Data())
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "webdav", folder + "/www", "--addr", "127.0.0.1:\(port)", "--user", user, "--pass", password,
+        return (binary, ["serve", "webdav", folder + "/www", "--addr", "127.0.0.1:\(port)", "--user", user, "--pass", password,
                              "--config", folder + "/rclone.conf", "--log-file", folder + "/error.log",
-                             "--cache-dir", folder + "/cache"]
+                             "--cache-dir", folder + "/cache"])
     }
 }

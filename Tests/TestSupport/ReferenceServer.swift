@@ -12,7 +12,7 @@ public final class ReferenceServer: @unchecked Sendable {
     public private(set) var baseURL: String = ""
     public private(set) var port: Int = 0
     public let users: [(String, String)]
-    private var process: Process?
+    private var process: ChildProcess?
     private var extraArguments: [String]
 
     /// The network namespace the server runs in (nil: this one), and the address it listens on.
@@ -53,25 +53,19 @@ public final class ReferenceServer: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw TestFailure("the reference server needs \(python): run `make test` (or `make venv`) to create it")
         }
-        let process = Process()
+        var executable = python
         var args = [Repository.root + "/reference-server/server.py", "--data", data.path, "--host", host,
                     "--port", String(requested)]
         if let namespace {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+            executable = "/usr/sbin/ip"
             args = ["netns", "exec", namespace, python] + args
-        } else {
-            process.executableURL = URL(fileURLWithPath: python)
         }
         for (user, password) in users { args += ["--user", "\(user):\(password)"] }
-        process.arguments = args + extraArguments
-        let out = Pipe()
-        process.standardOutput = out
-        let log = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardError = ProcessInfo.processInfo.environment["IU_SERVER_LOG"] != nil ? FileHandle.standardError : log
-        try process.run()
+        let process = try ChildProcess(executable, args + extraArguments, output: .pipe,
+                                       error: ProcessInfo.processInfo.environment["IU_SERVER_LOG"] != nil ? .inherit : .null)
         self.process = process
         // Wait for "READY http://127.0.0.1:PORT".
-        let handle = out.fileHandleForReading
+        let handle = process.standardOutput!
         var buffer = Data()
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
@@ -86,15 +80,12 @@ public final class ReferenceServer: @unchecked Sendable {
                 return
             }
         }
-        process.terminate()
+        process.stop()
         throw TestFailure("the reference server did not become ready within 30 s (output: \(String(decoding: buffer, as: UTF8.self)))")
     }
 
     public func stop() {
-        guard let process, process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, SIGCONT) // a suspended server could not act on SIGTERM
-        process.terminate()
-        process.waitUntilExit()
+        process?.stop() // SIGCONT first: a suspended server could not act on SIGTERM
     }
 
     /// SIGKILL, as a crash would.

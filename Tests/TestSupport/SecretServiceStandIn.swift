@@ -14,7 +14,7 @@ public final class SecretServiceStandIn: @unchecked Sendable {
     public let recordPath: String
     private let environment: [String: String]
     private let logPath: String
-    private let process = Process()
+    private let process: ChildProcess
 
     /// Starts it on `bus` holding `items` (attributes and the secret) and waits until it
     /// owns org.freedesktop.secrets.
@@ -23,18 +23,14 @@ public final class SecretServiceStandIn: @unchecked Sendable {
         let name = bus.folder.path + "/secrets-\(UUID().uuidString)"
         recordPath = name + ".jsonl"
         logPath = name + ".log"
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         var arguments = [Self.script, "--record", recordPath]
         for (attributes, secret) in items {
             arguments += ["--item", attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") + ":" + secret]
         }
         if locked { arguments.append("--locked") }
-        process.arguments = arguments
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.standardOutput = FileHandle(forWritingAtPath: logPath)
-        process.standardError = FileHandle(forWritingAtPath: logPath)
-        try process.run()
+        process = try ChildProcess("/usr/bin/python3", arguments, environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a },
+                                   output: .file(logPath), error: .file(logPath))
         try Poll.until("the stand-in owns org.freedesktop.secrets") { [process, logPath, recordPath] in
             guard process.isRunning else {
                 let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""

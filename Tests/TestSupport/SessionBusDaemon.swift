@@ -8,7 +8,7 @@ public final class SessionBusDaemon: @unchecked Sendable {
     // daemon is only killed from `stop()`/deinit, and Process is thread-safe for that.
     public let folder = TemporaryFolder("iu-dbus")
     public let address: String
-    private let daemon = Process()
+    private let daemon: ChildProcess
 
     public init() throws {
         let socket = folder.path + "/bus"
@@ -31,13 +31,9 @@ public final class SessionBusDaemon: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else {
             throw TestFailure("/usr/bin/dbus-daemon is missing: `make test` installs the dbus package")
         }
-        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        daemon.arguments = ["--config-file=" + folder.path + "/session.conf", "--nofork", "--nopidfile"]
         // Never the test runner's own pipes: `swift test` waits for every holder of them.
-        _ = FileManager.default.createFile(atPath: folder.path + "/dbus-daemon.log", contents: nil)
-        daemon.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        daemon.standardError = FileHandle(forWritingAtPath: folder.path + "/dbus-daemon.log")
-        try daemon.run()
+        daemon = try ChildProcess("/usr/bin/dbus-daemon", ["--config-file=" + folder.path + "/session.conf", "--nofork", "--nopidfile"],
+                                  error: .file(folder.path + "/dbus-daemon.log"))
         try Poll.until("dbus-daemon listens on \(socket)") { FileManager.default.fileExists(atPath: socket) }
     }
 
@@ -64,10 +60,9 @@ public enum Poll {
         throw TestFailure("timed out after \(seconds) s waiting until \(what)")
     }
 
-    /// SIGKILL, because SIGTERM does not work here: children of the test process inherit the
-    /// signal mask of the thread that started them, and the test runner's threads block SIGTERM.
-    public static func kill9(_ process: Process) {
-        kill(process.processIdentifier, SIGKILL)
+    /// SIGKILL: a stand-in is gone at once, as when the session ends.
+    public static func kill9(_ process: ChildProcess) {
+        process.send(SIGKILL)
         process.waitUntilExit()
     }
 }

@@ -19,24 +19,15 @@ public enum Shell {
     /// Runs `executable` to completion and returns everything it said.
     public static func capture(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                                stdin: String? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let input = Pipe()
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try? input.fileHandleForWriting.close()
+        let process = try ChildProcess(executable, arguments, environment: environment, input: .pipe, output: .pipe, error: .pipe)
+        if let stdin { process.standardInput?.write(Data(stdin.utf8)) }
+        try? process.standardInput?.close()
         // Read both pipes concurrently so a chatty child never blocks on a full pipe.
         nonisolated(unsafe) var errData = Data()
         let group = DispatchGroup()
         group.enter()
-        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        DispatchQueue.global().async { errData = process.standardError?.readDataToEndOfFile() ?? Data(); group.leave() }
+        let outData = process.standardOutput?.readDataToEndOfFile() ?? Data()
         group.wait()
         process.waitUntilExit()
         return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),

@@ -198,3 +198,46 @@ func difference(_ got: [UInt8], _ expected: [UInt8]) -> String? {
     let index = (0..<common).first { got[$0] != expected[$0] } ?? common
     return "\(got.count) bytes where \(expected.count) were expected; first difference at byte \(index)"
 }
+
+@Suite("Resuming a download only under a strong validator")
+struct IfRangeTests {
+    /// Asks for `/data.bin` from byte 100 of a partial file under `validator`, and returns the
+    /// Range and If-Range headers the server saw and what the download says it did.
+    func resume(under validator: String?) throws -> (range: String?, ifRange: String?, result: DownloadResult, bytes: [UInt8]) {
+        let server = try HostileServer()
+        let client = WebDAVClient(root: server.webdavURL, credentials: Credentials(username: server.user, password: server.password))
+        let local = TemporaryFolder("iu-ifrange")
+        let file = try LocalFile(path: try local.file("data.bin.part", bytes: [UInt8](repeating: 7, count: 100)))
+        let result = try client.download("/data.bin", to: file.descriptor, from: 100, ifRange: validator)
+        let get = try #require(try server.rangeHeaders().last { $0.request.hasPrefix("GET ") })
+        return (get.range, get.ifRange, result, file.bytes)
+    }
+
+    @Test("a strong ETag goes into If-Range with the Range")
+    func strongETag() throws {
+        let r = try resume(under: "\"abc\"")
+        #expect(r.range == "bytes=100-" && r.ifRange == "\"abc\"")
+    }
+
+    @Test("a weak ETag falls back to Last-Modified, which the listing carries")
+    func weakETagFallsBackToLastModified() throws {
+        let modified = Date(timeIntervalSince1970: 784_111_777)
+        let item = RemoteItem(path: "/data.bin", isFolder: false, etag: "W/\"abc\"", lastModified: modified)
+        let r = try resume(under: item.rangeValidator)
+        #expect(r.range == "bytes=100-" && r.ifRange == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+
+    @Test("a weak ETag alone asks for no range: the whole file comes again from zero, nothing stitched")
+    func weakETagAloneRestarts() throws {
+        let r = try resume(under: "W/\"abc\"")
+        #expect(r.range == nil && r.ifRange == nil, "no conditional resume under a weak validator: \(r)")
+        #expect(r.result.startedOver && r.result.fileSize == 100_000)
+        #expect(r.bytes.count == 100_000 && r.bytes.prefix(100) != [UInt8](repeating: 7, count: 100)[...], "the old bytes are gone")
+    }
+
+    @Test("no validator at all restarts from zero the same way")
+    func noValidatorRestarts() throws {
+        let r = try resume(under: nil)
+        #expect(r.range == nil && r.ifRange == nil && r.result.startedOver)
+    }
+}

@@ -98,6 +98,24 @@ struct WebDAVClientTests {
         #expect(conflict?.step == .mkcol)
     }
 
+    @Test("a folder another client creates at the same moment counts as made, whatever MKCOL answered")
+    func makeFoldersRace() throws {
+        let dav = try WebDAVTestServer()
+        // The other client got there between our look and our MKCOL: the first PROPFIND
+        // saw nothing, and this server answers MKCOL on a fresh folder with 423 or 500.
+        try dav.server.makeFolder("Shared/Race")
+        try dav.server.fault(["method": "PROPFIND", "status": 404, "count": 1])
+        try dav.server.fault(["method": "MKCOL", "status": 423, "count": 1])
+        try dav.server.fault(["method": "MKCOL", "status": 500, "count": 1])
+        try dav.client.makeFolders("/Shared/Race")
+        #expect((try dav.server.control("GET", "faults") as? [Any])?.isEmpty == true, "every fault was met")
+
+        // With nothing there afterwards, what MKCOL answered stands.
+        try dav.server.fault(["method": "MKCOL", "status": 403, "count": 1])
+        let refused = #expect(throws: HTTPStatusError.self) { try dav.client.makeFolder("/Forbidden") }
+        #expect(refused?.status == 403 && refused?.step == .mkcol)
+    }
+
     @Test("makeFolders creates every missing parent, and is a no-op when all exist")
     func makeFolders() throws {
         let dav = try WebDAVTestServer()

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import Transport
 
@@ -110,7 +111,7 @@ struct WebDAVMultistatusParserTests {
         """
         let response = try #require(try MultistatusParser.parse(Array(xml.utf8)).first)
         #expect(response.properties.keys.sorted(by: { $0.name < $1.name }) == [P.resourceType])
-        let item = RemoteItem(path: "/bare", response: response)
+        let item = try RemoteItem(path: "/bare", response: response)
         #expect(item.name == "bare")
         #expect(!item.isFolder)
         #expect(item.size == nil && item.etag == nil && item.lastModified == nil && item.checksum == nil && item.quota == nil)
@@ -155,7 +156,7 @@ struct WebDAVMultistatusParserTests {
     func nextcloudItems() throws {
         let responses = try MultistatusParser.parse(Array(nextcloudListing.utf8))
         let root = try WebDAVPath.decodedComponents(ofURL: "https://cloud.example/remote.php/dav/files/alice@example.com/")
-        let items = try responses.map { RemoteItem(path: try WebDAVPath.remotePath(href: $0.href, rootComponents: root), response: $0) }
+        let items = try responses.map { try RemoteItem(path: try WebDAVPath.remotePath(href: $0.href, rootComponents: root), response: $0) }
         #expect(items[0].path == "/Photos")
         #expect(items[0].isFolder)
         #expect(items[0].quota == Quota(availableBytes: nil, usedBytes: 1_048_576))
@@ -172,10 +173,88 @@ struct WebDAVMultistatusParserTests {
     @Test("wsgidav's unquoted getetag gets the quotes its ETag header has")
     func etagHeaderForm() throws {
         let responses = try MultistatusParser.parse(Array(wsgidavListing.utf8))
-        let item = RemoteItem(path: "/Sub dir/é #1.txt", response: responses[1])
+        let item = try RemoteItem(path: "/Sub dir/é #1.txt", response: responses[1])
         #expect(item.etag == "\"f82018-18ec8a036b8f4b77-6\"")
         #expect(item.quota == nil) // empty quota elements on a file say nothing
         #expect(RemoteItem.headerForm(etag: "W/\"x\"") == "W/\"x\"")
         #expect(RemoteItem.headerForm(etag: "  ") == nil)
+    }
+
+    @Test("a reply nested deeper than any multistatus needs is refused, not recursed into")
+    func deepNesting() {
+        let depth = 100_000
+        let xml = #"<d:multistatus xmlns:d="DAV:">"# + String(repeating: "<d:x>", count: depth) + String(repeating: "</d:x>", count: depth) + "</d:multistatus>"
+        let error = #expect(throws: ProtocolViolation.self) { try MultistatusParser.parse(Array(xml.utf8)) }
+        #expect(error?.message.contains("deep") == true, "\(error?.message ?? "")")
+        // The deepest real reply still passes.
+        let fine = #"<d:multistatus xmlns:d="DAV:">"# + String(repeating: "<d:x>", count: 50) + String(repeating: "</d:x>", count: 50) + "</d:multistatus>"
+        #expect(throws: Never.self) { try MultistatusParser.parse(Array(fine.utf8)) }
+    }
+
+    @Test("a billion laughs is refused however it is encoded: UTF-16, UTF-7 or a byte-order mark cannot hide its DTD")
+    func billionLaughsInOtherEncodings() {
+        let laughs = """
+            <?xml version="1.0"?><!DOCTYPE d:multistatus [<!ENTITY a "lol"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">\
+            <!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]>\
+            <d:multistatus xmlns:d="DAV:"><d:response><d:href>/&d;</d:href></d:response></d:multistatus>
+            """
+        var utf16 = [UInt8]([0xFF, 0xFE])
+        for unit in laughs.utf16 { utf16 += [UInt8(unit & 0xff), UInt8(unit >> 8)] }
+        let utf16NoBOM = Array(utf16.dropFirst(2))
+        let utf7 = Array(#"<?xml version="1.0" encoding="UTF-7"?>+ADw-!DOCTYPE x +AFs-+ADw-!ENTITY a +ACI-lol+ACI-+AD4-+AF0-+AD4-<d:multistatus xmlns:d="DAV:"/>"#.utf8)
+        let bom8 = [0xEF, 0xBB, 0xBF] + Array(laughs.utf8)
+        for body in [Array(laughs.utf8), utf16, utf16NoBOM, utf7, bom8] {
+            #expect(throws: ProtocolViolation.self) { try MultistatusParser.parse(body) }
+        }
+    }
+
+    @Test("sizes and quotas in a listing are plain numbers or a violation; empty means not given")
+    func hostileNumbers() throws {
+        func item(_ props: String) throws -> RemoteItem {
+            let xml = #"<d:multistatus xmlns:d="DAV:"><d:response><d:href>/dav/alice/f</d:href><d:propstat><d:prop>"#
+                + props + "</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response></d:multistatus>"
+            return try RemoteItem(path: "/f", response: try MultistatusParser.parse(Array(xml.utf8))[0])
+        }
+        #expect(try item("<d:getcontentlength>12</d:getcontentlength>").size == 12)
+        #expect(try item("<d:getcontentlength/>").size == nil)
+        #expect(try item("<d:quota-available-bytes>-3</d:quota-available-bytes><d:quota-used-bytes>5</d:quota-used-bytes>").quota
+                == Quota(availableBytes: nil, usedBytes: 5))
+        for bad in ["<d:getcontentlength>-1</d:getcontentlength>", "<d:getcontentlength>1e9</d:getcontentlength>",
+                    "<d:getcontentlength>99999999999999999999</d:getcontentlength>", "<d:getcontentlength>12 bytes</d:getcontentlength>",
+                    "<d:quota-available-bytes>-4</d:quota-available-bytes>", "<d:quota-used-bytes>inf</d:quota-used-bytes>",
+                    "<d:quota-available-bytes>1.5</d:quota-available-bytes>"] {
+            #expect(throws: ProtocolViolation.self, "\(bad)") { try item(bad) }
+        }
+        // A status line whose code is not three digits is no status: the propstat counts as 200.
+        #expect(MultistatusParser.statusCode("HTTP/1.1 +200 OK") == nil)
+        #expect(MultistatusParser.statusCode("HTTP/1.1 99999999999999999999 OK") == nil)
+        #expect(MultistatusParser.statusCode("HTTP/1.1 404 Not Found") == 404)
+    }
+
+    @Test("a download resumes under a strong ETag, else under Last-Modified, else not at all")
+    func rangeValidator() throws {
+        let date = try #require(HTTPDate.milliseconds("Sun, 06 Nov 1994 08:49:37 GMT"))
+        let modified = Date(timeIntervalSince1970: Double(date / 1000))
+        #expect(RemoteItem(path: "/f", isFolder: false, etag: "\"abc\"", lastModified: modified).rangeValidator == "\"abc\"")
+        #expect(RemoteItem(path: "/f", isFolder: false, etag: "W/\"abc\"", lastModified: modified).rangeValidator
+                == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(RemoteItem(path: "/f", isFolder: false, etag: "W/\"abc\"").rangeValidator == nil)
+        #expect(RemoteItem(path: "/f", isFolder: false).rangeValidator == nil)
+        #expect(RemoteItem(path: "/f", isFolder: false, lastModified: Date(timeIntervalSince1970: .infinity)).rangeValidator == nil)
+        #expect(WebDAVClient.strongValidator("W/\"abc\"") == nil)
+        #expect(WebDAVClient.strongValidator("\"a\r\nX-Evil: 1\"") == nil)
+        #expect(WebDAVClient.strongValidator("\"abc\"") == "\"abc\"")
+    }
+
+    @Test("replies FoundationXML would crash on are refused before it sees them: invalid UTF-8 in a name, a bare processing instruction")
+    func fuzzFindings() throws {
+        for name in ["crash-invalid-utf8-element-name", "crash-processing-instruction-without-data"] {
+            let body = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Repository.root + "/Fuzz/multistatus/corpus/" + name)))
+            #expect(throws: ProtocolViolation.self, "\(name)") { try MultistatusParser.parse(body) }
+        }
+        #expect(throws: ProtocolViolation.self) { try MultistatusParser.parse(Array(#"<d:multistatus xmlns:d="DAV:"><?x?></d:multistatus>"#.utf8)) }
+        #expect(throws: ProtocolViolation.self) { try MultistatusParser.parse([0x3C, 0x64, 0xE9, 0x3E, 0x3C, 0x2F, 0x64, 0xE9, 0x3E]) }
+        // The XML declaration itself stays welcome.
+        #expect(throws: Never.self) { try MultistatusParser.parse(Array(#"<?xml version="1.0" encoding="UTF-8"?><d:multistatus xmlns:d="DAV:"/>"#.utf8)) }
     }
 }

@@ -96,13 +96,16 @@ final class InstantUploadScene: @unchecked Sendable {
         return walker.compactMap { $0 as? String }.filter { (try? FileManager.default.attributesOfItem(atPath: root + "/" + $0)[.type] as? FileAttributeType) == .typeRegular }.sorted()
     }
 
-    /// How often the server completed an upload at each path, where it counts them.
-    func completions() throws -> [String: Int]? {
-        (try server.stats()["completions"] as? [String: [String: Int]])?["alice"]
+    /// How often the server completed an upload at each path (`Photos/IMG_1.jpg`).
+    func completions() throws -> [String: Int] {
+        guard let all = try server.stats()["completions"] as? [String: [String: Int]] else {
+            throw TestFailure("the reference server does not count completions per path")
+        }
+        return all["alice"] ?? [:]
     }
 
     /// Checks that every one of `names` (paths below `/Photos` on the server) was queued
-    /// once, arrived once and is byte-identical to `local(name)`.
+    /// once, completed on the server once and is byte-identical to `local(name)`.
     func expectEachOnce(_ names: [String], remoteFolder: String = "Photos", local: (String) -> String) throws {
         let byTarget = try itemsByTarget()
         let twice = byTarget.filter { $0.value.count > 1 }.keys.sorted()
@@ -114,9 +117,11 @@ final class InstantUploadScene: @unchecked Sendable {
             let there = try TestData.sha256(ofFile: server.tree() + "/\(remoteFolder)/" + name)
             guard there == (try TestData.sha256(ofFile: local(name))) else { throw TestFailure("\(name) on the server differs from the file") }
         }
-        if let completions = try completions() {
-            let repeated = completions.filter { $0.value != 1 }
-            guard repeated.isEmpty else { throw TestFailure("completed more than once on the server: \(repeated.prefix(10))") }
+        let completions = try completions()
+        let repeated = completions.filter { $0.value != 1 }
+        guard repeated.isEmpty else { throw TestFailure("completed more than once on the server: \(repeated.prefix(10))") }
+        for name in names where completions["\(remoteFolder)/\(name)"] != 1 {
+            throw TestFailure("\(name) did not complete on the server exactly once (\(completions["\(remoteFolder)/\(name)"] ?? 0) times)")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 
 /// Numbers, sizes, durations and times the way a person reads them.
 public enum HumanFormat {
@@ -25,7 +26,7 @@ public enum HumanFormat {
 
     /// A transfer rate, e.g. `1.5 MB/s`.
     public static func rate(_ bytesPerSecond: Double) -> String {
-        bytes(Int64(max(0, bytesPerSecond.isFinite ? bytesPerSecond : 0))) + "/s"
+        bytes(Int64(saturating: max(0, bytesPerSecond))) + "/s"
     }
 
     /// A duration: `12 s`, `3 min`, `2 h 5 min`, `3 d 4 h`. Parts of a second round up,

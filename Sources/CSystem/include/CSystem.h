@@ -17,5 +17,12 @@ int csystem_name_thread(const char *name);
  * and leaving uid 0 drops that thread's CAP_DAC_OVERRIDE. Returns the previous fsuid.
  * Tests run as root use it to see a folder the way its owner's locked-out user would. */
 int csystem_set_thread_fsuid(uid_t uid);
+
+/* posix_spawn(3) of `path` with `stdin_fd`, `stdout_fd`, `stderr_fd` as 0, 1, 2 (-1: inherit),
+ * every other descriptor closed in the child (even ones another thread opened without
+ * close-on-exec a moment ago), signals unblocked and at their defaults, in a process group
+ * of its own. Returns 0 or an errno value. */
+int csystem_spawn(pid_t *pid, const char *path, int stdin_fd, int stdout_fd, int stderr_fd,
+                  char *const argv[], char *const envp[]);
 #endif
 #include "CConnectivity.h"

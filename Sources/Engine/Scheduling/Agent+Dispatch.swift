@@ -122,7 +122,7 @@ extension Agent {
             let inFlight = s.running.values.filter { $0.accountID == accountID }.count + 1
             var p = s.pressure[accountID] ?? AccountPressure(limit: max(options.uploadSlots, options.downloadSlots))
             p.limit = max(1, min(p.limit, inFlight) / 2)
-            p.holdUntil = max(p.holdUntil, nowMilliseconds() + Int64((retryAfter ?? 1) * 1000))
+            p.holdUntil = max(p.holdUntil, nowMilliseconds() + Int64(saturating: (retryAfter ?? 1) * 1000))
             s.pressure[accountID] = p
         }
     }

@@ -84,10 +84,10 @@ extension Agent {
                 easeOff(accountID: row.accountID, retryAfter: classification.retryAfter)
             }
             let attempts = progressed ? 1 : row.attempts + 1
-            let delay = options.backoff.delay(attempt: attempts, retryAfter: classification.retryAfter)
-            let at = nowMilliseconds() + Int64(delay * 1000)
-            try store.retryLater(id, reason: classification.reason, at: at, attempts: attempts)
-            Log.info("\(row.name): \(classification.reason.message); retrying in \(String(format: "%.1f", delay)) s (attempt \(attempts))")
+            let (delay, reason) = options.backoff.wait(after: classification, attempt: attempts)
+            let at = nowMilliseconds() + Int64(saturating: delay * 1000)
+            try store.retryLater(id, reason: reason, at: at, attempts: attempts)
+            Log.info("\(row.name): \(reason.message); retrying in \(String(format: "%.1f", delay)) s (attempt \(attempts))")
         case .stopped:
             try store.requeue(id, reason: cause == .offline ? Reason(.offline) : nil)
         }

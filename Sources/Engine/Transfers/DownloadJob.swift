@@ -36,6 +36,7 @@ final class DownloadJob {
     }
 
     private func fetch() throws -> JobOutcome {
+        if let finished = try recogniseFinishedFile() { return finished }
         let item = try dav.properties(of: transfer.remotePath)
         if item.isFolder {
             throw Classified(Reason(.notAFile, "folders can't be downloaded as one file: download the files inside it"))
@@ -55,12 +56,13 @@ final class DownloadJob {
         var st = stat()
         try valueOrErrno("fstat", path: part.display) { fstat(fd, &st) }
         var offset = Int64(st.st_size)
-        // Resume only what we know came from this very version of the file.
-        if offset > 0, transfer.etag == nil || transfer.etag != item.etag {
+        // Resume only what we know came from this very version of the file: the row keeps
+        // the strong validator the bytes were fetched under (a weak ETag gives none).
+        if offset > 0, transfer.etag == nil || transfer.etag != item.rangeValidator {
             offset = 0
         }
         if offset > 0, let size = item.size, offset > size { offset = 0 }
-        try store.setDownloadInfo(transfer.id, bytesTotal: item.size, etag: .some(item.etag))
+        try store.setDownloadInfo(transfer.id, bytesTotal: item.size, etag: .some(item.rangeValidator))
 
         // The running hash of what the .part already holds, from the last checkpoint on.
         var sha = RunningSHA256()
@@ -69,7 +71,7 @@ final class DownloadJob {
                restored.count == transfer.checkpoint.offset, restored.count <= offset {
                 sha = restored
             }
-            try hashFile(fd, from: sha.count, to: offset, into: sha)
+            try FileIO.readBlocks(fd, from: sha.count, length: offset - sha.count, path: part.display) { sha.update($0) }
         }
         try store.checkpoint(transfer.id, offset: offset, hashState: offset > 0 ? sha.state : nil,
                              counters: ResumeCounters(resumedAt: offset), resetAttempts: false)
@@ -79,7 +81,7 @@ final class DownloadJob {
         let recorder = ProgressRecorder(store: store, id: transfer.id, position: offset, interval: settings.progressInterval, next: hasher)
         let result: DownloadResult
         do {
-            result = try dav.download(transfer.remotePath, to: fd, from: offset, ifRange: item.etag, observer: recorder)
+            result = try dav.download(transfer.remotePath, to: fd, from: offset, ifRange: item.rangeValidator, observer: recorder)
         } catch {
             // Keep what arrived as a resume point; the hash is rebuilt from the file next time.
             if recorder.bytesRead > 0 { progressed = true }
@@ -91,7 +93,7 @@ final class DownloadJob {
         if result.startedOver {
             // The server sent the whole (changed) file: hash it from the start.
             let fresh = RunningSHA256()
-            try hashFile(fd, from: 0, to: result.fileSize, into: fresh)
+            try FileIO.readBlocks(fd, from: 0, length: result.fileSize, path: part.display) { fresh.update($0) }
             digest = fresh.hexDigest
         }
         guard result.isComplete else {
@@ -103,9 +105,12 @@ final class DownloadJob {
             throw Classified(Reason(.integrity, "the downloaded bytes do not match the server's checksum; the partial file was removed"))
         }
         fsync(fd)
+        // Recorded before the file moves, so that an agent killed after the move knows it.
+        try store.recordDownloadedFile(transfer.id, sha256: digest, bytes: result.fileSize)
 
         // Into place, never over a file that appeared meanwhile: link() refuses an existing
-        // name atomically, where rename() would replace it.
+        // name atomically, where rename() would replace it. The row names each candidate
+        // before the link, so whatever name the file ends up with is the one recorded.
         var destination = final
         while true {
             let failure: Int32 = part.withCString { from in destination.withCString { to in link(from, to) == 0 ? 0 : errno } }
@@ -116,8 +121,28 @@ final class DownloadJob {
             destination = next
             try store.setDownloadInfo(transfer.id, localPath: destination)
         }
+        CrashWindow.downloadInPlace.pauseIfTesting(transfer: transfer.id, cancellation: cancellation)
         _ = part.withCString { unlink($0) }
         return .completed(sha256: digest, bytes: result.fileSize)
+    }
+
+    /// An agent killed between moving the file into place and completing the row left the
+    /// file under its recorded name: recognised by its size and SHA-256, it completes the
+    /// row without a byte fetched again, and no second copy appears.
+    private func recogniseFinishedFile() throws -> JobOutcome? {
+        guard let expected = transfer.sha256, !transfer.localPath.bytes.isEmpty else { return nil }
+        let path = transfer.localPath
+        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, FileKind.of(mode: st.st_mode) == .regular, Int64(st.st_size) == transfer.bytesTotal else { return nil }
+        let sha = RunningSHA256()
+        try FileIO.readBlocks(fd, from: 0, length: Int64(st.st_size), path: path.display) { sha.update($0) }
+        guard sha.hexDigest == expected else { return nil }
+        Self.removePartial(of: transfer)
+        Log.info("download \(transfer.id): \(path.display) is already in place from an earlier run")
+        return .completed(sha256: expected, bytes: Int64(st.st_size))
     }
 
     /// Chooses the final name and claims it at once by creating its `.part` exclusively, so
@@ -137,19 +162,6 @@ final class DownloadJob {
     private func chooseName(for item: RemoteItem) throws -> String {
         let preferred = DownloadName.sanitize(item.name.isEmpty ? String(transfer.remotePath.split(separator: "/").last ?? "") : item.name)
         return DownloadName.available(in: downloads, preferred: preferred) { path in access(path, F_OK) == 0 }
-    }
-
-    private func hashFile(_ fd: Int32, from start: Int64, to end: Int64, into sha: RunningSHA256) throws {
-        let size = 1 << 20
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
-        defer { buffer.deallocate() }
-        var position = start
-        while position < end {
-            let n = try valueOrErrno("read") { pread(fd, buffer.baseAddress!, Int(min(Int64(size), end - position)), off_t(position)) }
-            if n == 0 { break }
-            sha.update(UnsafeRawBufferPointer(start: buffer.baseAddress, count: n))
-            position += Int64(n)
-        }
     }
 
     static func removePartial(of row: Transfer) {

@@ -6,8 +6,22 @@ import Transport
 /// What the engine does with an outcome: which reason the row shows and when to try again.
 public struct Classification: Sendable, Equatable {
     public var reason: Reason
-    /// Seconds the server asked us to wait (`Retry-After`), for transient reasons.
+    /// Seconds the server asked us to wait (`Retry-After`), for transient reasons: always
+    /// finite, 0 to `RetryAfter.cap`, whatever was passed in.
     public var retryAfter: Double?
+    /// Set when the transfer was started again from zero: how many times in a row.
+    public var restarts: Int?
+
+    public init(reason: Reason, retryAfter: Double? = nil, restarts: Int? = nil) {
+        self.reason = reason
+        self.retryAfter = retryAfter
+        self.restarts = restarts
+    }
+
+    public init(reason: Reason, retryAfter: Double? = nil) {
+        self.reason = reason
+        self.retryAfter = retryAfter.flatMap { $0.isNaN ? nil : min(max($0, 0), Double(RetryAfter.cap)) }
+    }
 
     public var isTransient: Bool { reason.code.isTransient }
 }
@@ -21,13 +35,16 @@ public enum FailureClassifier {
             return Classification(reason: Reason(.sourceMissing, "the file is no longer on the server (404)",
                                                  action: "discard it: `instant-upload cancel ID`"))
         case let e as HTTPStatusError: return http(e, now: now)
-        case let e as ProtocolViolation: return Classification(reason: Reason(.protocol, e.message))
+        case let e as ProtocolViolation: return Classification(reason: Reason(.protocol, e.message, detail: e.said))
         case let e as SystemError where direction == .download:
             // A download's own file calls fail only on this side: the folder or the disk.
             return Classification(reason: Reason(.localWrite, "the download cannot be written: \(e.description)"))
+        case let e as WrongRemoteKind:
+            return Classification(reason: Reason(.targetMissing, "the folder cannot be used: \(e.description)"))
         case let e as SystemError:
             switch e.errno {
             case ENOENT: return Classification(reason: Reason(.sourceMissing))
+            case ENODATA: return Classification(reason: Reason(.sourceChanged)) // it ended early: changed under us
             case EACCES, EPERM: return Classification(reason: Reason(.sourceUnreadable, "the file cannot be read: \(e.reason)"))
             default: return Classification(reason: Reason(.sourceUnreadable, "\(e.reason) (\(e.operation))"))
             }
@@ -61,7 +78,23 @@ public enum FailureClassifier {
 
     static func http(_ e: HTTPStatusError, now: Int64) -> Classification {
         let said = e.serverMessage.map { ": \($0)" } ?? ""
-        let retryAfter = e.retryAfter.flatMap { HTTPDate.retryAfterSeconds($0, now: now) }
+        // A transient answer that asks for a wait: the wait is read strictly and shown as
+        // the server gave it; one no server sends makes the answer a protocol failure.
+        func waiting(_ reason: Reason) -> Classification {
+            guard let text = e.retryAfter else { return Classification(reason: reason) }
+            do {
+                let wait = try RetryAfter.parse(text, now: now)
+                var shown = reason
+                shown.message += "; \(wait.shown)"
+                shown.detail = "Retry-After: \(text)"
+                // "Retry-After: 0" (or a date gone by) names no wait: the backoff decides,
+                // so a server that keeps saying it is never answered at once, again and again.
+                return Classification(reason: shown, retryAfter: wait.seconds > 0 ? Double(wait.seconds) : nil)
+            } catch {
+                return Classification(reason: Reason(.protocol, "the server answered \(e.status) to \(e.step.rawValue), and \(error.message)\(said)",
+                                                     detail: error.said))
+            }
+        }
         switch e.status {
         case 401:
             return Classification(reason: Reason(.auth))
@@ -82,15 +115,15 @@ public enum FailureClassifier {
         case 413:
             return Classification(reason: Reason(.tooLarge, "the file is larger than the server accepts (413)\(said)"))
         case 423, 429:
-            return Classification(reason: Reason(.serverBusy, "the server is busy (\(e.status))"), retryAfter: retryAfter)
+            return waiting(Reason(.serverBusy, "the server is busy (\(e.status))"))
         case 460:
             return Classification(reason: Reason(.checksumMismatch))
         case 503:
-            return Classification(reason: Reason(.maintenance, "the server is in maintenance mode (503)\(said)"), retryAfter: retryAfter)
+            return waiting(Reason(.maintenance, "the server is in maintenance mode (503)\(said)"))
         case 507:
             return Classification(reason: Reason(.quota, "no quota left on server (507)"))
         case 500...599:
-            return Classification(reason: Reason(.serverError, "the server had an error (\(e.status))\(said)"), retryAfter: retryAfter)
+            return waiting(Reason(.serverError, "the server had an error (\(e.status))\(said)"))
         default:
             return Classification(reason: Reason(.protocol, "the server answered \(e.status) to \(e.step.rawValue)\(said)"))
         }

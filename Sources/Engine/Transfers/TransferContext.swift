@@ -23,6 +23,8 @@ public struct TransferSettings: Sendable {
     public var stallSeconds: Int = 30
     /// The shortest time between two progress writes of one row.
     public var progressInterval: Double = 0.25
+    /// How long a file that changed must stay untouched before it is sent again.
+    public var settleSeconds: Double = ResumePolicy.settleSeconds
     /// The config's `ca_file`, trusted for every account that names none of its own.
     public var caFile: String?
     public init() {}
@@ -41,9 +43,9 @@ extension TransferSettings {
 
 /// What servers said about themselves, remembered for the agent's lifetime.
 public final class ServerInfoCache: Sendable {
-    private let entries = Mutex<[String: TusServerInfo]>([:])
+    private let entries = Mutex<[String: UploadCapabilities]>([:])
     public init() {}
-    public func info(for endpoint: String, discover: () throws -> TusServerInfo) throws -> TusServerInfo {
+    public func info(for endpoint: String, discover: () throws -> UploadCapabilities) throws -> UploadCapabilities {
         if let known = entries.withLock({ $0[endpoint] }) { return known }
         let info = try discover()
         entries.withLock { $0[endpoint] = info }
@@ -87,6 +89,6 @@ enum ChunkSizing {
         guard seconds > 0 else { return min(size * 2, settings.maxChunkSize) }
         let ideal = Double(size) * settings.chunkSeconds / seconds
         let bounded = min(ideal, Double(size) * 2, Double(settings.maxChunkSize))
-        return max(settings.chunkSize, Int64(bounded))
+        return max(settings.chunkSize, Int64(saturating: bounded))
     }
 }

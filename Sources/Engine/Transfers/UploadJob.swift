@@ -1,24 +1,25 @@
-import Foundation
-import Glibc
 import Platform
 import Queue
 import Transport
 
-/// Sends one queued file with tus, resuming from wherever the server stands.
+/// Sends one queued file through the account's upload protocol, resuming from wherever the
+/// server stands.
 ///
-/// Runs on its own thread with its own queue connection. The policy, in order:
-/// the fingerprint is checked before every chunk; an existing upload is always asked
-/// for its offset (HEAD) before anything is sent; only 404/410 on that HEAD starts a new
-/// upload; after each chunk the server confirms, one row update stores offset and hash.
+/// Runs on its own thread with its own queue connection. Which way to go is decided by
+/// `ResumePolicy` from what the file, the row and the server say; this type gathers those
+/// facts and carries the steps out: it asks the server before anything is sent, looks at
+/// the target before an upload is created (`TargetCheck`), sends chunk by chunk with one
+/// checkpoint per confirmed chunk (`UploadJob+Chunks`), and starts from zero only through
+/// the backoff. It does not know which protocol it drives.
 final class UploadJob {
     let transfer: Transfer
     let account: Account
     let store: QueueStore
-    let tus: TusClient
+    let upload: UploadProtocol
+    let dav: WebDAVClient
     let settings: TransferSettings
     let serverInfo: ServerInfoCache
     let cancellation: CancellationFlag
-    let credentials: Credentials?
 
     var counters = ResumeCounters()
     var progressed = false
@@ -31,247 +32,184 @@ final class UploadJob {
         self.settings = settings
         self.serverInfo = serverInfo
         self.cancellation = cancellation
-        self.credentials = credentials
-        tus = TusClient(endpoint: account.tusURL, credentials: credentials)
-        settings.prepare(tus.session, for: account, cancellation: cancellation)
+        upload = UploadJob.uploadProtocol(for: account, credentials: credentials)
+        dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
+        settings.prepare(upload.session, for: account, cancellation: cancellation)
+        settings.prepare(dav.session, for: account, cancellation: cancellation)
+    }
+
+    /// The protocol the account's server speaks: tus, the only one so far.
+    static func uploadProtocol(for account: Account, credentials: Credentials?) -> UploadProtocol {
+        TusUpload(endpoint: account.tusURL, credentials: credentials)
     }
 
     func run() -> JobOutcome {
         do {
-            return try send()
+            return try attempt()
         } catch {
             if cancellation.isCancelled { return .stopped }
-            let c = FailureClassifier.classify(error, direction: .upload)
+            var c = FailureClassifier.classify(error, direction: .upload)
             if c.reason.code == .uploadLost || c.reason.code == .uploadExpired {
-                // The server forgot the upload: the next attempt creates a new one at once.
-                try? store.restartFromZero(transfer.id, note: c.reason)
-                return .retry(Classification(reason: c.reason, retryAfter: 0), progressed: true)
+                // Said by a chunk, not by the question that alone may end an upload: the
+                // next attempt asks the server before anything starts again.
+                c.reason = Reason(c.reason.code, "the server did not find the upload while it was sent; asking it again before starting over")
             }
             return c.isTransient ? .retry(c, progressed: progressed) : .failed(c.reason)
         }
     }
 
-    private func send() throws -> JobOutcome {
-        let path = transfer.localPath
-        let fd = try valueOrErrno("open", path: path.display) { path.withCString { open($0, O_RDONLY | O_CLOEXEC) } }
-        defer { close(fd) }
-        var st = stat()
-        try valueOrErrno("fstat", path: path.display) { fstat(fd, &st) }
-        guard FileKind.of(mode: st.st_mode) == .regular else { throw Classified(Reason(.notAFile, "\(path.display) is not a regular file")) }
-        let fingerprint = try FileFingerprint.of(descriptor: fd)
-        var row = transfer
-        if let recorded = row.fingerprint, recorded != fingerprint {
-            // Changed since it was queued or since the last attempt: never stitch it into the old upload.
-            try startOver(row, because: Reason(.sourceChanged), fingerprint: fingerprint)
-            row.uploadURL = nil
-            row.checkpoint = Checkpoint()
-        }
-        let size = fingerprint.size
-
-        let info = try serverInfo.info(for: account.tusURL) { try tus.discover() }
-        if let max = info.maxSize, size > max {
+    /// One attempt: at most a few policy steps (ask, look at the target, send, finish), each
+    /// moving forward, so an attempt can never turn in circles.
+    private func attempt() throws -> JobOutcome {
+        let source = try SourceFile(transfer.localPath)
+        let size = source.size
+        let capabilities = try serverInfo.info(for: account.tusURL) { try upload.capabilities() }
+        if let max = capabilities.maxSize, size > max {
             throw Classified(Reason(.tooLarge, "the file is \(size) bytes; the server accepts at most \(max)"))
         }
 
-        // Where do we stand?
-        var offset: Int64 = 0
-        var url = row.uploadURL
-        if url != nil, let expires = row.uploadExpiresAt, expires < nowMilliseconds() {
-            // The server said it would forget this upload by now: don't send into the void.
-            Log.info("upload \(transfer.id): the partial upload expired on the server; starting a new one")
-            try store.restartFromZero(transfer.id, note: Reason(.uploadExpired))
-            url = nil
-        }
-        if let existing = url {
-            do {
-                let status = try tus.status(of: existing)
-                if let length = status.length, length != size {
-                    try startOver(row, because: Reason(.sourceChanged), fingerprint: fingerprint)
-                    url = nil
-                } else {
-                    offset = status.offset
-                }
-            } catch let e as HTTPStatusError where e.status == 404 || e.status == 410 {
-                let note = Reason(e.status == 410 ? .uploadExpired : .uploadLost)
-                Log.info("upload \(transfer.id): the server no longer has the partial upload (\(e.status)); starting a new one")
-                try store.restartFromZero(transfer.id, note: note)
-                url = nil
-            }
-        }
-        if url == nil {
-            let created = try tus.create(length: size, metadata: metadata(for: row))
-            url = created.url
-            offset = 0
-            try store.setUpload(transfer.id, url: created.url, expiresAt: created.expires.flatMap(HTTPDate.milliseconds))
-            row.checkpoint = Checkpoint()
-        }
-        guard let uploadURL = url else { throw ProtocolViolation("no upload address") }
-
-        // Bring the running hash to the server's offset, reading only what it lacks.
-        let hasher = ChunkedHasher(try catchUpHash(fd: fd, checkpoint: url == row.uploadURL ? row.checkpoint : Checkpoint(), to: offset))
-        counters = ResumeCounters(resumedAt: offset, bytesRead: counters.bytesRead, bytesHashed: counters.bytesHashed)
-        try store.checkpoint(transfer.id, offset: offset, hashState: hasher.state, counters: counters, resetAttempts: false)
-
-        // With per-chunk checksums each chunk is read once into memory, digested, and sent
-        // from there: the file is still read only once. The buffer is bounded, whatever
-        // the file's size.
-        let checksum = info.checksumAlgorithm
-        // Streamed chunks adapt to the link: each aims to take about `chunkSeconds`, so a
-        // fast link is not slowed by many small requests and a slow one never has much to
-        // resend. Buffered (checksummed) chunks stay small: they live in memory.
-        var chunkSize = checksum == nil ? settings.chunkSize : min(settings.chunkSize, Self.bufferedChunkLimit)
-        let chunkBuffer = checksum == nil ? nil : UnsafeMutableRawBufferPointer.allocate(byteCount: Int(min(chunkSize, size)), alignment: 64)
-        defer { chunkBuffer?.deallocate() }
-        while offset < size {
+        var row = transfer
+        var server = ResumePolicy.Server.notAsked
+        var askedAfterRefusal = false
+        var digest: String?
+        for _ in 0..<Self.maxSteps {
             if cancellation.isCancelled { return .stopped }
-            if try FileFingerprint.of(path) != fingerprint || FileFingerprint.of(descriptor: fd) != fingerprint {
-                try? tus.terminate(uploadURL)
-                try startOver(row, because: Reason(.sourceChanged), fingerprint: nil)
-                throw Classified(Reason(.sourceChanged), retryAfter: 0)
+            let facts = ResumePolicy.Facts(file: fileFacts(row, source), row: rowFacts(row), server: server, size: size)
+            switch ResumePolicy.next(facts, settleSeconds: settings.settleSeconds) {
+            case .waitForFile(let seconds):
+                Log.info("upload \(row.id): the file changed; waiting until it has been still for \(Int(settings.settleSeconds)) s")
+                return .retry(Classification(reason: stillBeingWritten, retryAfter: seconds), progressed: progressed)
+
+            case .ask:
+                server = try ask(&row)
+
+            case .restart(let note, let abandon):
+                return try restart(row, because: note, abandon: abandon, fingerprint: source.fingerprint)
+
+            case .lookAtTarget:
+                if row.fingerprint != source.fingerprint {
+                    // The version sent is the one recorded, so a later change is noticed.
+                    try store.restartFromZero(row.id, note: nil, fingerprint: source.fingerprint, bytesTotal: size)
+                    row.fingerprint = source.fingerprint
+                }
+                let check = TargetCheck(dav: dav, store: store, row: row)
+                switch try check.verdict(size: size, digest: { try wholeFileDigest(source) }) {
+                case .alreadyThere(let sha):
+                    Log.info("upload \(row.id): \(row.remotePath) is already on the server with the same content; nothing to send")
+                    return .completed(sha256: sha, bytes: size)
+                case .uploadTo(let path):
+                    row.remotePath = path
+                }
+                let started = try upload.start(target(row, size: size))
+                try store.setUpload(row.id, url: started.handle, expiresAt: started.expiresAt)
+                row.uploadURL = started.handle
+                row.uploadExpiresAt = started.expiresAt
+                row.checkpoint = Checkpoint()
+                server = .holds(offset: 0, length: size)
+
+            case .send(let offset):
+                do {
+                    switch try sendRest(of: source, row: &row, from: offset, capabilities: capabilities) {
+                    case .sent(let sha):
+                        digest = sha
+                        server = .holds(offset: size, length: size)
+                    case .stopped(let outcome):
+                        return outcome
+                    }
+                } catch let e as HTTPStatusError where [404, 409, 410].contains(e.status) && !askedAfterRefusal {
+                    // Never resend blindly: ask where the server stands, once, and go on from there.
+                    askedAfterRefusal = true
+                    if e.status == 409, try recreateMissingFolder(row) { Log.info("upload \(row.id): made \(row.remoteFolder) again") }
+                    server = try ask(&row)
+                }
+
+            case .finish:
+                guard let handle = row.uploadURL else { throw ProtocolViolation("no upload to finish") }
+                if !capabilities.lastChunkFinishes, try !source.isUnchanged() {
+                    return .retry(Classification(reason: stillBeingWritten, retryAfter: settings.settleSeconds), progressed: progressed)
+                }
+                let sha = try digest ?? finishedHash(source, row: row)
+                try upload.finish(handle, as: target(row, size: size))
+                try verifyOnServer(row.remotePath, digest: sha)
+                return .completed(sha256: sha, bytes: size)
             }
-            var length = min(chunkSize, size - offset)
-            if offset + length == size, length > 1 {
-                // Hold the last byte back: the upload completes only after one more look at
-                // the file, so a file changed during its last chunk is never finished stale.
-                length -= 1
-            }
-            let recorder = ProgressRecorder(store: store, id: transfer.id, position: offset, interval: settings.progressInterval, next: hasher)
-            let sentFrom = offset
-            let began = monotonicSeconds()
-            let result: (offset: Int64, expires: String?)
-            if let checksum, let chunkBuffer {
-                let chunk = UnsafeRawBufferPointer(rebasing: chunkBuffer[0..<Int(length)])
-                try readExactly(fd: fd, offset: offset, into: UnsafeMutableRawBufferPointer(mutating: chunk))
-                counters.bytesRead += length
-                let digest = ChunkDigest(checksum)
-                digest.update(chunk)
-                result = try tus.patch(url: uploadURL, offset: offset, bytes: chunk, observer: recorder, checksum: (checksum, digest.base64))
-            } else {
-                result = try tus.patch(url: uploadURL, descriptor: fd, offset: offset, length: length, observer: recorder)
-                counters.bytesRead += recorder.bytesRead
-            }
-            counters.bytesHashed += recorder.bytesRead
-            offset = result.offset
-            if offset != sentFrom + length {
-                // The server kept less than we sent: rewind the hash to what it confirmed.
-                let rewound = try catchUpHash(fd: fd, checkpoint: Checkpoint(offset: sentFrom, hashState: hasher.savedBeforeChunk), to: offset)
-                hasher.replace(with: rewound)
-            }
-            if offset > sentFrom { progressed = true }
-            if checksum == nil, length == chunkSize {
-                chunkSize = ChunkSizing.next(after: chunkSize, took: monotonicSeconds() - began, settings: settings)
-            }
-            try store.checkpoint(transfer.id, offset: offset, hashState: hasher.state, counters: counters, resetAttempts: offset > sentFrom)
-            hasher.markChunkStart()
         }
-        let digest = hasher.hexDigest
-        try verifyOnServer(row, digest: digest)
-        return .completed(sha256: digest, bytes: size)
+        throw ProtocolViolation("the server's answers about the upload went round in circles")
     }
 
-    /// Where the server reports a checksum of what it stored, compare it with ours. The
-    /// server may have stored the file as `name (1).ext` when a different file already had
-    /// the name, so a mismatch looks at the numbered siblings before it calls it damage.
-    private func verifyOnServer(_ row: Transfer, digest: String) throws {
-        let dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
-        settings.prepare(dav.session, for: account, cancellation: cancellation)
-        let item: RemoteItem
-        do { item = try dav.properties(of: row.remotePath) } catch {
-            Log.debug("upload \(row.id): could not ask the server for its checksum (\(error)); trusting the tus offsets")
-            return
-        }
-        guard let theirs = item.sha256?.lowercased() else { return }
-        if theirs == digest { return }
+    static let maxSteps = 8
+
+    /// The note of a row whose file is being written to.
+    var stillBeingWritten: Reason {
+        Reason(.sourceChanged, "the file is changing; it waits until it has been still for \(Int(settings.settleSeconds)) s")
+    }
+
+    private func fileFacts(_ row: Transfer, _ source: SourceFile) -> ResumePolicy.File {
+        guard let recorded = row.fingerprint, recorded != source.fingerprint else { return .unchanged }
+        return .changed(stillFor: source.stillFor)
+    }
+
+    private func rowFacts(_ row: Transfer) -> ResumePolicy.Row {
+        guard row.uploadURL != nil else { return .noUpload }
+        return .upload(expiryPassed: row.uploadExpiresAt.map { $0 < nowMilliseconds() } ?? false)
+    }
+
+    private func target(_ row: Transfer, size: Int64) -> UploadTarget {
         let name = String(row.remotePath.split(separator: "/").last ?? "")
-        let stem = name.lastIndex(of: ".").map { String(name[..<$0]) } ?? name
-        if let siblings = try? dav.list(row.remoteFolder),
-           let ours = siblings.first(where: { $0.name.hasPrefix(stem + " (") && $0.sha256?.lowercased() == digest }) {
-            try store.setRemotePath(row.id, ours.path)
-            Log.info("upload \(row.id): a different file already had the name; the server stored this one as \(ours.path)")
+        return UploadTarget(remotePath: row.remotePath, length: size, contentType: MediaType.guess(name))
+    }
+
+    /// Where the server stands on the row's upload; the expiry it gives is kept with the row.
+    private func ask(_ row: inout Transfer) throws -> ResumePolicy.Server {
+        guard let handle = row.uploadURL else { return .notAsked }
+        switch try upload.status(of: handle, confirmed: row.checkpoint.offset) {
+        case .holds(let offset, let length, let expiresAt):
+            if let expiresAt, expiresAt != row.uploadExpiresAt {
+                try store.setUpload(row.id, url: handle, expiresAt: expiresAt)
+                row.uploadExpiresAt = expiresAt
+            }
+            return .holds(offset: offset, length: length)
+        case .forgotten(let expired):
+            Log.info("upload \(row.id): the server no longer has the partial upload (\(expired ? "expired" : "not found"))")
+            return .forgotten(expired: expired)
+        }
+    }
+
+    /// Gives the server's upload up and forgets the row's progress; the next attempt starts
+    /// from zero after the backoff, which waits longer after a few restarts in a row.
+    private func restart(_ row: Transfer, because note: Reason, abandon: Bool, fingerprint: FileFingerprint) throws -> JobOutcome {
+        if abandon, let handle = row.uploadURL { try? upload.abandon(handle) }
+        try store.restartFromZero(row.id, note: note, fingerprint: fingerprint, bytesTotal: fingerprint.size)
+        let restarts = try store.countRestart(row.id)
+        Log.info("upload \(row.id): \(note.message) (restart \(restarts))")
+        return .retry(Classification(reason: note, restarts: restarts), progressed: true)
+    }
+
+    /// The whole file's hash when the server already held every byte (the agent died after
+    /// the last chunk): only what the last checkpoint lacks is read, and nothing is sent.
+    private func finishedHash(_ source: SourceFile, row: Transfer) throws -> String {
+        let sha = try catchUpHash(source, checkpoint: row.checkpoint, to: source.size)
+        counters.resumedAt = source.size
+        try store.checkpoint(row.id, offset: source.size, hashState: sha.state, counters: counters, resetAttempts: false)
+        return sha.hexDigest
+    }
+
+    /// After a refused chunk: if the folder is gone, make it again (true) so the upload can
+    /// end where it was asked to.
+    private func recreateMissingFolder(_ row: Transfer) throws -> Bool {
+        guard try !dav.exists(row.remoteFolder) else { return false }
+        try dav.makeFolders(row.remoteFolder)
+        return true
+    }
+
+    /// Where the server reports a checksum of what it stored, compare it with ours.
+    private func verifyOnServer(_ path: String, digest: String) throws {
+        let item: RemoteItem
+        do { item = try dav.properties(of: path) } catch {
+            Log.debug("upload \(transfer.id): could not ask the server for its checksum (\(error)); trusting the upload's offsets")
             return
         }
+        guard let theirs = item.sha256, theirs != digest else { return }
         throw Classified(Reason(.integrity, "the server's copy does not match the file (SHA-256 \(theirs.prefix(12))… instead of \(digest.prefix(12))…)"))
     }
-
-    private func metadata(for row: Transfer) -> [(String, String)] {
-        let name = row.remotePath.split(separator: "/").last.map(String.init) ?? row.localPath.lastComponent.text
-        return [("filename", name), ("filetype", MediaType.guess(name)), ("path", String(row.remotePath.drop(while: { $0 == "/" })))]
-    }
-
-    private func startOver(_ row: Transfer, because note: Reason, fingerprint: FileFingerprint?) throws {
-        if let old = row.uploadURL { try? tus.terminate(old) }
-        try store.restartFromZero(row.id, note: note, fingerprint: fingerprint, bytesTotal: fingerprint?.size)
-        Log.info("upload \(row.id): \(note.message)")
-    }
-
-    /// A hasher covering bytes [0, target), built from `checkpoint` plus a read of the gap.
-    private func catchUpHash(fd: Int32, checkpoint: Checkpoint, to target: Int64) throws -> RunningSHA256 {
-        var start: Int64 = 0
-        var sha = RunningSHA256()
-        if let state = checkpoint.hashState, let restored = RunningSHA256(state: state), restored.count == checkpoint.offset,
-           checkpoint.offset <= target {
-            sha = restored
-            start = checkpoint.offset
-        }
-        if target > start {
-            try readRange(fd: fd, offset: start, length: target - start) { sha.update($0) }
-            counters.bytesRead += target - start
-            counters.bytesHashed += target - start
-        }
-        return sha
-    }
-
-    /// The largest chunk held in memory when the server checks chunk checksums.
-    static let bufferedChunkLimit: Int64 = 8 * 1024 * 1024
-
-    private func readExactly(fd: Int32, offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws {
-        var done = 0
-        while done < buffer.count {
-            let n = try valueOrErrno("read", path: transfer.localPath.display) {
-                pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + Int64(done)))
-            }
-            if n == 0 { throw Classified(Reason(.sourceChanged), retryAfter: 0) }
-            done += n
-        }
-    }
-
-    private func readRange(fd: Int32, offset: Int64, length: Int64, _ body: (UnsafeRawBufferPointer) -> Void) throws {
-        let bufferSize = 1 << 20
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
-        defer { buffer.deallocate() }
-        var done: Int64 = 0
-        while done < length {
-            if cancellation.isCancelled { throw TransportError(kind: .cancelled, message: "cancelled") }
-            let want = Int(min(Int64(bufferSize), length - done))
-            let n = try valueOrErrno("read", path: transfer.localPath.display) { pread(fd, buffer.baseAddress!, want, off_t(offset + done)) }
-            if n == 0 { throw Classified(Reason(.sourceChanged), retryAfter: 0) }
-            body(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n))
-            done += Int64(n)
-        }
-    }
-}
-
-/// The running SHA-256 plus the state it had when the current chunk began, so a chunk the
-/// server only partly kept can be rewound. Hashing runs on its own thread, overlapping
-/// with the send; every read of the state waits for it to catch up.
-final class ChunkedHasher: ByteObserver {
-    private let pipeline: PipelinedHasher
-    private(set) var savedBeforeChunk: [UInt8]
-
-    init(_ sha: RunningSHA256) {
-        pipeline = PipelinedHasher(sha)
-        savedBeforeChunk = sha.state
-    }
-
-    deinit { pipeline.stop() }
-
-    func observe(_ bytes: UnsafeRawBufferPointer) { pipeline.observe(bytes) }
-    func markChunkStart() { savedBeforeChunk = state }
-    func replace(with sha: RunningSHA256) {
-        pipeline.replace(sha)
-        savedBeforeChunk = state
-    }
-    var sha: RunningSHA256 { pipeline.drain(); return pipeline.sha }
-    var state: [UInt8] { sha.state }
-    var hexDigest: String { sha.hexDigest }
 }

@@ -261,7 +261,7 @@ extension QueueStore {
             var moved: [Int64] = []
             for id in ids {
                 guard let row = try transfer(id: id), row.state == .failed || row.state == .retrying else { continue }
-                var cols = Self.reasonColumns(nil) + [("attempts", SQLValue.int(0)), ("next_attempt_at", .null)]
+                var cols = Self.reasonColumns(nil) + [("attempts", SQLValue.int(0)), ("restarts", .int(0)), ("next_attempt_at", .null)]
                 if ignoreRules { cols.append(("ignore_rules", .int(1))) }
                 if let folder = newRemoteFolder {
                     let name = row.remotePath.split(separator: "/").last.map(String.init) ?? row.remotePath

@@ -118,7 +118,13 @@ public enum Schema {
         CREATE INDEX transfers_by_state_lane ON transfers (state, lane, id);
         CREATE INDEX transfers_by_state_completed ON transfers (state, completed_at, id);
         """,
-        // 5: instant upload's memory. Per watch rule: the folder its memory is about, when
+        // 5: how often a row was started again from zero in a row (the backoff waits longer
+        // after a few); uploads look up which rows are headed for one remote path.
+        """
+        ALTER TABLE transfers ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX transfers_by_remote_path ON transfers (account_id, remote_path);
+        """,
+        // 6: instant upload's memory. Per watch rule: the folder its memory is about, when
         // the files already there were set aside as its baseline, and how its watcher
         // stands (for `watch list` and `status`); and every file the rule took, by
         // fingerprint and, once known, SHA-256, so that nothing is sent twice across

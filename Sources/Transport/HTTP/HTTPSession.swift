@@ -183,15 +183,9 @@ final class ExchangeContext {
             body.append(contentsOf: bytes)
             return bytes.count
         case .file(let fd, let observer):
-            var offset = 0
-            while offset < bytes.count {
-                let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    fileError = errno
-                    return 0
-                }
-                offset += n
+            do { try FileIO.write(fd, bytes) } catch {
+                fileError = error.errno
+                return 0
             }
             observer?.observe(bytes)
             return bytes.count
@@ -212,22 +206,19 @@ final class ExchangeContext {
         if cancellation.isCancelled { return ccurl_readfunc_abort() }
         let want = min(Int64(buffer.count), length - sent)
         if want <= 0 { return 0 }
-        while true {
-            let n = pread(fd, buffer.baseAddress!, Int(want), off_t(start + sent))
-            if n < 0 {
-                if errno == EINTR { continue }
-                fileError = errno
-                return ccurl_readfunc_abort()
-            }
-            if n == 0 {
-                // The file is shorter than it was: it changed under us.
-                fileError = ENODATA
-                return ccurl_readfunc_abort()
-            }
-            observer?.observe(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n))
-            sent += Int64(n)
-            return n
+        let n: Int
+        do { n = try FileIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<Int(want)]), at: start + sent) } catch {
+            fileError = error.errno
+            return ccurl_readfunc_abort()
         }
+        if n == 0 {
+            // The file is shorter than it was: it changed under us.
+            fileError = ENODATA
+            return ccurl_readfunc_abort()
+        }
+        observer?.observe(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n))
+        sent += Int64(n)
+        return n
     }
 
     func error(for rc: CURLcode, detail: String) -> TransportError {
@@ -239,7 +230,7 @@ final class ExchangeContext {
         }
         if bodyTooLarge { return TransportError(kind: .other, message: "the server's reply was unexpectedly large", curlCode: code) }
         if stalled {
-            return TransportError(kind: .timeout, message: "no data moved for \(Int(stallSeconds)) s", curlCode: code)
+            return TransportError(kind: .timeout, message: "no data moved for \(Int(saturating: stallSeconds)) s", curlCode: code)
         }
         switch rc {
         case CURLE_ABORTED_BY_CALLBACK, CURLE_READ_ERROR:

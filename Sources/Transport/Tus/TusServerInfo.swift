@@ -27,7 +27,8 @@ public enum ChecksumAlgorithm: String, Sendable {
 public struct TusUploadStatus: Sendable, Equatable {
     public var offset: Int64
     public var length: Int64?
-    public var expires: String?
+    /// `Upload-Expires`, in milliseconds since the epoch.
+    public var expiresAt: Int64?
 }
 
 /// The server answered, but not with what the tus step needed. Carries the whole story
@@ -64,6 +65,8 @@ public struct HTTPStatusError: Error, CustomStringConvertible, Sendable {
 /// The server's reply did not follow the protocol (a missing or impossible header).
 public struct ProtocolViolation: Error, CustomStringConvertible, Sendable {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// The server's own words that broke it, as sent (`Retry-After: inf`), when there are some.
+    public var said: String?
+    public init(_ message: String, said: String? = nil) { self.message = message; self.said = said }
     public var description: String { message }
 }

@@ -45,13 +45,20 @@ public enum DownloadName {
             exists(base + candidate) || exists(base + candidate + partSuffix)
         }
         if !isTaken(name) { return name }
-        let (stem, ext) = split(name)
         var counter = 1
         while true {
-            let candidate = fit(stem, suffix: " (\(counter))" + ext, limit: maximumBytes - partSuffix.utf8.count)
+            let candidate = numbered(name, counter)
             if !isTaken(candidate) { return candidate }
             counter += 1
         }
+    }
+
+    /// The `counter`-th alternative to a taken name, as browsers and `available` number
+    /// them: `photo.jpg`, 2 → `photo (2).jpg`; `README`, 1 → `README (1)`. Also used for
+    /// names on the server, where an upload never replaces a different file.
+    public static func numbered(_ name: String, _ counter: Int) -> String {
+        let (stem, ext) = split(name)
+        return fit(stem, suffix: " (\(counter))" + ext, limit: maximumBytes - partSuffix.utf8.count)
     }
 
     /// `photo.jpg` → (`photo`, `.jpg`); `archive.tar.gz` → (`archive.tar`, `.gz`); `README`

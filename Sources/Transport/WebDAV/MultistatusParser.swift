@@ -56,8 +56,15 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
     /// Parses a whole multistatus body.
     public static func parse(_ bytes: [UInt8]) throws(ProtocolViolation) -> [Response] {
         // A multistatus never needs a DTD; refusing one keeps entity expansion tricks out.
+        // The byte search only sees a DTD in UTF-8, so other encodings go too.
+        try requireUTF8(bytes)
         if containsDoctype(bytes) {
             throw ProtocolViolation("the server's WebDAV reply carries a DTD, which a multistatus never needs")
+        }
+        // FoundationXML dereferences NULL on a processing instruction without data
+        // (`<?x?>`); a multistatus needs none beyond its XML declaration.
+        if containsProcessingInstruction(bytes) {
+            throw ProtocolViolation("the server's WebDAV reply carries a processing instruction, which a multistatus never needs")
         }
         let delegate = MultistatusParser()
         let parser = XMLParser(data: Data(bytes))
@@ -82,6 +89,52 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
         return delegate.responses
     }
 
+    /// Encodings a reply may declare: the ones whose bytes are UTF-8 as they stand.
+    static let utf8Names: Set<String> = ["utf-8", "utf8", "us-ascii", "ascii"]
+
+    /// Refuses anything but UTF-8: UTF-16/32 (NUL bytes, byte-order marks) or a declared
+    /// encoding (UTF-7, EBCDIC...) could spell markup in other bytes than the DTD check
+    /// looks for, and FoundationXML traps on an element name that is not valid UTF-8.
+    private static func requireUTF8(_ bytes: [UInt8]) throws(ProtocolViolation) {
+        var decoder = UTF8()
+        var iterator = bytes.makeIterator()
+        decoding: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar) where scalar.value == 0: throw ProtocolViolation("the server's WebDAV reply is not UTF-8 text (it holds NUL bytes)")
+            case .scalarValue: continue
+            case .emptyInput: break decoding
+            case .error: throw ProtocolViolation("the server's WebDAV reply is not valid UTF-8")
+            }
+        }
+        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
+            throw ProtocolViolation("the server's WebDAV reply is not UTF-8 text")
+        }
+        let head = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3).prefix(200)) : Array(bytes.prefix(200))
+        guard head.starts(with: Array("<?xml".utf8)), let end = head.firstIndex(of: UInt8(ascii: ">")) else { return }
+        let declaration = String(decoding: head[..<end], as: UTF8.self).lowercased()
+        guard let range = declaration.range(of: "encoding") else { return }
+        let rest = declaration[range.upperBound...].drop(while: { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" })
+        let name = String(rest.prefix(while: { $0 != "\"" && $0 != "'" && $0 != " " && $0 != "?" }))
+        guard utf8Names.contains(name) else {
+            throw ProtocolViolation("the server's WebDAV reply declares the encoding `\(ServerNumber.quoted(name))`; only UTF-8 is read")
+        }
+    }
+
+    /// `<?` anywhere but in an XML declaration (`<?xml ` at the start).
+    private static func containsProcessingInstruction(_ bytes: [UInt8]) -> Bool {
+        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        let declaration = bytes.count > start + 5 && bytes[start..<(start + 5)].elementsEqual("<?xml".utf8)
+            && [0x20, 0x09, 0x0D, 0x0A].contains(bytes[start + 5])
+        return bytes.withUnsafeBufferPointer { b in
+            guard b.count >= 2 else { return false }
+            for i in 0..<(b.count - 1) where b[i] == UInt8(ascii: "<") && b[i + 1] == UInt8(ascii: "?") {
+                if i == start && declaration { continue }
+                return true
+            }
+            return false
+        }
+    }
+
     private static func containsDoctype(_ bytes: [UInt8]) -> Bool {
         let needle = Array("<!DOCTYPE".utf8)
         guard bytes.count >= needle.count else { return false }
@@ -102,6 +155,9 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
         var name: String
         func `is`(_ namespace: String, _ name: String) -> Bool { self.namespace == namespace && self.name == name }
     }
+
+    /// A multistatus needs about eight levels; a property may hold a little structure.
+    static let maximumDepth = 64
 
     private var stack: [Element] = []
     private var text = ""
@@ -130,6 +186,9 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
                        qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
         let element = Element(namespace: namespaceURI ?? "", name: elementName)
         let dav = PropertyName.dav
+        guard stack.count < Self.maximumDepth else {
+            return fail(parser, "the server's WebDAV reply nests elements more than \(Self.maximumDepth) deep")
+        }
         if stack.isEmpty {
             guard element.is(dav, "multistatus") else {
                 return fail(parser, "the server's WebDAV reply starts with <\(WebDAVPath.shown(qName ?? elementName))> (namespace \"\(WebDAVPath.shown(element.namespace))\"), not DAV:multistatus")
@@ -211,10 +270,11 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
         }
     }
 
-    /// `HTTP/1.1 404 Not Found` → 404.
+    /// `HTTP/1.1 404 Not Found` → 404: three digits, nothing else.
     static func statusCode(_ line: String) -> Int? {
         let parts = line.split(separator: " ", omittingEmptySubsequences: true)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/") else { return nil }
-        return Int(parts[1])
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), parts[1].utf8.count == 3,
+              parts[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let code = ServerNumber.value(of: parts[1]) else { return nil }
+        return Int(code)
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// The few operations a download performs on the open file it writes into, over raw
 /// syscalls; failures are `TransportError.sinkWrite` with the errno, like the sink's own.
@@ -38,29 +39,24 @@ enum PartialFile {
     /// Up to `limit` bytes from `offset` (an error body that went into the file).
     static func read(_ fd: Int32, from offset: Int64, limit: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: limit)
-        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, limit, off_t(offset)) }
-        return n > 0 ? Array(bytes[..<n]) : []
+        let n = bytes.withUnsafeMutableBytes { (try? FileIO.read(fd, into: $0, at: offset)) ?? 0 }
+        return Array(bytes[..<n])
     }
 
     /// Moves `length` bytes at `offset` to the start of the file and cuts it there, in
     /// bounded steps. Copying forwards is safe although the ranges may overlap: each step
     /// writes only below what is still to be read.
     static func moveToStart(_ fd: Int32, from offset: Int64, length: Int64) throws(TransportError) {
-        let step = 1 << 20
-        var buffer = [UInt8](repeating: 0, count: step)
         var done: Int64 = 0
-        while done < length {
-            let want = Int(min(Int64(step), length - done))
-            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, want, off_t(offset + done)) }
-            if n < 0 { if errno == EINTR { continue }; throw failure("pread", errno) }
-            if n == 0 { throw failure("pread", ENODATA) }
-            var written = 0
-            while written < n {
-                let w = buffer.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, n - written, off_t(done) + off_t(written)) }
-                if w < 0 { if errno == EINTR { continue }; throw failure("pwrite", errno) }
-                written += w
+        do {
+            try FileIO.readBlocks(fd, from: offset, length: length) { block in
+                try FileIO.write(fd, block, at: done)
+                done += Int64(block.count)
             }
-            done += Int64(n)
+        } catch let e as SystemError {
+            throw failure(e.operation, e.errno)
+        } catch {
+            throw failure("move", EIO)
         }
         try truncate(fd, to: length)
     }

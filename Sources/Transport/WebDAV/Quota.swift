@@ -8,14 +8,15 @@ public struct Quota: Sendable, Equatable {
         self.availableBytes = availableBytes; self.usedBytes = usedBytes
     }
 
-    /// Nil when the server said nothing usable. Negative values are Nextcloud's codes for
-    /// "not computed", "unknown" and "unlimited" (-1, -2, -3), not sizes.
-    init?(available: String?, used: String?) {
-        func bytes(_ text: String?) -> Int64? {
-            guard let text, let value = Int64(text.trimmingCharacters(in: .whitespaces)), value >= 0 else { return nil }
-            return value
+    /// Nil when the server said nothing (absent or empty elements). -1, -2 and -3 are
+    /// Nextcloud's codes for "not computed", "unknown" and "unlimited", not sizes; any
+    /// other value that is not a plain number is a violation.
+    init?(available: String?, used: String?) throws(ProtocolViolation) {
+        func bytes(_ text: String?, _ field: String) throws(ProtocolViolation) -> Int64? {
+            guard let text, !text.isEmpty, !["-1", "-2", "-3"].contains(text) else { return nil }
+            return try ServerNumber.parse(text, field: field)
         }
-        let available = bytes(available), used = bytes(used)
+        let available = try bytes(available, "quota-available-bytes"), used = try bytes(used, "quota-used-bytes")
         if available == nil && used == nil { return nil }
         self.init(availableBytes: available, usedBytes: used)
     }

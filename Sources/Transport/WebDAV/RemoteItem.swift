@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 
 /// A file or folder on the server, as a PROPFIND described it.
 public struct RemoteItem: Sendable, Equatable {
@@ -19,6 +20,10 @@ public struct RemoteItem: Sendable, Equatable {
     public var checksum: String?
     /// For folders, when the server reports it.
     public var quota: Quota?
+    /// What `If-Range` may carry to resume a download of this very version: the ETag when
+    /// it is strong, else `Last-Modified` (IMF-fixdate), else nil, and a resume must not be
+    /// attempted (a weak ETag says "equivalent", not "the same bytes").
+    public var rangeValidator: String?
 
     public init(path: String, isFolder: Bool, size: Int64? = nil, etag: String? = nil, lastModified: Date? = nil,
                 contentType: String? = nil, checksum: String? = nil, quota: Quota? = nil) {
@@ -26,6 +31,11 @@ public struct RemoteItem: Sendable, Equatable {
         self.name = path.split(separator: "/").last.map(String.init) ?? ""
         self.isFolder = isFolder; self.size = size; self.etag = etag; self.lastModified = lastModified
         self.contentType = contentType; self.checksum = checksum; self.quota = quota
+        if let etag, etag.hasPrefix("\"") {
+            rangeValidator = etag
+        } else if let lastModified {
+            rangeValidator = HTTPDate.format(milliseconds: Int64(saturating: lastModified.timeIntervalSince1970 * 1000))
+        }
     }
 
     /// The SHA-256 in `checksum` as lower-case hex, when that is what the server gave.
@@ -36,16 +46,21 @@ public struct RemoteItem: Sendable, Equatable {
     }
 
     /// Builds an item from one multistatus response whose href was already resolved to `path`.
-    init(path: String, response: MultistatusParser.Response) {
+    /// Sizes and quotas go through `ServerNumber`; an empty element means "not given". A
+    /// `getlastmodified` that is not an HTTP date is left out: it only ever serves as a
+    /// validator, and without one a download restarts instead of resuming.
+    init(path: String, response: MultistatusParser.Response) throws(ProtocolViolation) {
         typealias P = MultistatusParser.PropertyName
         let isFolder = response.isCollection
-        self.init(path: path, isFolder: isFolder,
-                  size: response[P.contentLength].flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil },
+        let size = try response[P.contentLength].flatMap { $0.isEmpty ? nil : $0 }
+            .map { text throws(ProtocolViolation) in try ServerNumber.parse(text, field: "getcontentlength") }
+        self.init(path: path, isFolder: isFolder, size: size,
                   etag: response[P.etag].flatMap(Self.headerForm(etag:)),
-                  lastModified: response[P.lastModified].flatMap(WebDAVDate.parse),
+                  lastModified: response[P.lastModified].flatMap { HTTPDate.milliseconds($0) }
+                      .map { Date(timeIntervalSince1970: Double($0 / 1000)) },
                   contentType: response[P.contentType].flatMap { $0.isEmpty ? nil : $0 },
                   checksum: Self.preferredChecksum(response.checksums),
-                  quota: Quota(available: response[P.quotaAvailable], used: response[P.quotaUsed]))
+                  quota: try Quota(available: response[P.quotaAvailable], used: response[P.quotaUsed]))
     }
 
     /// `abc` → `"abc"`; `"abc"` and `W/"abc"` stay as they are; empty → nil.

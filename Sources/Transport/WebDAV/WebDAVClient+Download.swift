@@ -4,10 +4,12 @@ extension WebDAVClient {
     /// Downloads `path` into the open file `descriptor`, streaming, resuming after the
     /// first `offset` bytes already there.
     ///
-    /// With `offset > 0` the request carries `Range: bytes=<offset>-` and, when `etag` is
-    /// given, `If-Range: <etag>`, so the server sends the rest only if the file is still the
-    /// one those bytes came from, and the whole new file otherwise. Without an ETag the range
-    /// is unconditional: only resume without one when nothing better is known.
+    /// With `offset > 0` the request carries `Range: bytes=<offset>-` and `If-Range:
+    /// <validator>` (a strong ETag or an HTTP date, see `RemoteItem.rangeValidator`), so the
+    /// server sends the rest only if the file is still the one those bytes came from, and the
+    /// whole new file otherwise. Without a usable validator (none, or a weak `W/` ETag) no
+    /// range is asked for at all: the whole file comes again, from zero, and the result says
+    /// `startedOver`. A range is never unconditional.
     ///
     /// The file is the caller's, opened `O_RDWR` (not `O_APPEND`); this call owns the bytes
     /// from `offset` on. On return:
@@ -29,16 +31,21 @@ extension WebDAVClient {
     ///
     /// `observer` sees every body byte the server sends, in order, also those of an error
     /// reply; only what a call that returns normally reported is trustworthy.
-    public func download(_ path: String, to descriptor: Int32, from offset: Int64 = 0, ifRange etag: String? = nil,
+    public func download(_ path: String, to descriptor: Int32, from offset: Int64 = 0, ifRange validator: String? = nil,
                          observer: ByteObserver? = nil) throws -> DownloadResult {
         precondition(offset >= 0, "a download cannot resume from a negative offset")
         let target = try url(for: path)
         try PartialFile.prepare(descriptor, at: offset)
+        let ifRange = validator.flatMap(Self.strongValidator)
+        let etag = ifRange.flatMap { $0.hasPrefix("\"") ? $0 : nil }
 
+        // Without a strong validator no range is asked for: the 200 that follows is moved
+        // to the start of the file like any whole-file answer to a resume.
         var headers: [(String, String)] = []
-        if offset > 0 {
+        let asksRange = offset > 0 && ifRange != nil
+        if asksRange, let ifRange {
             headers.append(("Range", "bytes=\(offset)-"))
-            if let validator = etag.flatMap(RemoteItem.headerForm(etag:)) { headers.append(("If-Range", validator)) }
+            headers.append(("If-Range", ifRange))
         }
         let response = try session.perform(HTTPRequest(method: "GET", url: target, headers: headers,
                                                        sink: .file(descriptor: descriptor, observer: observer)))
@@ -50,20 +57,26 @@ extension WebDAVClient {
         switch response.status {
         case 206:
             guard let header = response.header("content-range"), let range = ContentRange(header),
-                  let first = range.first, let last = range.last else {
+                  let first = range.first, let last = range.last, let count = range.count else {
                 try PartialFile.truncate(descriptor, to: offset)
-                throw ProtocolViolation("the server answered a range request for \(path) with 206 but no usable Content-Range")
+                let said = response.header("content-range")
+                throw ProtocolViolation("the server answered a range request for \(path) with 206 but no usable Content-Range"
+                                        + (said.map { ": `\(ServerNumber.quoted($0))`" } ?? ""), said: said.map { "Content-Range: \($0)" })
             }
-            guard first == offset, received == last - first + 1 else {
+            guard asksRange, first == offset, received == count else {
                 try PartialFile.truncate(descriptor, to: offset)
                 throw ProtocolViolation("the server sent bytes \(first)-\(last) of \(path) when asked for \(offset)- (\(received) bytes arrived)")
             }
             return DownloadResult(kind: .resumed, requestedOffset: offset, receivedBytes: received, fileSize: end,
-                                  totalSize: range.total, etag: replyETag ?? etag.flatMap(RemoteItem.headerForm(etag:)),
-                                  contentType: contentType)
+                                  totalSize: range.total, etag: replyETag ?? etag, contentType: contentType)
 
         case 200:
-            if let declared = response.header("content-length").flatMap({ Int64($0) }), declared != received {
+            let declared: Int64?
+            do { declared = try ServerNumber.parseOptional(response.header("content-length"), field: "Content-Length") } catch {
+                try PartialFile.truncate(descriptor, to: offset)
+                throw error
+            }
+            if let declared, declared != received {
                 try PartialFile.truncate(descriptor, to: offset)
                 throw ProtocolViolation("the server announced \(declared) bytes of \(path) and sent \(received)")
             }
@@ -74,15 +87,25 @@ extension WebDAVClient {
         default:
             let errorBody = PartialFile.read(descriptor, from: offset, limit: 4096)
             try PartialFile.truncate(descriptor, to: offset)
-            if response.status == 416, offset > 0, let header = response.header("content-range"),
+            if response.status == 416, asksRange, let header = response.header("content-range"),
                let range = ContentRange(header), range.first == nil, range.total == offset {
                 // Nothing after `offset`: an earlier attempt got every byte but did not hear the end.
                 return DownloadResult(kind: .resumed, requestedOffset: offset, receivedBytes: 0, fileSize: offset,
-                                      totalSize: offset, etag: replyETag ?? etag.flatMap(RemoteItem.headerForm(etag:)),
-                                      contentType: contentType)
+                                      totalSize: offset, etag: replyETag ?? etag, contentType: contentType)
             }
             throw HTTPStatusError(step: .get, response: HTTPResponse(status: response.status, headers: response.headers,
                                                                       body: errorBody))
         }
+    }
+
+    /// The validator in the form `If-Range` may carry, or nil: a strong ETag (quoted, as
+    /// `RemoteItem.headerForm` gives it) or an HTTP date. A weak ETag never qualifies
+    /// (RFC 9110 §13.1.5), nor does anything unreadable.
+    static func strongValidator(_ text: String) -> String? {
+        if text.hasPrefix("W/") || text.hasPrefix("w/") { return nil }
+        if HTTPDate.milliseconds(text) != nil { return text }
+        guard let etag = RemoteItem.headerForm(etag: text), etag.hasPrefix("\""), etag.count >= 2, etag.hasSuffix("\""),
+              etag.unicodeScalars.allSatisfy({ $0.value >= 0x21 && $0.value != 0x7f }) else { return nil }
+        return etag
     }
 }

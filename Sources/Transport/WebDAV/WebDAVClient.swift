@@ -80,9 +80,10 @@ public final class WebDAVClient {
         if target == "/" { return }
         let response = try session.perform(HTTPRequest(method: "MKCOL", url: url(for: target, isFolder: true)))
         if response.status == 201 || response.status == 200 || response.status == 204 { return }
-        if response.status == 405 {
-            // 405: something is already there (RFC 4918 §9.3.1). Fine if it is a folder.
-            let existing = try properties(of: target)
+        // Something refused: 405 when it is already there (RFC 4918 §9.3.1), and 409, 423 or
+        // even 500 from servers when another client creates the same folder at that moment.
+        // What PROPFIND finds now matters more than what MKCOL answered.
+        if let existing = try? properties(of: target) {
             if existing.isFolder { return }
             throw WrongRemoteKind(path: target, isFolder: false)
         }
@@ -136,7 +137,7 @@ public final class WebDAVClient {
         return try MultistatusParser.parse(response.body).compactMap { entry in
             if let status = entry.status, !(200..<300).contains(status) { return nil }
             let itemPath = try WebDAVPath.remotePath(href: entry.href, rootComponents: rootComponents)
-            return RemoteItem(path: itemPath, response: entry)
+            return try RemoteItem(path: itemPath, response: entry)
         }
     }
 

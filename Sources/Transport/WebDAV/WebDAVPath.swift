@@ -6,9 +6,16 @@ import Platform
 /// Both directions work one path component at a time: a name is text, and only on the
 /// wire does it become percent-encoded bytes.
 public enum WebDAVPath {
-    /// The components of a remote path: no empty, `.` or `..` parts.
+    /// The components of a remote path: no empty or `.` parts.
     public static func components(_ path: String) -> [String] {
-        path.split(separator: "/", omittingEmptySubsequences: true).map(String.init).filter { $0 != "." }
+        slashSeparated(Substring(path)).map(String.init).filter { $0 != "." }
+    }
+
+    /// Splits at every `/` scalar. Splitting by `Character` would miss a slash that a
+    /// preceding prepend mark (U+0600...) pulls into its grapheme cluster, so `"\u{600}/x"`
+    /// would stay one name with a slash inside.
+    static func slashSeparated(_ text: Substring) -> [Substring] {
+        text.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true).map { Substring($0) }
     }
 
     /// `/a/b`, or `/` for the root.
@@ -42,7 +49,10 @@ public enum WebDAVPath {
     public static func url(root: String, path: String, isFolder: Bool) throws(ProtocolViolation) -> String {
         let parts = components(path)
         if parts.contains("..") {
-            throw ProtocolViolation("the remote path \(path) climbs out of the account's folder (..)")
+            throw ProtocolViolation("the remote path \(shown(path)) climbs out of the account's folder (..)")
+        }
+        if parts.contains(where: { $0.utf8.contains(0) }) {
+            throw ProtocolViolation("the remote path \(shown(path)) holds a NUL character, which no file name can")
         }
         let encoded = parts.map(encode(component:)).joined(separator: "/")
         let base = root.hasSuffix("/") ? root : root + "/"
@@ -83,16 +93,16 @@ public enum WebDAVPath {
         var rest = Substring(urlOrPath)
         if let scheme = rest.range(of: "://") {
             rest = rest[scheme.upperBound...]
-            rest = rest[(rest.firstIndex(of: "/") ?? rest.endIndex)...]
+            rest = rest[(rest.unicodeScalars.firstIndex(of: "/") ?? rest.endIndex)...]
         }
-        if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
+        if let end = rest.unicodeScalars.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
         return rest
     }
 
     /// The decoded components of a URL's path.
     static func decodedComponents(ofURL urlOrPath: String) throws(ProtocolViolation) -> [String] {
         var result: [String] = []
-        for raw in urlPath(urlOrPath).split(separator: "/", omittingEmptySubsequences: true) {
+        for raw in slashSeparated(urlPath(urlOrPath)) {
             guard let name = decode(component: raw) else {
                 throw ProtocolViolation("the server sent a malformed href (bad %-escape): \(shown(urlOrPath))")
             }

@@ -1,0 +1,23 @@
+import Glibc
+import Platform
+import Transport
+
+/// The moments where a killed agent leaves the server or the disk ahead of the queue (the
+/// last chunk confirmed, a download moved into place, neither yet `completed` in the row).
+/// The crash tests need to kill the agent exactly there: with
+/// `INSTANT_UPLOAD_TEST_PAUSE=<window>` in its environment, the transfer stops at that
+/// point, says so in the log, and waits (at most a minute, or until it is cancelled).
+/// The variable is read here and nowhere else; without it this does nothing.
+enum CrashWindow: String {
+    /// The server confirmed the chunk that completes an upload.
+    case uploadConfirmed = "upload-confirmed"
+    /// A finished download has its final name; its `.part` is still there.
+    case downloadInPlace = "download-in-place"
+
+    func pauseIfTesting(transfer id: Int64, cancellation: CancellationFlag) {
+        guard let value = getenv("INSTANT_UPLOAD_TEST_PAUSE"), String(cString: value) == rawValue else { return }
+        Log.info("transfer \(id): paused at \(rawValue) for a crash test")
+        let until = MonotonicClock.seconds() + 60
+        while !cancellation.isCancelled, MonotonicClock.seconds() < until { usleep(50_000) }
+    }
+}

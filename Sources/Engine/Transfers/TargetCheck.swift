@@ -1,0 +1,73 @@
+import Platform
+import Queue
+import Transport
+
+/// The look at the server before a new upload is created. Servers overwrite a file that
+/// is already at an upload's path (Nextcloud, oCIS), so the agent itself makes sure it
+/// never replaces a different file:
+/// - nothing there: the upload goes to the path, after the folders it needs are created;
+/// - the same bytes there (same size and SHA-256, as the server reports it): nothing to send;
+/// - anything else there (different, or a server without checksums, or a folder), or an
+///   older or already sending upload in the queue headed for the same path: the next free
+///   `name (1).ext`, `name (2).ext`, ..., chosen here and recorded in the row.
+struct TargetCheck {
+    let dav: WebDAVClient
+    let store: QueueStore
+    let row: Transfer
+
+    enum Verdict: Equatable {
+        /// The server already holds the file (its SHA-256).
+        case alreadyThere(sha256: String)
+        /// Upload to this path, which the row now records.
+        case uploadTo(String)
+    }
+
+    /// `digest` reads the local file's SHA-256; it is called only when a file of the same
+    /// size with a server checksum is in the way.
+    func verdict(size: Int64, digest: () throws -> String) throws -> Verdict {
+        let wanted = row.remotePath
+        if let existing = try item(at: wanted) {
+            if !existing.isFolder, existing.size == size, let theirs = existing.sha256, theirs == (try digest()) {
+                return .alreadyThere(sha256: theirs)
+            }
+        } else {
+            try makeFolders(row.remoteFolder)
+            if try store.claimRemotePath(row.id, wanted, accountID: row.accountID, claimants: .olderOrStarted) { return .uploadTo(wanted) }
+        }
+        let chosen = try freeName(instead: wanted)
+        Log.info("upload \(row.id): \(wanted) is taken on the server; sending it as \(chosen)")
+        return .uploadTo(chosen)
+    }
+
+    private func item(at path: String) throws -> RemoteItem? {
+        do { return try dav.properties(of: path) } catch let e as HTTPStatusError where e.status == 404 { return nil }
+    }
+
+    /// The first `name (n).ext` that is neither on the server nor headed for by another row.
+    private func freeName(instead path: String) throws -> String {
+        let name = String(path.split(separator: "/").last ?? "")
+        for counter in 1...Self.maxCounter {
+            let candidate = RemotePath.join(row.remoteFolder, DownloadName.numbered(name, counter))
+            if try store.isRemotePathClaimed(candidate, accountID: row.accountID, byOtherThan: row.id) { continue }
+            if try dav.exists(candidate) { continue }
+            if try store.claimRemotePath(row.id, candidate, accountID: row.accountID) { return candidate }
+        }
+        throw Classified(Reason(.targetMissing, "no free name for \(name) in \(row.remoteFolder) on the server (tried \(Self.maxCounter))",
+                                action: "make room there, or choose another folder: `instant-upload retry ID --to DIR`"))
+    }
+
+    static let maxCounter = 1000
+
+    /// Creates the folder and any missing parent. A folder that cannot be made (a file in
+    /// its place, no permission) is the row's own problem: it fails as `target_missing`.
+    private func makeFolders(_ folder: String) throws {
+        do {
+            try dav.makeFolders(folder)
+        } catch let e as WrongRemoteKind {
+            throw Classified(Reason(.targetMissing, "the folder cannot be created: \(e.description)"))
+        } catch let e as HTTPStatusError where e.step == .mkcol && [403, 405, 409].contains(e.status) {
+            throw Classified(Reason(.targetMissing, "the folder \(folder) cannot be created on the server (\(e.status))",
+                                    detail: e.serverMessage))
+        }
+    }
+}

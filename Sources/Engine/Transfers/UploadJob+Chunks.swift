@@ -1,0 +1,127 @@
+import Platform
+import Queue
+import Transport
+
+/// Sending: chunk after chunk from the server's offset, the file checked before each, one
+/// checkpoint `(offset, SHA-256 state)` per chunk the server confirmed, the running hash
+/// brought along so that a resume reads only what the server lacks.
+extension UploadJob {
+    enum SendResult {
+        /// Every byte is on the server; the whole file's SHA-256.
+        case sent(sha256: String)
+        /// Stopped before the end (cancelled, or the file changed): the attempt ends so.
+        case stopped(JobOutcome)
+    }
+
+    /// The largest chunk held in memory when the server checks chunk checksums.
+    static let bufferedChunkLimit: Int64 = 8 * 1024 * 1024
+
+    func sendRest(of source: SourceFile, row: inout Transfer, from start: Int64,
+                  capabilities: UploadCapabilities) throws -> SendResult {
+        guard let handle = row.uploadURL else { throw ProtocolViolation("no upload to send to") }
+        let size = source.size
+        var offset = start
+
+        // Bring the running hash to the server's offset, reading only what it lacks.
+        let hasher = ChunkedHasher(try catchUpHash(source, checkpoint: row.checkpoint, to: offset))
+        counters = ResumeCounters(resumedAt: offset, bytesRead: counters.bytesRead, bytesHashed: counters.bytesHashed)
+        try store.checkpoint(row.id, offset: offset, hashState: hasher.state, counters: counters, resetAttempts: false)
+        row.checkpoint = Checkpoint(offset: offset, hashState: hasher.state)
+
+        // With per-chunk checksums each chunk is read once into memory, digested, and sent
+        // from there: the file is still read only once. The buffer is bounded, whatever
+        // the file's size. Streamed chunks adapt to the link: each aims to take about
+        // `chunkSeconds`, so a fast link is not slowed by many small requests and a slow one
+        // never has much to resend. Buffered (checksummed) chunks stay small.
+        let checksum = capabilities.chunkChecksum
+        var chunkSize = checksum == nil ? settings.chunkSize : min(settings.chunkSize, Self.bufferedChunkLimit)
+        if capabilities.wholeFileOnly { chunkSize = max(size, 1) }
+        let chunkBuffer = checksum == nil ? nil : UnsafeMutableRawBufferPointer.allocate(byteCount: Int(max(1, min(chunkSize, size))), alignment: 64)
+        defer { chunkBuffer?.deallocate() }
+
+        while offset < size {
+            if cancellation.isCancelled { return .stopped(.stopped) }
+            if try !source.isUnchanged() {
+                // Never stitched into the old upload: the next attempt decides, once the
+                // file has been still for a while, to start it again.
+                Log.info("upload \(row.id): the file changed while it was sent")
+                return .stopped(.retry(Classification(reason: stillBeingWritten, retryAfter: settings.settleSeconds), progressed: progressed))
+            }
+            var length = min(chunkSize, size - offset)
+            if capabilities.lastChunkFinishes, offset + length == size, length > 1 {
+                // Hold the last byte back: the upload completes only after one more look at
+                // the file, so a file changed during its last chunk is never finished stale.
+                length -= 1
+            }
+            let recorder = ProgressRecorder(store: store, id: row.id, position: offset, interval: settings.progressInterval, next: hasher)
+            let sentFrom = offset
+            let began = monotonicSeconds()
+            let confirmed: UploadStanding.Confirmed
+            if let checksum, let chunkBuffer {
+                let chunk = UnsafeMutableRawBufferPointer(rebasing: chunkBuffer[0..<Int(length)])
+                try source.read(into: chunk, at: offset)
+                counters.bytesRead += length
+                let digest = ChunkDigest(checksum)
+                digest.update(UnsafeRawBufferPointer(chunk))
+                confirmed = try upload.send(.buffer(UnsafeRawBufferPointer(chunk), observer: recorder), to: handle, at: offset,
+                                            checksum: (checksum, digest.base64))
+            } else {
+                confirmed = try upload.send(.file(descriptor: source.fd, offset: offset, length: length, observer: recorder),
+                                            to: handle, at: offset, checksum: nil)
+                counters.bytesRead += recorder.bytesRead
+            }
+            counters.bytesHashed += recorder.bytesRead
+            offset = confirmed.offset
+            if offset == size {
+                CrashWindow.uploadConfirmed.pauseIfTesting(transfer: row.id, cancellation: cancellation)
+            }
+            if offset != sentFrom + length {
+                // The server kept less than we sent: rewind the hash to what it confirmed.
+                let rewound = try catchUpHash(source, checkpoint: Checkpoint(offset: sentFrom, hashState: hasher.savedBeforeChunk), to: offset)
+                hasher.replace(with: rewound)
+            }
+            if offset > sentFrom { progressed = true }
+            if checksum == nil, length == chunkSize {
+                chunkSize = ChunkSizing.next(after: chunkSize, took: monotonicSeconds() - began, settings: settings)
+            }
+            if let expiresAt = confirmed.expiresAt, expiresAt != row.uploadExpiresAt {
+                try store.setUpload(row.id, url: handle, expiresAt: expiresAt)
+                row.uploadExpiresAt = expiresAt
+            }
+            try store.checkpoint(row.id, offset: offset, hashState: hasher.state, counters: counters, resetAttempts: offset > sentFrom)
+            row.checkpoint = Checkpoint(offset: offset, hashState: hasher.state)
+            hasher.markChunkStart()
+        }
+        return .sent(sha256: hasher.hexDigest)
+    }
+
+    /// A hasher covering bytes [0, target), built from `checkpoint` plus a read of the gap.
+    func catchUpHash(_ source: SourceFile, checkpoint: Checkpoint, to target: Int64) throws -> RunningSHA256 {
+        var start: Int64 = 0
+        var sha = RunningSHA256()
+        if let state = checkpoint.hashState, let restored = RunningSHA256(state: state), restored.count == checkpoint.offset,
+           checkpoint.offset <= target {
+            sha = restored
+            start = checkpoint.offset
+        }
+        try hash(source, from: start, to: target, into: sha)
+        return sha
+    }
+
+    /// The SHA-256 of the whole file, read once (to compare with a file already on the server).
+    func wholeFileDigest(_ source: SourceFile) throws -> String {
+        let sha = RunningSHA256()
+        try hash(source, from: 0, to: source.size, into: sha)
+        return sha.hexDigest
+    }
+
+    private func hash(_ source: SourceFile, from start: Int64, to end: Int64, into sha: RunningSHA256) throws {
+        guard end > start else { return }
+        try source.readBlocks(from: start, length: end - start) { block in
+            if cancellation.isCancelled { throw TransportError(kind: .cancelled, message: "cancelled") }
+            sha.update(block)
+        }
+        counters.bytesRead += end - start
+        counters.bytesHashed += end - start
+    }
+}

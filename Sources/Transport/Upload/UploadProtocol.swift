@@ -1,0 +1,99 @@
+/// One way of getting a file's bytes into a server: tus, Nextcloud's chunked upload, a
+/// plain WebDAV PUT. Each is a small type behind this interface; the policy above it
+/// (fingerprints, checkpoints, asking before any restart, hashing once) is written once and
+/// does not know which one it drives.
+///
+/// An upload on the server is named by a `handle`, an opaque string the queue keeps beside
+/// the offset (a tus URL, a chunk folder). Each call is one or a few HTTP exchanges; errors
+/// are thrown as they came (`HTTPStatusError`, `TransportError`, `ProtocolViolation`) for
+/// the engine to classify. Not Sendable: an implementation owns an `HTTPSession`.
+public protocol UploadProtocol: AnyObject {
+    /// The session every request goes through, to set its cancellation, stall limit and CA file.
+    var session: HTTPSession { get }
+
+    /// What the server offers this protocol: size limit, checksums, how chunks are kept.
+    func capabilities() throws -> UploadCapabilities
+
+    /// Starts a new upload of `length` bytes that will become the file at `target`.
+    func start(_ target: UploadTarget) throws -> UploadStanding.Started
+
+    /// Where the server stands on an upload. Only this call may say that the server no
+    /// longer has it (`.forgotten`); every other answer that is not a position throws.
+    /// `confirmed` is what the server already confirmed: a position behind it, unexplained,
+    /// is a protocol violation, never a quiet rewind.
+    func status(of handle: String, confirmed: Int64) throws -> UploadStanding
+
+    /// Sends `body` (the bytes from `offset` on) and returns what the server confirmed,
+    /// which may be less than was sent when the protocol keeps parts of a chunk.
+    /// `checksum` is the body's digest in base64, when `capabilities` offered an algorithm.
+    func send(_ body: RequestBody, to handle: String, at offset: Int64,
+              checksum: (ChecksumAlgorithm, String)?) throws -> UploadStanding.Confirmed
+
+    /// Makes a whole upload the file at its target (a no-op where the last chunk did that).
+    func finish(_ handle: String, as target: UploadTarget) throws
+
+    /// Ends an upload on the server without creating the file; one already gone is fine.
+    func abandon(_ handle: String) throws
+}
+
+/// What a protocol can do on one server, asked once and remembered.
+public struct UploadCapabilities: Sendable, Equatable {
+    /// The largest file the server accepts, when it says.
+    public var maxSize: Int64?
+    /// The checksum the server checks per chunk, when it offers one this client has.
+    public var chunkChecksum: ChecksumAlgorithm?
+    /// True when a chunk broken off midway may leave part of itself on the server, so the
+    /// confirmed offset can land anywhere; false when a chunk is kept whole or not at all.
+    public var keepsPartialChunks: Bool
+    /// True when the whole file must go in one request (plain PUT): nothing survives a break.
+    public var wholeFileOnly: Bool
+    /// True when the chunk that reaches the length makes the file (tus), so the file must be
+    /// checked once more before its last byte goes; false when `finish` does it.
+    public var lastChunkFinishes: Bool
+
+    public init(maxSize: Int64? = nil, chunkChecksum: ChecksumAlgorithm? = nil, keepsPartialChunks: Bool = true,
+                wholeFileOnly: Bool = false, lastChunkFinishes: Bool = false) {
+        self.maxSize = maxSize; self.chunkChecksum = chunkChecksum
+        self.keepsPartialChunks = keepsPartialChunks; self.wholeFileOnly = wholeFileOnly
+        self.lastChunkFinishes = lastChunkFinishes
+    }
+}
+
+/// The file an upload becomes on the server.
+public struct UploadTarget: Sendable, Equatable {
+    /// Absolute within the account, e.g. `/Photos/IMG_0042.jpg`.
+    public var remotePath: String
+    public var length: Int64
+    public var contentType: String
+
+    public init(remotePath: String, length: Int64, contentType: String) {
+        self.remotePath = remotePath; self.length = length; self.contentType = contentType
+    }
+
+    /// The last component of `remotePath`.
+    public var name: String { String(remotePath.split(separator: "/").last ?? "") }
+}
+
+/// What the server says about one upload.
+public enum UploadStanding: Sendable, Equatable {
+    /// It holds the first `offset` bytes of an upload `length` bytes long (when it says).
+    case holds(offset: Int64, length: Int64?, expiresAt: Int64?)
+    /// It no longer has the upload: 404, or 410 (`expired`) for tus.
+    case forgotten(expired: Bool)
+
+    /// A new upload: its handle, and until when the server keeps it unfinished.
+    public struct Started: Sendable, Equatable {
+        public var handle: String
+        /// Milliseconds since the epoch.
+        public var expiresAt: Int64?
+        public init(handle: String, expiresAt: Int64?) { self.handle = handle; self.expiresAt = expiresAt }
+    }
+
+    /// A chunk the server took: the offset it now holds, and its latest expiry.
+    public struct Confirmed: Sendable, Equatable {
+        public var offset: Int64
+        /// Milliseconds since the epoch.
+        public var expiresAt: Int64?
+        public init(offset: Int64, expiresAt: Int64?) { self.offset = offset; self.expiresAt = expiresAt }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// A server that answers what no sane server sends, against the real agent: every item
+/// gets a verdict with a reason (failed as `protocol` quoting the server, or retrying after
+/// a sane, capped wait), the agent process stays up, nothing loops, and no password goes
+/// to another host.
+@Suite("A hostile server gets a verdict, never a crash, a loop or a password")
+struct HostileServerTests {
+    // MARK: Retry-After
+
+    @Test("an absurd Retry-After (inf, 1e300, -1) fails the item as protocol, quoting the server", arguments: [
+        ("inf", 503), ("1e300", 503), ("-1", 429),
+    ])
+    func absurdRetryAfter(value: String, status: Int) async throws {
+        let scene = try await HostileScene.upload()
+        try await scene.misbehave("retry-after", value, status: status)
+        try await scene.startAgent()
+        let row = try await scene.expectProtocolFailure(quoting: "`\(value)`")
+        #expect(row.rowReasonMessage?.contains("Retry-After") == true, "\(row.rowReason ?? [:])")
+    }
+
+    @Test("a Retry-After beyond an hour (a huge number, a far date) waits one hour and shows what the server asked", arguments: [
+        "99999999999999999999999", "Fri, 31 Dec 9999 23:59:59 GMT",
+    ])
+    func cappedRetryAfter(value: String) async throws {
+        let scene = try await HostileScene.upload()
+        try await scene.misbehave("retry-after", value, status: 503)
+        let started = Date()
+        try await scene.startAgent()
+        let row = try await scene.verdict("retrying", "maintenance")
+        let next = try #require(row.rowNextAttempt, "a retrying row says when: \(row)")
+        #expect(next >= started.addingTimeInterval(3590) && next <= Date().addingTimeInterval(3610),
+                "the wait is capped at one hour: next attempt \(next), started \(started)")
+        #expect(row.rowReasonMessage?.contains(value) == true && row.rowReasonMessage?.contains("1 h") == true,
+                "the reason shows the server's words and the cap: \(row.rowReason ?? [:])")
+        try await scene.expectQuietAndAlive()
+    }
+
+    // MARK: tus numbers
+
+    @Test("an Upload-Offset in a PATCH reply beyond the chunk, negative, not a number or overflowing fails as protocol", arguments: [
+        "999999999", "-5", "abc", "99999999999999999999", "1e3",
+    ])
+    func patchOffset(value: String) async throws {
+        let scene = try await HostileScene.upload()
+        try await scene.misbehave("patch-offset", value)
+        try await scene.startAgent()
+        try await scene.expectProtocolFailure(quoting: "`\(value)`")
+    }
+
+    @Test("a HEAD that claims more bytes than the upload has fails as protocol instead of skipping ahead")
+    func headOffsetBeyondLength() async throws {
+        let scene = try await HostileScene.upload()
+        try await scene.misbehave("head-offset", "5000000")
+        try await scene.startAgent()
+        try await scene.expectProtocolFailure(quoting: "`5000000`")
+        #expect(try await scene.requests().contains { $0.hasPrefix("HEAD ") }, "the resume asked with HEAD")
+    }
+
+    @Test("a HEAD that claims fewer bytes than the server already confirmed fails as protocol instead of rewinding")
+    func headOffsetBehindConfirmed() async throws {
+        // The first chunk (all but the held-back last byte) is confirmed; the last one is
+        // cut off; the HEAD that follows claims nothing arrived.
+        let scene = try await HostileScene.upload()
+        try await scene.misbehave("head-behind", "0")
+        try await scene.startAgent()
+        let row = try await scene.expectProtocolFailure(quoting: "confirmed 299999")
+        #expect(row.rowReasonMessage?.contains("holds 0 bytes") == true, "\(row.rowReason ?? [:])")
+    }
+
+    @Test("a Tus-Max-Size or Upload-Expires no server sends fails as protocol", arguments: [
+        ("max-size", "-1"), ("max-size", "inf"), ("expires", "1e300"),
+    ])
+    func otherTusHeaders(name: String, value: String) async throws {
+        let scene = try await HostileScene.upload()
+        try await scene.misbehave(name, value)
+        try await scene.startAgent()
+        try await scene.expectProtocolFailure(quoting: "`\(value)`")
+    }
+
+    // MARK: Location
+
+    @Test("a Location on another host or a malformed one fails as protocol, and the other host never hears from the agent", arguments: [
+        "{decoy}/files/stolen", "http://127.0.0.1:{port}@{decoyhost}/files/stolen", "//{decoyhost}/files/stolen", "http://[::1",
+    ])
+    func location(template: String) async throws {
+        let scene = try await HostileScene.upload()
+        let decoy = scene.server.decoyURL
+        let value = template.replacingOccurrences(of: "{decoyhost}", with: String(decoy.dropFirst("http://".count)))
+        try await scene.misbehave("location", value)
+        try await scene.startAgent()
+        var verdict: Error?
+        do { _ = try await scene.verdict("failed", "protocol") } catch { verdict = error }
+        // Whatever the verdict, the other host must not have heard from the agent.
+        let heard = try await scene.decoy()
+        #expect(heard.allSatisfy { $0.authorization == nil }, "a password went to the other host: \(heard)")
+        #expect(heard.isEmpty, "the agent contacted the other host: \(heard.map(\.request))")
+        if let verdict { throw verdict }
+        try await scene.expectQuietAndAlive()
+    }
+
+    // MARK: WebDAV
+
+    @Test("a billion-laughs or a deeply nested PROPFIND reply fails the download as protocol", arguments: ["billion-laughs", "deep"])
+    func hostilePropfind(kind: String) async throws {
+        let scene = try await HostileScene.download()
+        try await scene.misbehave("propfind", kind)
+        try await scene.startAgent()
+        try await scene.expectProtocolFailure(quoting: kind == "deep" ? "deep" : "DTD")
+    }
+
+    @Test("an overflowing or impossible Content-Range on a resumed download fails as protocol, quoting it", arguments: [
+        "bytes 50000-99999999999999999999/*", "bytes 50000-9223372036854775807/*", "bytes -50000-99999/100000",
+    ])
+    func contentRange(value: String) async throws {
+        let scene = try await HostileScene.download()
+        try await scene.misbehave("content-range", value)
+        try await scene.startAgent()
+        try await scene.expectProtocolFailure(quoting: value)
+        #expect(try await scene.requests().filter { $0 == "GET /dav/alice/data.bin" }.count == 2,
+                "one cut-off download, then one resume that got the bad range")
+    }
+}

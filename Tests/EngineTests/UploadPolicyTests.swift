@@ -1,0 +1,250 @@
+import Foundation
+import Glibc
+import Queue
+import TestSupport
+import Testing
+
+/// The upload policy against a real server: nothing loops, nothing starts again without
+/// asking, a crash right after the last chunk costs no byte, and the agent never replaces a
+/// file on a server that would let it.
+@Suite("Upload policy: ask before restarting, never loop, never overwrite")
+struct UploadPolicyTests {
+    // MARK: No tight loops
+
+    @Test("an upload the server keeps forgetting starts again a few times quickly, then waits longer and says so")
+    func serverKeepsForgetting() async throws {
+        let scene = try await UploadScene.make(size: 300_000)
+        try await scene.faults([["method": "PATCH", "path_prefix": "/files/", "status": 404, "count": 1000],
+                                ["method": "HEAD", "path_prefix": "/files/", "status": 404, "count": 1000]])
+        try await scene.startAgent()
+        let s = try await scene.watch("a long wait after restarts in a row", timeout: 60) {
+            $0.rowState == "retrying" && ($0.rowReasonMessage ?? "").contains("in a row")
+        }
+        #expect(s.row.rowReasonCode == "upload_lost", "\(s.row.rowReason ?? [:])")
+        #expect(s.row.rowReasonMessage?.contains("started again 4 times in a row, so it waits 60 s") == true, "\(s.row.rowReason ?? [:])")
+        let next = try #require(s.row.rowNextAttempt)
+        #expect(next.timeIntervalSince(s.at) > 40, "the fourth restart waits about a minute: next attempt \(next), seen \(s.at)")
+        let creations = try await scene.requests("POST")
+        #expect(creations <= 5, "each restart waited: \(creations) uploads created; agent log:\n\(scene.agentLog.suffix(2000))")
+        try await Task.sleep(for: .seconds(3))
+        #expect(try await scene.requests("POST") == creations, "nothing more while it waits")
+    }
+
+    @Test("a file still being written is not sent again until it has been still for the settle time")
+    func waitsUntilStill() async throws {
+        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
+        // The first chunk stalls long enough for the writing below to begin, even on a
+        // loaded machine.
+        try await scene.fault(["method": "PATCH", "stall_seconds": 5, "after_bytes": 100_000])
+        try await scene.startAgent()
+        try await scene.waitForFaultsTaken()
+        // Written to for 14 s, a few bytes in place every 0.3 s, on a thread of its own so
+        // that a loaded machine keeps writing: long enough for several attempts.
+        let path = scene.file, database = scene.session.databasePath
+        let sawWaiting = try await offThePool {
+            let store = try QueueStore(path: database)
+            let fd = open(path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw TestFailure("cannot open \(path) for writing") }
+            defer { close(fd) }
+            var saw = false
+            for round in 0..<47 {
+                var stamp = UInt64(round)
+                guard pwrite(fd, &stamp, 8, 0) == 8 else { throw TestFailure("short write to \(path)") }
+                usleep(300_000)
+                if let row = try store.transfer(id: Int64(scene.id)), row.reason?.code == .sourceChanged,
+                   row.reason?.message.contains("waits until it has been still for 5 s") == true {
+                    saw = true
+                }
+            }
+            return saw
+        }
+        #expect(try await scene.requests("POST") == 1, "no new upload while the file was being written")
+        let finalSHA = try await scene.sha256(scene.file)
+        try await scene.expectCompletedIdentical(timeout: 60)
+        #expect(sawWaiting, "the row said it waits for the file; agent log:\n\(scene.agentLog.suffix(2000))")
+        #expect(try await scene.sha256(scene.serverCopy) == finalSHA)
+        #expect(try await scene.requests("POST") == 2, "one upload for the first version, one for the last")
+        #expect(try await scene.completions() == 1)
+    }
+
+    // MARK: Never restart without asking
+
+    @Test("killed after the server confirmed the last chunk, with a stored expiry in the past: completes without a byte sent again")
+    func killedAfterLastChunk() async throws {
+        let scene = try await UploadScene.make(size: 3 * oneMiB)
+        scene.session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "upload-confirmed"
+        try await scene.startAgent()
+        try await scene.waitForLog("paused at upload-confirmed")
+        try await scene.killAgent()
+        scene.session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+        let store = try QueueStore(path: scene.session.databasePath)
+        let row = try #require(try store.transfer(id: Int64(scene.id)))
+        #expect(row.state == .inProgress && row.checkpoint.offset < Int64(scene.size), "the row did not hear of the last chunk")
+        // The row believes the server has forgotten the upload by now: a reason to ask.
+        try store.setUpload(row.id, url: row.uploadURL, expiresAt: 1_000)
+
+        try await scene.startAgent()
+        try await scene.expectCompletedIdentical()
+        let stats = try await scene.stats()
+        #expect(stats["patch_bytes"] as? Int == scene.size, "every byte went exactly once: \(stats["patch_bytes"] ?? "-")")
+        #expect(try await scene.requests("POST") == 1, "no second upload was created")
+        #expect(try await scene.completions() == 1)
+        let done = try await scene.requireRow()
+        #expect(done["sha256"] as? String == (try await scene.sha256(scene.file)))
+        #expect(done.rowCounters["resumed_at"] as? Int == scene.size, "the last run found the upload whole: \(done.rowCounters)")
+    }
+
+    @Test("the expiry from every PATCH and HEAD reply is kept with the row")
+    func expiryFromEveryReply() async throws {
+        let scene = try await UploadScene.make(size: 5 * oneMiB, serverArguments: ["--expire-seconds", "3600"], stallSeconds: 120)
+        // Chunk 2 takes over a second, so its reply carries a later expiry than the creation;
+        // chunk 3 stalls while the row is read (long: a loaded machine may be slow to look).
+        try await scene.faults([InterruptionTests.passThrough(1),
+                                ["method": "PATCH", "stall_seconds": 1.2, "after_bytes": 0],
+                                ["method": "PATCH", "stall_seconds": 100, "after_bytes": 100_000]])
+        try await scene.startAgent()
+        try await scene.waitForFaultsTaken()
+        let store = try QueueStore(path: scene.session.databasePath)
+        try await scene.watch("two chunks confirmed") { ($0["checkpoint_offset"] as? Int ?? 0) >= 2 * oneMiB }
+        var row = try #require(try store.transfer(id: Int64(scene.id)))
+        let afterPatch = try scene.serverExpiry(of: row)
+        #expect(row.uploadExpiresAt == afterPatch, "the row keeps the last PATCH reply's expiry: row \(row.uploadExpiresAt ?? -1), server \(afterPatch)")
+
+        try await scene.killAgent()
+        try store.setUpload(row.id, url: row.uploadURL, expiresAt: 1_000)
+        try await scene.clearFaults()
+        try await scene.fault(["method": "PATCH", "stall_seconds": 100, "after_bytes": 100_000])
+        try await scene.startAgent()
+        try await scene.waitForFaultsTaken()
+        row = try #require(try store.transfer(id: Int64(scene.id)))
+        #expect(row.uploadExpiresAt == (try scene.serverExpiry(of: row)), "the row keeps the HEAD reply's expiry: \(row.uploadExpiresAt ?? -1)")
+        #expect(row.counters.resumedAt >= 2 * Int64(oneMiB), "asked and resumed, not started again: \(row.counters)")
+
+        try await scene.killAgent()
+        try await scene.clearFaults()
+        try await scene.startAgent()
+        try await scene.expectCompletedIdentical()
+        #expect(try await scene.completions() == 1)
+    }
+
+    // MARK: Folders and names on the server
+
+    @Test("folders that do not exist are made level by level before the upload")
+    func makesFolders() async throws {
+        let scene = try await UploadScene.make(size: 300_000, folder: "New/Deep/Folder", makeFolder: false)
+        try await scene.startAgent()
+        try await scene.expectCompletedIdentical()
+        #expect(try await scene.requests("MKCOL") == 3)
+    }
+
+    @Test("the folder deleted while its upload runs: the server refuses to complete it, the agent makes the folder again and finishes")
+    func folderDeletedMidUpload() async throws {
+        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
+        try await scene.faults([InterruptionTests.passThrough(1), ["method": "PATCH", "stall_seconds": 8, "after_bytes": 100_000]])
+        try await scene.startAgent()
+        try await scene.waitForFaultsTaken()
+        try FileManager.default.removeItem(atPath: scene.server.tree() + "/" + scene.folder)
+        try await scene.expectCompletedIdentical()
+        #expect(try await scene.requests("MKCOL") == 1, "made again, once")
+        #expect(scene.agentLog.contains("made /In again"), "\(scene.agentLog.suffix(1500))")
+        #expect(try await scene.completions() == 1)
+    }
+
+    @Test("a different file at the target: the upload becomes name (1).ext, the file there is untouched")
+    func differentFileThere() async throws {
+        let scene = try await UploadScene.make(size: 300_000)
+        let theirs = TestData.bytes(count: 300_000, seed: 999)
+        try Data(theirs).write(to: URL(fileURLWithPath: scene.serverCopy))
+        try await scene.startAgent()
+        try await scene.watch("completed") { $0.rowState == "completed" }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: scene.serverCopy)) == Data(theirs), "the file that was there is untouched")
+        let ours = scene.server.tree() + "/In/IMG_0001 (1).jpg"
+        #expect(try await scene.sha256(ours) == (try await scene.sha256(scene.file)))
+        #expect(try await scene.requireRow()["target"] as? String == "/In/IMG_0001 (1).jpg", "the row names where it went")
+        #expect(try await scene.completions("In/IMG_0001.jpg") == 0)
+        #expect(try await scene.completions("In/IMG_0001 (1).jpg") == 1)
+    }
+
+    @Test("the same bytes already at the target: completed as already on the server, nothing sent")
+    func sameFileThere() async throws {
+        let scene = try await UploadScene.make(size: 300_000)
+        try FileManager.default.copyItem(atPath: scene.file, toPath: scene.serverCopy)
+        try await scene.startAgent()
+        try await scene.expectCompletedIdentical()
+        let posts = try await scene.requests("POST"), patches = try await scene.requests("PATCH")
+        #expect(posts == 0 && patches == 0, "nothing was uploaded: \(posts) POST, \(patches) PATCH")
+        #expect(try await scene.requireRow()["sha256"] as? String == (try await scene.sha256(scene.file)))
+        #expect(scene.agentLog.contains("already on the server"), "\(scene.agentLog.suffix(1000))")
+    }
+
+    @Test("a server without checksums cannot say the bytes are the same: a file there means name (1).ext")
+    func unknownFileThere() async throws {
+        let scene = try await UploadScene.make(size: 300_000, serverArguments: ["--no-checksums"])
+        try FileManager.default.copyItem(atPath: scene.file, toPath: scene.serverCopy)
+        try await scene.startAgent()
+        try await scene.watch("completed") { $0.rowState == "completed" }
+        #expect(FileManager.default.fileExists(atPath: scene.server.tree() + "/In/IMG_0001 (1).jpg"))
+        #expect(try await scene.completions("In/IMG_0001.jpg") == 0)
+    }
+
+    @Test("two queued files headed for one name: each gets its own, neither replaces the other")
+    func twoRowsOneName() async throws {
+        try await offThePool {
+            let server = try ReferenceServer()
+            try server.makeFolder("Same")
+            let s = try AgentHarness()
+            try s.writeConfig(agentConfig())
+            try s.addAccount(server)
+            let a = try s.home.randomFile("a/photo.jpg", size: 2 * oneMiB, seed: 1)
+            let b = try s.home.randomFile("b/photo.jpg", size: 2 * oneMiB, seed: 2)
+            #expect(try s.cli(["upload", "--to", "/Same", a, b]).status == 0)
+            try s.startAgent()
+            try s.waitForAll("completed", count: 2)
+            let stored = try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/Same").sorted()
+            #expect(stored == ["photo (1).jpg", "photo.jpg"])
+            let digests = Set(try stored.map { try TestData.sha256(ofFile: server.tree() + "/Same/" + $0) })
+            #expect(digests == Set([try TestData.sha256(ofFile: a), try TestData.sha256(ofFile: b)]), "both versions are there")
+            let completions = (try server.stats()["completions"] as? [String: Any])?["alice"] as? [String: Int] ?? [:]
+            #expect(completions == ["Same/photo.jpg": 1, "Same/photo (1).jpg": 1])
+        }
+    }
+}
+
+extension UploadScene {
+    /// The server's statistics (`/_control/stats`).
+    func stats() async throws -> [String: Any] {
+        try await offThePool { HandedOver(try server.stats()) }.value
+    }
+
+    /// How many finished uploads the server placed at `path` (default: this scene's file).
+    func completions(_ path: String? = nil) async throws -> Int {
+        let all = try await stats()["completions"] as? [String: Any]
+        let mine = all?["alice"] as? [String: Int] ?? [:]
+        return mine[path ?? "\(folder)/\(name)"] ?? 0
+    }
+
+    /// Waits until the agent's log says `text`.
+    func waitForLog(_ text: String, timeout: Double = 30) async throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if agentLog.contains(text) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestFailure("the agent never said \"\(text)\"; log:\n\(agentLog.suffix(2000))")
+    }
+
+    /// The expiry the server holds for the row's upload, in milliseconds since the epoch.
+    func serverExpiry(of row: Transfer) throws -> Int64 {
+        let uid = try #require(row.uploadURL?.split(separator: "/").last.map(String.init),
+                               "row \(row.id) has no upload (\(row.state.rawValue), \(row.reason?.description ?? "-")); agent log:\n\(agentLog.suffix(2500))")
+        let info = try Data(contentsOf: URL(fileURLWithPath: server.data.path + "/tus/alice/\(uid).info"))
+        let object = try #require(try JSONSerialization.jsonObject(with: info) as? [String: Any])
+        let text = try #require(object["expires"] as? String)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        let date = try #require(formatter.date(from: text), "an HTTP date: \(text)")
+        return Int64(date.timeIntervalSince1970 * 1000)
+    }
+}

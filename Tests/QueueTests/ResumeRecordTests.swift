@@ -1,0 +1,58 @@
+import Foundation
+import Platform
+import Queue
+import TestSupport
+import Testing
+
+@Suite("What transfers record to find their way back")
+struct ResumeRecordTests {
+    let folder = TemporaryFolder("iu-queue")
+
+    func makeStore() throws -> (QueueStore, Account) {
+        let store = try QueueStore(path: folder.path + "/state/queue.sqlite3")
+        let account = try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a")
+        return (store, account)
+    }
+
+    func uploads(_ account: Account, _ remotePaths: [String], store: QueueStore) throws -> [Int64] {
+        try store.enqueue(remotePaths.enumerated().map { i, remote in
+            NewTransfer(direction: .upload, origin: .manual, accountID: account.id, localPath: LocalPath("/tmp/f\(i)"),
+                        remotePath: remote, bytesTotal: 10)
+        })
+    }
+
+    @Test("two new rows for one name: the older keeps it, the newer must move aside")
+    func olderKeepsTheName() throws {
+        let (store, account) = try makeStore()
+        let ids = try uploads(account, ["/P/a.jpg", "/P/a.jpg"], store: store)
+        #expect(try store.claimRemotePath(ids[1], "/P/a.jpg", accountID: account.id, claimants: .olderOrStarted) == false)
+        #expect(try store.claimRemotePath(ids[0], "/P/a.jpg", accountID: account.id, claimants: .olderOrStarted))
+        #expect(try store.claimRemotePath(ids[1], "/P/a (1).jpg", accountID: account.id))
+        #expect(try store.transfer(id: ids[1])?.remotePath == "/P/a (1).jpg")
+        #expect(try store.claimRemotePath(ids[0], "/P/a (1).jpg", accountID: account.id) == false, "a name taken by any row is taken")
+    }
+
+    @Test("a row already sending to a name keeps it from any other, older or not")
+    func startedKeepsTheName() throws {
+        let (store, account) = try makeStore()
+        let ids = try uploads(account, ["/P/b.jpg", "/P/b.jpg"], store: store)
+        try store.setUpload(ids[1], url: "http://127.0.0.1:1/files/x", expiresAt: nil)
+        #expect(try store.claimRemotePath(ids[0], "/P/b.jpg", accountID: account.id, claimants: .olderOrStarted) == false)
+    }
+
+    @Test("finished rows claim nothing; restarts count up until the person retries")
+    func finishedRowsAndRestarts() throws {
+        let (store, account) = try makeStore()
+        let ids = try uploads(account, ["/P/c.jpg", "/P/c.jpg"], store: store)
+        _ = try store.start(ids[0], resumedAt: 0)
+        try store.complete(ids[0], sha256: nil, bytes: 10)
+        #expect(try store.claimRemotePath(ids[1], "/P/c.jpg", accountID: account.id))
+        _ = try store.start(ids[1], resumedAt: 0)
+        #expect(try store.countRestart(ids[1]) == 1)
+        #expect(try store.countRestart(ids[1]) == 2)
+        try store.fail(ids[1], reason: Reason(.integrity))
+        try store.retry([ids[1]])
+        _ = try store.start(ids[1], resumedAt: 0)
+        #expect(try store.countRestart(ids[1]) == 1, "a retry by the person starts the count again")
+    }
+}

@@ -1,0 +1,147 @@
+import CSystem
+import Foundation
+import Glibc
+
+/// A program the tests start: the servers, the agent, every CLI command.
+///
+/// Not Foundation's `Process`, for two reasons found the hard way. Its child inherits the
+/// signal mask of whichever test thread started it (Swift Testing's threads block SIGTERM,
+/// so a server never heard it), and it learns that a child exited through a socket the
+/// child holds, which another child spawned at the same moment by a parallel test can
+/// inherit: the exit then goes unseen until that other child exits too, and
+/// `waitUntilExit` spins meanwhile. Here the child gets an empty mask and default signal
+/// actions, inherits nothing but its three standard descriptors, and is reaped by its pid.
+public final class ChildProcess: @unchecked Sendable {
+    // Sendable by construction: the descriptors and pid never change after init; `exit`
+    // is only touched under `lock`.
+
+    /// Where a standard descriptor of the child leads.
+    public enum Stream {
+        /// The test runner's own.
+        case inherit
+        /// /dev/null.
+        case null
+        /// A pipe the test reads or writes (`standardInput`/`standardOutput`/`standardError`).
+        case pipe
+        /// A file, created or appended to.
+        case file(String)
+    }
+
+    public let processIdentifier: pid_t
+    /// The write end of the child's stdin, with `.pipe`.
+    public let standardInput: FileHandle?
+    /// The read end of the child's stdout, with `.pipe`.
+    public let standardOutput: FileHandle?
+    /// The read end of the child's stderr, with `.pipe`.
+    public let standardError: FileHandle?
+
+    private let lock = NSLock()
+    private var exit: Int32?
+
+    public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                input: Stream = .null, output: Stream = .null, error: Stream = .null) throws {
+        var ours: [FileHandle?] = []
+        var theirs: [Int32] = []
+        var toClose: [Int32] = []
+        defer { toClose.forEach { close($0) } }
+        for (index, stream) in [input, output, error].enumerated() {
+            switch stream {
+            case .inherit:
+                ours.append(nil); theirs.append(-1)
+            case .null:
+                let fd = open("/dev/null", O_RDWR | O_CLOEXEC)
+                guard fd >= 0 else { throw TestFailure("cannot open /dev/null: \(String(cString: strerror(errno)))") }
+                ours.append(nil); theirs.append(fd); toClose.append(fd)
+            case .file(let path):
+                let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+                guard fd >= 0 else { throw TestFailure("cannot open \(path): \(String(cString: strerror(errno)))") }
+                ours.append(nil); theirs.append(fd); toClose.append(fd)
+            case .pipe:
+                var fds: [Int32] = [0, 0]
+                guard csystem_pipe_cloexec(&fds) == 0 else { throw TestFailure("pipe: \(String(cString: strerror(errno)))") }
+                // stdin: the child reads fds[0]; stdout/stderr: the child writes fds[1].
+                let (child, parent) = index == 0 ? (fds[0], fds[1]) : (fds[1], fds[0])
+                ours.append(FileHandle(fileDescriptor: parent, closeOnDealloc: true)); theirs.append(child); toClose.append(child)
+            }
+        }
+        let env = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        var pid: pid_t = 0
+        let rc = withCStrings([executable] + arguments) { argv in
+            withCStrings(env) { envp in csystem_spawn(&pid, executable, theirs[0], theirs[1], theirs[2], argv, envp) }
+        }
+        guard rc == 0 else { throw TestFailure("cannot start \(executable): \(String(cString: strerror(rc)))") }
+        processIdentifier = pid
+        standardInput = ours[0]
+        standardOutput = ours[1]
+        standardError = ours[2]
+    }
+
+    /// True until the child has exited (and been reaped).
+    public var isRunning: Bool { reap(blocking: false) == nil }
+
+    /// Sends `signal` to the child, if it still runs.
+    public func send(_ signal: Int32) {
+        if isRunning { Glibc.kill(processIdentifier, signal) }
+    }
+
+    public func terminate() { send(SIGTERM) }
+
+    /// Waits for the child to exit.
+    public func waitUntilExit() { _ = reap(blocking: true) }
+
+    /// Waits at most `seconds`; true when the child exited.
+    public func wait(seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if !isRunning { return true }
+            usleep(10_000)
+        }
+        return !isRunning
+    }
+
+    /// SIGTERM (after SIGCONT, in case it was stopped), then SIGKILL if it is still there after `grace` seconds.
+    public func stop(grace: Double = 10) {
+        guard isRunning else { return }
+        Glibc.kill(processIdentifier, SIGCONT)
+        Glibc.kill(processIdentifier, SIGTERM)
+        if !wait(seconds: grace) { Glibc.kill(processIdentifier, SIGKILL) }
+        waitUntilExit()
+    }
+
+    /// The exit code, or the number of the signal that ended it (as Foundation's `Process` gives it).
+    public var terminationStatus: Int32 {
+        let status = reap(blocking: true) ?? 0
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
+    }
+
+    /// True when a signal ended the child.
+    public var wasSignalled: Bool {
+        let status = reap(blocking: true) ?? 0
+        return status & 0x7f != 0 && status & 0x7f != 0x7f
+    }
+
+    /// The raw wait status once the child exited; nil while it runs (with `blocking` false).
+    private func reap(blocking: Bool) -> Int32? {
+        while true {
+            lock.lock()
+            if let exit { lock.unlock(); return exit }
+            var status: Int32 = 0
+            let result = waitpid(processIdentifier, &status, WNOHANG)
+            if result == processIdentifier { exit = status }
+            // Reaped by someone else: gone, with nothing to tell.
+            if result < 0 && errno == ECHILD { exit = 0 }
+            let done = exit
+            lock.unlock()
+            if let done { return done }
+            if !blocking { return nil }
+            usleep(5_000)
+        }
+    }
+}
+
+/// Runs `body` with `strings` as a NULL-terminated C array.
+private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
+    let pointers = strings.map { strdup($0) } + [nil]
+    defer { pointers.forEach { free($0) } }
+    return body(pointers)
+}
