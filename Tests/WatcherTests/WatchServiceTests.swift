@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Glibc
 import Platform
@@ -155,5 +156,29 @@ struct AfterUploadTests {
         try scene.worker.finishAfterUploads(of: scene.worker.rules[0], store: scene.store)
         #expect(FileManager.default.fileExists(atPath: scene.trashed))
         #expect(try scene.store.uploadsAwaitingAfterStep(rule: "cam").isEmpty)
+    }
+}
+
+@Suite("The watch service's thread")
+struct WatchServiceThreadTests {
+    @Test("a stop asked for while the rules are first read still ends the thread")
+    func stopDuringFirstReading() throws {
+        let home = TemporaryFolder("iu-home")
+        let paths = XDGPaths(environment: ["HOME": home.path, "XDG_STATE_HOME": home.path + "/state", "XDG_CONFIG_HOME": home.path + "/config",
+                                           "XDG_RUNTIME_DIR": home.path + "/run"])
+        try home.file("config/instant-upload/config.ini", bytes: Array("[watch \"cam\"]\nfolder = \(home.path)/Camera\nto = /Photos\n".utf8))
+        let inbox = try WatchInbox()
+        let options = WatchService.Options(paths: paths) {}
+        // Already asked when the thread starts: its first reading of the rules sees the
+        // request in the inbox, and the thread must not then sleep on a drained doorbell.
+        inbox.requestStop()
+        let ended = DispatchSemaphore(value: 0)
+        let thread = try DedicatedThread(name: "iu-watch-test") {
+            WatchWorker(options: options, inbox: inbox, published: PublishedRules()).run()
+            ended.signal()
+        }
+        let result = ended.wait(timeout: .now() + 20)
+        #expect(result == .success, "the service's thread did not end")
+        if result == .success { thread.join() } else { thread.detach() }
     }
 }

@@ -34,7 +34,7 @@ extension WatchWorker {
         // What the stopped watchers handed over is recorded under the rule they found it
         // by, before any watcher of the same rule looks at the folder again; otherwise
         // the new one would find those files new too.
-        backlog += inbox.take().messages
+        collect()
         handleBacklog()
         guard backlog.isEmpty else {
             reloadWanted = true

@@ -37,6 +37,8 @@ final class WatchWorker {
     var backlog: [WatchInbox.Message] = []
     var retryDue: ContinuousClock.Instant?
     var reloadWanted = true
+    /// The service asked this thread to end (seen by any take from the inbox).
+    var stopRequested = false
     /// Rules whose status changed since it was last written down.
     var statusDirty: Set<String> = []
 
@@ -79,6 +81,7 @@ final class WatchWorker {
             }
             handleBacklog()
             writeStatuses()
+            if stopRequested { break }
             if poll(&fds, nfds_t(fds.count), timeout()) < 0, errno != EINTR {
                 Log.error("watch service: \(SystemError("poll")); trying again in 1 s")
                 sleep(1)
@@ -87,9 +90,8 @@ final class WatchWorker {
                 Log.info("the config file changed; reading the watch rules again")
                 reloadWanted = true
             }
-            let (messages, stop) = inbox.take()
-            backlog += messages
-            if stop { break }
+            collect()
+            if stopRequested { break }
         }
         shutDown()
     }
@@ -122,10 +124,17 @@ final class WatchWorker {
         return store
     }
 
+    /// Moves what the inbox holds to the backlog, noting a request to stop.
+    func collect() {
+        let (messages, stop) = inbox.take()
+        backlog += messages
+        if stop { stopRequested = true }
+    }
+
     /// Stops every watcher, then records what they handed over until then.
     private func shutDown() {
         for run in running.values { run.watcher.stop() }
-        backlog += inbox.take().messages
+        collect()
         handleBacklog()
         running = [:]
         // What `watch list` reads is no longer true once no watcher runs.
