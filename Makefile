@@ -76,6 +76,7 @@ bench: venv
 	@echo "running SHA-256 of 1 GiB in memory (MB/s):"
 	.build/release/Benchmarks 1024
 	$(PYTHON) scripts/bench_queue.py --bin .build/release
+	$(PYTHON) scripts/bench_watch.py --bin .build/release
 
 install: build
 	install -d $(PREFIX)/bin
