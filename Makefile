@@ -5,15 +5,20 @@ VENV       := .venv
 PYTHON     := $(VENV)/bin/python
 BIN        := .build/debug
 PREFIX     ?= $(HOME)/.local
+VERSION    ?= 0.1.0-1
+# Release builds for installing, with the Swift runtime linked in (no toolchain needed to run
+# them), in a build folder of their own.
+DIST       := .build/dist
+DIST_BIN   := $(DIST)/release
 APT_STAMP  := .build/.apt-packages
 VENV_STAMP := $(VENV)/.requirements
 
 # Debian packages: C libraries the Swift targets link, and the tools the tests drive.
 APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdbus-1-dev python3-dbus python3-gi pkg-config \
 	curl ca-certificates python3 python3-venv iproute2 nftables dbus libsecret-tools \
-	xdg-user-dirs xvfb zenity apache2 apache2-utils rclone
+	xdg-user-dirs xvfb zenity apache2 apache2-utils rclone xdotool imagemagick tmux desktop-file-utils dpkg-dev binutils lintian
 
-.PHONY: all build run test test-swift test-server test-fuzz fuzz server bench install uninstall clean deps venv
+.PHONY: all build run test test-swift test-server test-fuzz fuzz server bench dist install uninstall deb clean deps venv
 
 all: build
 
@@ -51,7 +56,9 @@ FACE ?= tus
 server: venv
 	$(PYTHON) reference-server/server.py --data $${TMPDIR:-/tmp}/instant-upload-server --port 8080 --face $(FACE) $(SERVER_ARGS)
 
-test: build venv
+# The release build and the package first: the install and package tests use them, and
+# building them while other tests run would only slow those down.
+test: build venv dist deb
 	$(MAKE) --no-print-directory test-server test-swift test-fuzz
 
 test-swift:
@@ -76,14 +83,33 @@ bench: venv
 	@echo "running SHA-256 of 1 GiB in memory (MB/s):"
 	.build/release/Benchmarks 1024
 	$(PYTHON) scripts/bench_queue.py --bin .build/release
+	$(PYTHON) scripts/bench_share_to.py --bin .build/release
 	$(PYTHON) scripts/bench_watch.py --bin .build/release
 
-install: build
-	install -d $(PREFIX)/bin
-	install -m 0755 $(BIN)/instant-upload $(BIN)/share-to $(PREFIX)/bin/
+# Both programs, static Swift runtime (stripped by the package build only). Built again when a
+# source is newer, so `make install` after `make dist` does not start the compiler at all.
+DIST_PROGRAMS := $(DIST_BIN)/instant-upload $(DIST_BIN)/share-to
+dist: $(DIST_PROGRAMS)
+$(DIST_PROGRAMS) &: Package.swift $(shell find Sources -type f) | $(APT_STAMP)
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product instant-upload
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product share-to
+	@touch $(DIST_PROGRAMS)
+
+# Into PREFIX (default ~/.local, no root needed): programs, file-manager entries, the systemd
+# user unit, man pages, completions; a manifest lists them for `make uninstall`.
+install: dist
+	PREFIX="$(PREFIX)" sh packaging/install.sh install $(DIST_BIN)
 
 uninstall:
-	rm -f $(PREFIX)/bin/instant-upload $(PREFIX)/bin/share-to
+	PREFIX="$(PREFIX)" sh packaging/install.sh uninstall
+
+# A Debian package that installs system-wide: .build/deb/instant-upload_VERSION_ARCH.deb,
+# built again only when the programs or anything in packaging/ changed since.
+DEB := .build/deb/instant-upload_$(VERSION)_$(shell dpkg --print-architecture 2>/dev/null).deb
+deb: dist
+	@if [ -f "$(DEB)" ] && [ -z "$$(find packaging $(DIST_BIN)/instant-upload $(DIST_BIN)/share-to -newer "$(DEB)" -print -quit)" ]; then \
+		echo "$(DEB) is up to date"; echo "$(DEB)"; \
+	else sh packaging/deb/build-deb.sh $(DIST_BIN) $(VERSION) .build/deb; fi
 
 clean:
 	rm -rf .build $(VENV)

@@ -32,7 +32,7 @@ let package = Package(
         // The agent's side of it (rules running, the memory of what was taken) feeds the queue through its intake.
         .target(name: "Watcher", dependencies: ["CExif", "CSystem", "Platform", "Queue", "Transport"]),
         // Commands shared by both executables.
-        .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Connectivity", "Watcher", "Platform"]),
+        .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Connectivity", "Watcher", "Platform", "CSystem"]),
 
         .executableTarget(name: "instant-upload", dependencies: ["CLI", "Platform"]),
         .executableTarget(name: "share-to", dependencies: ["CLI", "Platform"]),

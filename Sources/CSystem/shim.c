@@ -5,6 +5,7 @@
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <spawn.h>
 #include "CSystem.h"
 
 int csystem_peer_uid(int fd, uid_t *uid) {
@@ -52,4 +53,8 @@ int csystem_spawn(pid_t *pid, const char *path, int stdin_fd, int stdout_fd, int
     posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     return rc;
+}
+
+int csystem_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
 }

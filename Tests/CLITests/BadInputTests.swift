@@ -12,7 +12,7 @@ import Testing
 struct BadInputTests {
     // MARK: Files given to upload and share-to
 
-    @Test("one upload with a missing file, a folder, a FIFO and unreadable files queues the good ones and names each bad one")
+    @Test("one upload with a missing file, a folder, a FIFO and unreadable files queues the good ones (the folder's with its name) and names each bad one")
     func mixedUpload() throws {
         let server = try ReferenceServer()
         let session = try AgentHarness()
@@ -43,11 +43,11 @@ struct BadInputTests {
         let r = try person.cli(["upload", "--to", "/X", good[0], missing, folder, good[1], fifo, secret, missingWithEscape,
                                 lockedInner, good[2]])
         #expect(r.status == 1, "stdout: \(r.stdout) stderr: \(r.stderr)")
-        #expect(r.stdout.contains("queued 3 files for home:/X"), "\(r.stdout)")
+        #expect(r.stdout.contains("queued 4 files for home:/X"), "\(r.stdout)")
         let refusals = r.stderr.split(separator: "\n").filter { $0.hasPrefix("not queued: ") }
-        #expect(refusals.count == 6, "\(r.stderr)")
+        #expect(refusals.count == 5, "\(r.stderr)")
         #expect(r.stderr.contains("\(missing): no such file"), "\(r.stderr)")
-        #expect(r.stderr.contains("\(folder): is a folder"), "\(r.stderr)")
+        #expect(!r.stderr.contains(folder + ":"), "a folder is sent with what is inside it: \(r.stderr)")
         #expect(r.stderr.contains("\(fifo): is a pipe"), "\(r.stderr)")
         #expect(r.stderr.contains("\(secret): permission denied"), "\(r.stderr)")
         #expect(r.stderr.contains("chmod u+r"), "the unreadable file says what to do: \(r.stderr)")
@@ -59,14 +59,14 @@ struct BadInputTests {
         #expect(!r.stdout.contains("\u{1b}"))
 
         let items = try person.items()
-        #expect(items.count == 3)
-        #expect(Set(items.compactMap { $0["source"] as? String }) == Set(good))
+        #expect(items.count == 4)
+        #expect(Set(items.compactMap { $0["source"] as? String }) == Set(good + [folder + "/inside.jpg"]))
         for item in items {
             #expect(item["state"] as? String == "queued")
             #expect(item["origin"] as? String == "manual")
             #expect(item["direction"] as? String == "upload")
             let name = try #require(item["name"] as? String)
-            #expect(item["target"] as? String == "/X/" + name)
+            #expect(item["target"] as? String == (name == "inside.jpg" ? "/X/album/" : "/X/") + name)
         }
 
         // The newline in a name is shown as `\n`, never as a line break inside the name.

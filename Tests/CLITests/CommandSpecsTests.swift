@@ -36,7 +36,7 @@ struct CommandSpecsTests {
         let arguments = try parsed(["--to", "/Photos", "--account", "alice", "a.jpg", "b.jpg"], as: CommandSpecs.shareTo)
         #expect(arguments.commandPath == ["share-to"])
         #expect(arguments.value("to") == "/Photos")
-        #expect(arguments.texts("FILE") == ["a.jpg", "b.jpg"])
+        #expect(arguments.texts("FILE_OR_URI") == ["a.jpg", "b.jpg"])
         #expect(throws: UsageError.self) { try ArgumentParser.parse(["--to", "/Photos"], as: CommandSpecs.shareTo) }
     }
 

@@ -13,15 +13,16 @@ public enum CommandSpecs {
         discussion: "Everything you queue is written to disk before any transfer starts; `instant-upload queue` shows exactly what the agent works from, and why anything that is not moving is waiting.",
         subcommands: [upload, queue, status, show, retry, cancel, clear, account, watch, download, run, service])
 
-    /// `share-to FILE...`: the desktop "Send to" handler.
+    /// `share-to [--account A] [--to REMOTE_DIR] FILE_OR_URI...`: the desktop "Send to" handler.
     public static let shareTo = CommandSpec(
         name: "share-to",
         summary: "Send files to your server from the file manager: asks for a folder, queues them, and returns.",
+        discussion: "Takes paths or file:// URIs, as file managers pass them; a folder is sent with everything in it. Without --to, a folder picker asks: a window when there is a display (zenity, or kdialog on KDE), else questions on the terminal. Cancelling sends nothing and exits 1.",
         options: [
-            .option("to", short: "t", value: "DIR", kind: .remoteFolder, help: "the folder on the server; without it a folder picker asks"),
-            .option("account", short: "a", value: "A", help: "the account to use (default: the only one)"),
+            .option("account", short: "a", value: "A", help: "the account to use (default: the only one, or the picker asks)"),
+            .option("to", short: "t", value: "REMOTE_DIR", kind: .remoteFolder, help: "the folder on the server; without it a folder picker asks"),
         ],
-        positionals: [.oneOrMore("FILE", help: "a file to send")])
+        positionals: [.oneOrMore("FILE_OR_URI", help: "a file or folder, as a path or a file:// URI")])
 
     // MARK: Transfers
 

@@ -1,3 +1,4 @@
+import Desktop
 import Engine
 import Foundation
 import Glibc
@@ -84,8 +85,9 @@ public struct CommandContext {
         ControlSocketClient.send("wake", to: paths.controlSocket) != nil
     }
 
-    /// Wakes the agent, or starts one in the background when the configuration allows.
-    public func wakeOrStartAgent() {
+    /// Wakes the agent, or starts one when the configuration allows: the systemd user
+    /// service where it is installed, else a detached `instant-upload run`.
+    public func wakeOrStartAgent(waitUntilReady: Bool = true) {
         if wakeAgent() { return }
         let autostart: Bool
         do { autostart = try configuration().autostart } catch {
@@ -96,7 +98,9 @@ public struct CommandContext {
             complain("the agent is not running: the queued items wait safely; start it with `instant-upload run`")
             return
         }
-        if AgentLauncher.startDetached(paths: paths) {
+        if AgentLauncher.startService(paths: paths) {
+            say("started the agent's user service (\(UserService.unitName))")
+        } else if AgentLauncher.startDetached(paths: paths, waitUntilReady: waitUntilReady) {
             say("started the agent in the background")
         } else {
             complain("could not start the agent: the queued items wait safely; start it with `instant-upload run`")

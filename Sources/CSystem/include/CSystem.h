@@ -1,6 +1,7 @@
 #ifndef CSYSTEM_H
 #define CSYSTEM_H
 #include <sys/types.h>
+#include <spawn.h>
 
 /* Linux calls that need _GNU_SOURCE or kernel headers Glibc's module does not expose. */
 
@@ -24,5 +25,8 @@ int csystem_set_thread_fsuid(uid_t uid);
  * of its own. Returns 0 or an errno value. */
 int csystem_spawn(pid_t *pid, const char *path, int stdin_fd, int stdout_fd, int stderr_fd,
                   char *const argv[], char *const envp[]);
+
+/* Adds "close every descriptor from `lowest` up" to spawn actions (glibc 2.34+); 0 or an errno. */
+int csystem_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 #endif
 #include "CConnectivity.h"

@@ -1,0 +1,63 @@
+import Foundation
+import Platform
+
+/// Runs a dialog program (zenity, kdialog) to completion and returns what it said.
+struct DialogProcess {
+    var executable: String
+    var environment: [String: String]
+
+    struct Outcome {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    func run(_ arguments: [String]) throws(PickerFailure) -> Outcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        do { try process.run() } catch {
+            throw PickerFailure("cannot run \(executable): \(error)")
+        }
+        // GTK is chatty on stderr; read it beside stdout so neither pipe fills up.
+        nonisolated(unsafe) var errors = Data()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            errors = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
+                       errors: String(decoding: errors, as: UTF8.self))
+    }
+
+    /// GTK exits 1, as for a cancel, when it cannot reach the display; only its words tell them apart.
+    static func couldNotShow(_ errors: String) -> Bool {
+        let lowered = errors.lowercased()
+        return lowered.contains("cannot open display") || lowered.contains("could not connect to display")
+    }
+
+    /// 0: chosen; 1: cancelled or closed; anything else: the program could not show itself.
+    func answer(_ outcome: Outcome) throws(PickerFailure) -> String? {
+        switch outcome.status {
+        case 0:
+            var line = outcome.output
+            while line.hasSuffix("\n") { line.removeLast() }
+            return line
+        case 1 where !Self.couldNotShow(outcome.errors):
+            return nil
+        default:
+            let said = outcome.errors.split(separator: "\n").filter { !$0.contains("Gtk-Message") }.suffix(3).joined(separator: " ")
+            throw PickerFailure("\((executable as NSString).lastPathComponent) could not show the folder picker (exit \(outcome.status))"
+                                + (said.isEmpty ? "" : ": \(DisplayText.escape(said))"))
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Glibc
+import Platform
+
+/// Walks a folder given to a front door and collects every regular file in it, with its
+/// path relative to the folder.
+///
+/// Links are followed, each folder is entered once: folders are known by device and inode,
+/// so a link back to a folder above (a loop) or a second way into a folder already walked
+/// is named and skipped instead of walked again. Pipes, sockets and devices are refused
+/// with a message; the rest of the folder still goes.
+struct FolderWalk {
+    struct FolderID: Hashable {
+        var device: UInt64
+        var inode: UInt64
+        init(_ st: stat) {
+            device = UInt64(st.st_dev)
+            inode = UInt64(st.st_ino)
+        }
+    }
+
+    /// Every folder entered so far, with the path it was first entered by.
+    private var visited: [FolderID: LocalPath] = [:]
+
+    /// Adds the files below `folder` (whose remote components are `remote`) to `selection`.
+    mutating func walk(_ folder: LocalPath, as remote: [String], into selection: inout Intake.Selection) {
+        var st = stat()
+        guard folder.withCString({ stat($0, &st) }) == 0 else { return }
+        var ancestors: Set<FolderID> = []
+        walk(folder, id: FolderID(st), remote: remote, ancestors: &ancestors, into: &selection)
+    }
+
+    private mutating func walk(_ folder: LocalPath, id: FolderID, remote: [String], ancestors: inout Set<FolderID>,
+                               into selection: inout Intake.Selection) {
+        if ancestors.contains(id) {
+            selection.refused.append(Intake.Refusal(path: folder, problem: "is a link back to a folder it is inside of (a loop); its files are sent once, from the folder itself"))
+            return
+        }
+        if let first = visited[id] {
+            selection.refused.append(Intake.Refusal(path: folder, problem: "is the same folder as \(first.display), whose files are already being sent; not sent twice"))
+            return
+        }
+        visited[id] = folder
+        let names: [LocalPath]
+        switch Self.entries(of: folder) {
+        case .failure(let refusal):
+            selection.refused.append(refusal)
+            return
+        case .success(let found):
+            names = found
+        }
+        ancestors.insert(id)
+        defer { ancestors.remove(id) }
+        for name in names {
+            let path = folder.appending(name)
+            let components = remote + [name.text]
+            var st = stat()
+            if path.withCString({ stat($0, &st) }) == 0, FileKind.of(mode: st.st_mode) == .directory {
+                walk(path, id: FolderID(st), remote: components, ancestors: &ancestors, into: &selection)
+                continue
+            }
+            switch Intake.check(path) {
+            case .failure(let refusal): selection.refused.append(refusal)
+            case .success(let fingerprint): selection.files.append(Intake.Selected(path: path, relative: components, fingerprint: fingerprint))
+            }
+        }
+    }
+
+    /// The names in `folder` (without `.` and `..`), sorted by their bytes so the queue's
+    /// order does not depend on the file system's.
+    static func entries(of folder: LocalPath) -> Result<[LocalPath], Intake.Refusal> {
+        guard let dir = folder.withCString({ opendir($0) }) else {
+            let e = errno
+            let problem = e == EACCES ? "permission denied; this folder cannot be listed (chmod u+rx) and nothing in it was sent"
+                : "cannot list this folder: \(String(cString: strerror(e)))"
+            return .failure(Intake.Refusal(path: folder, problem: problem))
+        }
+        defer { closedir(dir) }
+        var names: [LocalPath] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: 256) { LocalPath(cString: $0) }
+            }
+            if name.bytes == [UInt8(ascii: ".")] || name.bytes == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
+            names.append(name)
+        }
+        return .success(names.sorted())
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+/// `make install` / `make uninstall` into a temporary home, and the Debian package through
+/// dpkg, as a person (or CI, as root) would run them. Both use the release build (`make dist`),
+/// which `make test` builds first.
+@Suite("Installing like a Linux app", .serialized)
+struct InstallTests {
+    /// Every path under `folder`, relative, folders included.
+    static func tree(_ folder: String) -> [String] {
+        (FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? []).sorted()
+    }
+
+    static func make(_ arguments: [String], environment: [String: String]) throws -> Shell.Result {
+        try Shell.capture("/usr/bin/make", ["--no-print-directory", "-C", Repository.root] + arguments, environment: environment)
+    }
+
+    /// What the file managers and the shell read, relative to the home folder, for `make install`.
+    static let installed = [
+        ".local/bin/instant-upload", ".local/bin/share-to",
+        ".local/share/applications/instant-upload-share-to.desktop",
+        ".local/share/Thunar/sendto/instant-upload-share-to.desktop",
+        ".local/share/kio/servicemenus/instant-upload-share-to.desktop",
+        ".local/share/nemo/actions/instant-upload.nemo_action",
+        ".local/share/nautilus/scripts/Send to server",
+        ".config/caja/scripts/Send to server",
+        ".local/share/systemd/user/instant-upload.service",
+        ".local/share/man/man1/instant-upload.1.gz", ".local/share/man/man1/share-to.1.gz",
+        ".local/share/bash-completion/completions/instant-upload", ".local/share/bash-completion/completions/share-to",
+        ".local/share/zsh/site-functions/_instant-upload", ".local/share/zsh/site-functions/_share-to",
+        ".local/share/fish/vendor_completions.d/instant-upload.fish", ".local/share/fish/vendor_completions.d/share-to.fish",
+    ]
+
+    /// The entries that start share-to, and the form each is checked with.
+    static let launchers = [
+        ".local/share/applications/instant-upload-share-to.desktop", ".local/share/Thunar/sendto/instant-upload-share-to.desktop",
+        ".local/share/kio/servicemenus/instant-upload-share-to.desktop", ".local/share/nemo/actions/instant-upload.nemo_action",
+        ".local/share/nautilus/scripts/Send to server", ".config/caja/scripts/Send to server",
+    ]
+
+    @Test("make install into a temporary home puts every entry in place, each starting the installed share-to; make uninstall leaves nothing behind")
+    func installAndUninstall() throws {
+        let home = TemporaryFolder("iu-install-home")
+        // A person's login environment: HOME and PATH, none of the test's XDG folders.
+        var environment = ProcessInfo.processInfo.environment
+        for key in environment.keys where key.hasPrefix("XDG_") || key.hasPrefix("MAKE") || key == "PREFIX" { environment[key] = nil }
+        environment["HOME"] = home.path
+        // With ~/.local/bin on the PATH, as desktop sessions have it (man finds ~/.local/share/man from it).
+        environment["PATH"] = home.path + "/.local/bin:" + (environment["PATH"] ?? "/usr/bin:/bin")
+        try FileManager.default.createDirectory(atPath: home.path + "/Documents", withIntermediateDirectories: true)
+        // The build leaves the tools' caches in the home folder (~/.cache, ~/.local/share/bin):
+        // they come first, so what is compared is exactly what install adds and uninstall takes away.
+        let dist = try Self.make(["dist"], environment: environment)
+        try #require(dist.status == 0, "make dist: \(dist.stderr)")
+        let before = Self.tree(home.path)
+
+        let install = try Self.make(["install"], environment: environment)
+        try #require(install.status == 0, "make install: \(install.stdout)\n\(install.stderr)")
+        for path in Self.installed {
+            #expect(FileManager.default.fileExists(atPath: home.path + "/" + path), "\(path) is missing after make install")
+        }
+        let shareTo = home.path + "/.local/bin/share-to"
+        for path in Self.launchers {
+            let text = try String(contentsOfFile: home.path + "/" + path, encoding: .utf8)
+            #expect(text.contains(shareTo + " ") || text.contains(shareTo + "\""), "\(path) does not start \(shareTo):\n\(text)")
+            #expect(!text.contains("@BINDIR@"), "\(path) still has a placeholder")
+        }
+        for script in [".local/share/nautilus/scripts/Send to server", ".config/caja/scripts/Send to server"] {
+            #expect(access(home.path + "/" + script, X_OK) == 0, "\(script) must be executable")
+        }
+        let unit = try String(contentsOfFile: home.path + "/.local/share/systemd/user/instant-upload.service", encoding: .utf8)
+        #expect(unit.contains("ExecStart=\(home.path)/.local/bin/instant-upload run"))
+
+        // Each format's own validator, where there is one.
+        for entry in [".local/share/applications/instant-upload-share-to.desktop", ".local/share/Thunar/sendto/instant-upload-share-to.desktop"] {
+            let check = try Shell.capture("/usr/bin/desktop-file-validate", [home.path + "/" + entry])
+            #expect(check.status == 0 && check.stdout.isEmpty && check.stderr.isEmpty, "\(entry): \(check.stdout)\(check.stderr)")
+        }
+        let verify = try Shell.capture("/usr/bin/systemd-analyze", ["verify", home.path + "/.local/share/systemd/user/instant-upload.service"],
+                                       environment: environment)
+        #expect(verify.status == 0, "systemd-analyze verify: \(verify.stdout)\(verify.stderr)")
+        for page in ["instant-upload", "share-to"] {
+            let man = try Shell.capture("/usr/bin/man", ["--warnings", "-l", home.path + "/.local/share/man/man1/\(page).1.gz"],
+                                        environment: environment.merging(["MANPAGER": "cat", "MANWIDTH": "80", "LC_ALL": "C.UTF-8"]) { _, b in b })
+            #expect(man.status == 0 && man.stderr.isEmpty, "man \(page): \(man.stderr)")
+            #expect(man.stdout.contains("SYNOPSIS"))
+        }
+        for completion in [".local/share/bash-completion/completions/instant-upload", ".local/share/bash-completion/completions/share-to"] {
+            let syntax = try Shell.capture("/bin/bash", ["-n", home.path + "/" + completion])
+            #expect(syntax.status == 0, "\(completion): \(syntax.stderr)")
+        }
+        // The installed programs run on their own (the Swift runtime is linked in).
+        let help = try Shell.capture(shareTo, ["--help"], environment: environment)
+        #expect(help.status == 0 && help.stdout.contains("usage: share-to"), "\(help.stderr)")
+        let libraries = try Shell.run("/usr/bin/ldd", [shareTo])
+        #expect(!libraries.contains("libswiftCore") && !libraries.contains("libFoundation"), "the Swift runtime must be inside: \(libraries)")
+
+        let uninstall = try Self.make(["uninstall"], environment: environment)
+        #expect(uninstall.status == 0, "make uninstall: \(uninstall.stdout)\n\(uninstall.stderr)")
+        #expect(Self.tree(home.path) == before, "left behind: \(Set(Self.tree(home.path)).subtracting(before).sorted())")
+    }
+
+    @Test("make install into a home that already has the folders removes only its own files")
+    func uninstallKeepsWhatWasThere() throws {
+        let home = TemporaryFolder("iu-install-home")
+        var environment = ProcessInfo.processInfo.environment
+        for key in environment.keys where key.hasPrefix("XDG_") || key.hasPrefix("MAKE") || key == "PREFIX" { environment[key] = nil }
+        environment["HOME"] = home.path
+        try home.file(".local/share/applications/other-app.desktop", bytes: Array("[Desktop Entry]\n".utf8))
+        try home.file(".local/bin/other-tool", bytes: Array("#!/bin/sh\n".utf8))
+        #expect(try Self.make(["dist"], environment: environment).status == 0)
+        let before = Self.tree(home.path)
+        #expect(try Self.make(["install"], environment: environment).status == 0)
+        #expect(try Self.make(["uninstall"], environment: environment).status == 0)
+        #expect(Self.tree(home.path) == before)
+    }
+
+    @Test("make deb builds a package with no lintian errors; dpkg -i, share-to --help from /usr/bin, dpkg -r: all clean")
+    func debianPackage() throws {
+        guard getuid() == 0 else {
+            throw TestFailure("installing a Debian package needs root (CI runs as root); run this test as root")
+        }
+        let status = try Shell.capture("/usr/bin/dpkg-query", ["-W", "-f=${Status}", "instant-upload"])
+        try #require(!status.stdout.contains("installed"), "instant-upload is already installed on this machine; remove it first (dpkg -r instant-upload)")
+        var environment = ProcessInfo.processInfo.environment
+        for key in environment.keys where key.hasPrefix("MAKE") { environment[key] = nil }
+        let build = try Self.make(["deb"], environment: environment)
+        try #require(build.status == 0, "make deb: \(build.stdout)\n\(build.stderr)")
+        let package = try #require(build.stdout.split(separator: "\n").last.map(String.init).flatMap { $0.hasSuffix(".deb") ? $0 : nil },
+                                   "make deb did not name the package: \(build.stdout)")
+
+        let fields = try Shell.run("/usr/bin/dpkg-deb", ["--field", package, "Depends"])
+        for library in ["libsqlite3-0", "libcurl4", "libssl3", "libexif12", "libdbus-1-3", "libc6"] {
+            #expect(fields.contains(library), "Depends lacks \(library): \(fields)")
+        }
+        let lint = try Shell.capture("/usr/bin/lintian", ["--fail-on", "error", "--tag-display-limit", "0", package])
+        #expect(lint.status == 0, "lintian: \(lint.stdout)\(lint.stderr)")
+        #expect(!lint.stdout.contains("E: "), "lintian: \(lint.stdout)")
+
+        let install = try Shell.capture("/usr/bin/dpkg", ["-i", package])
+        defer { _ = try? Shell.capture("/usr/bin/dpkg", ["-r", "instant-upload"]) }
+        try #require(install.status == 0, "dpkg -i: \(install.stdout)\(install.stderr)")
+        let files = try Shell.run("/usr/bin/dpkg", ["-L", "instant-upload"]).split(separator: "\n").map(String.init)
+        for expected in ["/usr/bin/share-to", "/usr/bin/instant-upload", "/usr/share/applications/instant-upload-share-to.desktop",
+                         "/usr/share/Thunar/sendto/instant-upload-share-to.desktop", "/usr/share/kio/servicemenus/instant-upload-share-to.desktop",
+                         "/usr/share/nemo/actions/instant-upload.nemo_action", "/usr/lib/systemd/user/instant-upload.service",
+                         "/usr/share/man/man1/share-to.1.gz", "/usr/share/man/man1/instant-upload.1.gz",
+                         "/usr/share/bash-completion/completions/share-to", "/usr/share/zsh/vendor-completions/_share-to",
+                         "/usr/share/fish/vendor_completions.d/share-to.fish", "/usr/share/doc/instant-upload/copyright"] {
+            #expect(files.contains(expected), "the package lacks \(expected)")
+        }
+        let desktop = try String(contentsOfFile: "/usr/share/applications/instant-upload-share-to.desktop", encoding: .utf8)
+        #expect(desktop.contains("Exec=/usr/bin/share-to %U"))
+        let help = try Shell.capture("/usr/bin/share-to", ["--help"], environment: ["PATH": "/usr/bin:/bin", "HOME": "/tmp"])
+        #expect(help.status == 0, "\(help.stderr)")
+        #expect(help.stdout.contains("usage: share-to [--account A] [--to REMOTE_DIR] FILE_OR_URI..."), "\(help.stdout)")
+
+        let remove = try Shell.capture("/usr/bin/dpkg", ["-r", "instant-upload"])
+        #expect(remove.status == 0, "dpkg -r: \(remove.stdout)\(remove.stderr)")
+        for path in files {
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue {
+                Issue.record("\(path) is still there after dpkg -r")
+            }
+        }
+        let after = try Shell.capture("/usr/bin/dpkg-query", ["-W", "-f=${Status}", "instant-upload"])
+        #expect(!after.stdout.contains(" installed"), "\(after.stdout)")
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Glibc
+
+/// An X server of the test's own (Xvfb), with xdotool to act as the person and ImageMagick's
+/// `import` to take screenshots. Fails with what to install when a tool is missing.
+public final class VirtualDisplay: @unchecked Sendable {
+    // Sendable by construction: every property is set once in init.
+    public let display: String
+    private let server = Process()
+
+    public init() throws {
+        for tool in ["/usr/bin/Xvfb", "/usr/bin/xdotool", "/usr/bin/import"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            throw TestFailure("\(tool) is missing: `make test` installs xvfb, xdotool and imagemagick")
+        }
+        // Xvfb picks a free display number itself and writes it to the pipe given by -displayfd.
+        // Foundation's Process passes only 0-2, so the shell points fd 3 at the pipe.
+        let pipe = Pipe()
+        server.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        server.executableURL = URL(fileURLWithPath: "/bin/sh")
+        server.arguments = ["-c", "exec /usr/bin/Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp 3>&1 1>/dev/null"]
+        server.standardOutput = pipe
+        try server.run()
+        var text = ""
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !text.contains("\n") {
+            let chunk = pipe.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let number = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            server.terminate()
+            throw TestFailure("Xvfb did not say which display it took (\(text))")
+        }
+        display = ":\(number)"
+    }
+
+    deinit {
+        if server.isRunning {
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+        }
+    }
+
+    /// `DISPLAY` for programs that should show their windows here.
+    public var environment: [String: String] { ["DISPLAY": display] }
+
+    /// Runs xdotool with these arguments and returns what it printed.
+    @discardableResult
+    public func xdotool(_ arguments: [String]) throws -> String {
+        try Shell.run("/usr/bin/xdotool", arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, b in b })
+    }
+
+    /// The ids of the windows whose title contains `title`.
+    public func windows(named title: String) -> [String] {
+        let r = try? Shell.capture("/usr/bin/xdotool", ["search", "--name", title],
+                                   environment: ProcessInfo.processInfo.environment.merging(environment) { _, b in b })
+        return (r?.stdout ?? "").split(separator: "\n").map(String.init)
+    }
+
+    /// Waits for a window whose title matches the regular expression `title`, and gives it the
+    /// keyboard. (Window ids are no way to tell a new dialog from the one it replaced: the X
+    /// server hands a new client the ids of the one that just left.)
+    @discardableResult
+    public func waitForWindow(named title: String, timeout: Double = 30) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let window = windows(named: title).first {
+                // Mapped is not yet drawn and ready for keys; a moment more avoids lost keystrokes.
+                usleep(400_000)
+                try xdotool(["windowfocus", "--sync", window])
+                return window
+            }
+            usleep(100_000)
+        }
+        throw TestFailure("no window titled \"\(title)\" appeared within \(timeout) s (windows now: \(windows(named: "")))")
+    }
+
+    /// Types `text` into the focused window, then presses `key` (e.g. Return).
+    public func type(_ text: String, thenPress key: String? = nil) throws {
+        try xdotool(["type", "--delay", "40", text])
+        if let key { try xdotool(["key", key]) }
+    }
+
+    /// Saves the whole screen as a PNG at `path`.
+    public func screenshot(to path: String) throws {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Shell.run("/usr/bin/import", ["-window", "root", path], environment: ProcessInfo.processInfo.environment.merging(environment) { _, b in b })
+    }
+}
+
+extension Repository {
+    /// Where tests leave files for people to look at (screenshots): `.build/test-artifacts/`.
+    public static var artifacts: String { root + "/.build/test-artifacts" }
+}

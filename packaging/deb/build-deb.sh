@@ -1,0 +1,47 @@
+#!/bin/sh
+# Builds the Debian package from release binaries: a system-wide install (/usr) staged by
+# install.sh, stripped, with its library dependencies worked out by dpkg-shlibdeps.
+#
+#   build-deb.sh BIN_DIR VERSION OUT_DIR      -> OUT_DIR/instant-upload_VERSION_ARCH.deb
+set -eu
+
+bin=${1:?build-deb.sh BIN_DIR VERSION OUT_DIR}
+version=${2:?build-deb.sh BIN_DIR VERSION OUT_DIR}
+out=${3:?build-deb.sh BIN_DIR VERSION OUT_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+arch=$(dpkg --print-architecture)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+stage=$out/root
+rm -rf "$stage"
+mkdir -p "$stage"
+
+SYSTEM=1 PREFIX=/usr DESTDIR=$stage sh "$here/../install.sh" install "$bin"
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$stage/usr/bin/instant-upload" "$stage/usr/bin/share-to"
+
+doc=$stage/usr/share/doc/instant-upload
+mkdir -p "$doc"
+install -m 0644 "$here/copyright" "$doc/copyright"
+sed "s/@VERSION@/$version/; s/@DATE@/$(date -R -d @"${SOURCE_DATE_EPOCH:-$(date +%s)}")/" "$here/changelog" | gzip -9n > "$doc/changelog.Debian.gz"
+chmod 0644 "$doc/changelog.Debian.gz"
+
+# dpkg-shlibdeps reads a source package's control file; a minimal one in a scratch folder will do.
+scratch=$out/shlibdeps
+rm -rf "$scratch"
+mkdir -p "$scratch/debian"
+printf 'Source: instant-upload\n\nPackage: instant-upload\nArchitecture: any\n' > "$scratch/debian/control"
+depends=$(cd "$scratch" && dpkg-shlibdeps -O "$stage/usr/bin/instant-upload" "$stage/usr/bin/share-to" | sed -n 's/^shlibs:Depends=//p')
+# The watcher reads EXIF dates through libexif; declared even while the linker finds no call to it.
+case "$depends" in *libexif12*) ;; *) depends="$depends, libexif12" ;; esac
+rm -rf "$scratch"
+
+mkdir -p "$stage/DEBIAN"
+sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@DEPENDS@/$depends/" \
+    -e "s/@SIZE@/$(du -sk --exclude=DEBIAN "$stage" | cut -f1)/" "$here/control" > "$stage/DEBIAN/control"
+# dpkg checksums every installed file for `dpkg --verify`.
+(cd "$stage" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$stage/DEBIAN/md5sums"
+chmod 0644 "$stage/DEBIAN/control" "$stage/DEBIAN/md5sums"
+
+package=$out/instant-upload_${version}_$arch.deb
+dpkg-deb --root-owner-group -Zxz --build "$stage" "$package" >/dev/null
+echo "$package"
