@@ -114,3 +114,28 @@ extension FolderWatcherTests.InstantUpload {
         #expect(status.stdout.contains("watch camera:") && status.stdout.contains("fs.inotify.max_user_watches"), "\(status.stdout)")
     }
 }
+
+extension FolderWatcherTests.InstantUpload {
+    @Test("a rule whose account is removed waits for it, says so, and takes what arrived meanwhile once it is back")
+    func accountRemoved() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera")
+        try scene.waitWatching("camera")
+        #expect(try scene.session.cli(["account", "remove", "home"]).status == 0)
+        try Camera.write(scene.path("Camera/meanwhile.jpg"), Camera.photo(1))
+        try scene.until("rule camera waiting for its account") {
+            let rule = try scene.rule("camera")
+            return rule["state"] as? String == "not_watching"
+                && (rule["troubles"] as? [[String: Any]])?.contains { $0["code"] as? String == "account_missing" } == true
+        }
+        #expect(try scene.session.items().isEmpty)
+        #expect(scene.session.agentIsRunning)
+
+        // `account add` rings the agent: the rule starts then, not at its next retry (30 s).
+        try scene.session.addAccount(scene.server)
+        try scene.waitUploaded(1, timeout: 25)
+        #expect(scene.serverFiles() == ["meanwhile.jpg"])
+    }
+}

@@ -44,16 +44,22 @@ extension WatchWorker {
         let items = planned.map { Intake.PlannedUpload(file: $0.file.path,
                                                        remotePath: RemotePathPlanner.remotePath(for: $0.file.path, capturedAt: $0.file.media.captureDate,
                                                                                                 rule: run.rule)) }
-        var queued = 0
+        // The account went away meanwhile (`account remove`): the rule waits for one, and
+        // these files, not recorded, are found again when it runs.
+        guard let account = try store.account(id: run.account.id) else {
+            stopForMissingAccount(id)
+            return
+        }
+        var queued: [(LocalPath, String)] = []
         let recorded: Bool = try store.database.transaction(durable: true) {
             // Removed meanwhile (`watch remove`): nothing is queued for it.
             guard try store.watchMemory(rule: id) != nil else { return false }
-            let outcomes = try Intake.enqueuePlanned(items, account: run.account, origin: .auto, watchRule: id, store: store)
+            let outcomes = try Intake.enqueuePlanned(items, account: account, origin: .auto, watchRule: id, store: store)
             var records = duplicates
-            for (entry, outcome) in zip(planned, outcomes) {
+            for ((entry, item), outcome) in zip(zip(planned, items), outcomes) {
                 switch outcome {
                 case .success(let queuedAs):
-                    queued += 1
+                    queued.append((entry.file.path, item.remotePath))
                     // A file that changed since it settled is recorded as it is queued.
                     let sha = queuedAs.fingerprint == entry.file.fingerprint ? entry.sha256 : nil
                     records.append(TakenFile(path: entry.file.path, fingerprint: queuedAs.fingerprint, kind: .upload, sha256: sha,
@@ -67,11 +73,19 @@ extension WatchWorker {
         }
         guard recorded else { return }
         statusDirty.insert(id)
-        if queued > 0 {
-            Log.info("rule \(id): queued \(queued) new file\(queued == 1 ? "" : "s")"
-                     + (queued == 1 ? ": \(planned[0].file.path.display) -> \(items[0].remotePath)" : ""))
+        if let (path, remote) = queued.first {
+            Log.info("rule \(id): queued " + (queued.count == 1 ? "\(path.display) -> \(remote)" : "\(queued.count) new files"))
             options.wake()
         }
+    }
+
+    /// A running rule whose account is gone: its watcher stops until the account is back.
+    private func stopForMissingAccount(_ id: String) {
+        guard let run = running.removeValue(forKey: id) else { return }
+        run.watcher.stop()
+        // Its other found files still in the backlog are dropped with it (no rule to take them).
+        retired[id] = nil
+        if let rule = rules.first(where: { $0.id == id }) { wait(rule, .accountMissing(rule.account ?? run.account.name)) }
     }
 
     /// Another file this rule took (or is about to queue in this batch) with the same

@@ -104,7 +104,7 @@ extension WatchWorker {
     }
 
     /// `rule` cannot run now: say why, and try again in a while.
-    private func wait(_ rule: WatchRule, _ trouble: RuleTrouble) {
+    func wait(_ rule: WatchRule, _ trouble: RuleTrouble) {
         if waiting[rule.id] != trouble { Log.warning("rule \(rule.id) is not watching: \(trouble)") }
         waiting[rule.id] = trouble
         statusDirty.insert(rule.id)

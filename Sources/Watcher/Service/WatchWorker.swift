@@ -64,6 +64,9 @@ final class WatchWorker {
                 retryDue = nil
                 retryWaiting()
             }
+            // Messages first: what a watcher found is recorded under the rule it found it
+            // by, and a doorbell's request to read the rules again is seen this turn.
+            handleBacklog()
             if reloadWanted, openStore() != nil {
                 // Placed (again) with every reload until it works: out of inotify watches
                 // or instances, changes are still heard through the agent's doorbell.
@@ -79,7 +82,6 @@ final class WatchWorker {
                 reloadWanted = false
                 reload()
             }
-            handleBacklog()
             writeStatuses()
             if stopRequested { break }
             if poll(&fds, nfds_t(fds.count), timeout()) < 0, errno != EINTR {
