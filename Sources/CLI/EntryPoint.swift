@@ -50,6 +50,10 @@ public enum Main {
     }
 
     static func dispatch(_ p: ParsedArguments, context: CommandContext) throws -> Int32 {
+        if p.has("version") || p.command == "version" {
+            context.say("\(p.commandPath.first ?? "instant-upload") \(Version.number)")
+            return ExitStatus.ok
+        }
         if p.commandPath.first == "share-to" {
             return try ShareTo.run(p, context: context)
         }
@@ -87,6 +91,8 @@ public enum Main {
             return try WatchCommands.remove(p.text("ID") ?? "", context: context)
         case "watch pause", "watch resume":
             return try WatchCommands.setPaused(p.text("ID") ?? "", p.command == "watch pause", context: context)
+        case "help":
+            return help(p.texts("COMMAND"), context: context)
         case "run":
             return AgentCommand.run(untilIdle: p.has("until-idle"), context: context)
         case "service install", "service uninstall", "service status":
@@ -112,6 +118,24 @@ public enum Main {
         return try WatchCommands.add(request, context: context)
     }
 
+    /// `help [COMMAND...]`: the help of the command named, as `COMMAND --help` prints it.
+    static func help(_ words: [String], context: CommandContext) -> Int32 {
+        var spec = CommandSpecs.instantUpload
+        var path = [spec.name]
+        for word in words {
+            guard let sub = spec.subcommand(named: word) else {
+                var message = "unknown command `\(DisplayText.escape(word))`"
+                if let near = closest(to: word, in: spec.subcommands.map(\.name)) { message += "; did you mean `\(near)`?" }
+                context.complain("\(path.first ?? "instant-upload"): \(message)\nrun `\(path.joined(separator: " ")) --help` for the commands")
+                return ExitStatus.usage
+            }
+            spec = sub
+            path.append(word)
+        }
+        context.say(spec.helpText(commandPath: path))
+        return ExitStatus.ok
+    }
+
     static func accountAdd(_ p: ParsedArguments, context: CommandContext) -> Int32 {
         guard let user = p.value("user") else {
             context.complain("missing --user NAME")
@@ -128,7 +152,8 @@ public enum Main {
             context.complain("give the server's address: `account add URL --user NAME`, or both --webdav URL and --tus URL")
             return ExitStatus.usage
         }
-        guard let password = AccountCommands.readPassword(fromStdin: p.has("password-stdin"), context: context) else {
+        let host = URL(string: webdav)?.host ?? "the server"
+        guard let password = AccountCommands.readPassword(fromStdin: p.has("password-stdin"), user: user, host: host, context: context) else {
             return ExitStatus.usage
         }
         var request = AccountCommands.AddRequest(name: p.value("name"), webdavURL: webdav, tusURL: tus, username: user, password: password)

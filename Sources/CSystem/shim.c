@@ -5,7 +5,6 @@
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <spawn.h>
 #include "CSystem.h"
 
 int csystem_peer_uid(int fd, uid_t *uid) {
@@ -28,7 +27,7 @@ int csystem_name_thread(const char *name) {
     return prctl(PR_SET_NAME, name, 0, 0, 0);
 }
 
-int csystem_spawn(pid_t *pid, const char *path, int stdin_fd, int stdout_fd, int stderr_fd,
+int csystem_spawn(pid_t *pid, const char *path, int stdin_fd, int stdout_fd, int stderr_fd, int new_session,
                   char *const argv[], char *const envp[]) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
@@ -47,14 +46,13 @@ int csystem_spawn(pid_t *pid, const char *path, int stdin_fd, int stdout_fd, int
     sigfillset(&all);
     if (rc == 0) rc = posix_spawnattr_setsigmask(&attributes, &none);
     if (rc == 0) rc = posix_spawnattr_setsigdefault(&attributes, &all);
-    if (rc == 0) rc = posix_spawnattr_setpgroup(&attributes, 0);
-    if (rc == 0) rc = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    /* A session of its own (a detached agent), or at least a process group of its own, so
+     * a Ctrl-C meant for this program does not reach it. */
+    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | (new_session ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP);
+    if (rc == 0 && !new_session) rc = posix_spawnattr_setpgroup(&attributes, 0);
+    if (rc == 0) rc = posix_spawnattr_setflags(&attributes, flags);
     if (rc == 0) rc = posix_spawn(pid, path, &actions, &attributes, argv, envp);
     posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     return rc;
-}
-
-int csystem_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
-    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
 }

@@ -90,19 +90,8 @@ public struct SecretStore: Sendable {
     }
 
     private func run(_ tool: String, _ arguments: [String], input: String?) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let stdin = Pipe(), stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try? stdin.fileHandleForWriting.close()
-        let data = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let finished = try ChildProcess.run(tool, arguments, input: input)
+        return (finished?.status ?? -1, finished?.output ?? "")
     }
 }
 

@@ -92,7 +92,7 @@ struct WatchCommandTests {
                       (["Watched", "--to", "/Elsewhere"], 1, "is already watched by the rule first"),
                       (["Camera", "--to", "/../x"], 2, "climbs out"),
                       (["Camera", "--to", "/Photos", "--settle", "0"], 2, "--settle"),
-                      (["Camera", "--to", "/Photos", "--account", "nobody"], 1, "no account named nobody"),
+                      (["Camera", "--to", "/Photos", "--account", "nobody"], 2, "no account named nobody"),
                       (["Camera", "--to", "/Photos", "--subfolders", "week"], 2, "none, year, month, day")])
     func refusals(arguments: [String], status: Int32, message: String) throws {
         let (session, _) = try session()

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Glibc
 import Testing
 import TestSupport
@@ -10,19 +11,12 @@ struct SharePickerWindowTests {
     /// share-to running in the background, so the test can act on its windows.
     final class Running: @unchecked Sendable {
         // Sendable by construction: set in init, read after `wait()`.
-        let process = Process()
+        let process: ChildProcess
         let out = TemporaryFolder("iu-share-out")
 
         init(_ arguments: [String], environment: [String: String]) throws {
-            process.executableURL = URL(fileURLWithPath: Repository.binaries + "/share-to")
-            process.arguments = arguments
-            process.environment = environment
-            FileManager.default.createFile(atPath: out.path + "/stdout", contents: nil)
-            FileManager.default.createFile(atPath: out.path + "/stderr", contents: nil)
-            process.standardOutput = FileHandle(forWritingAtPath: out.path + "/stdout")
-            process.standardError = FileHandle(forWritingAtPath: out.path + "/stderr")
-            process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-            try process.run()
+            process = try ChildProcess(Repository.binaries + "/share-to", arguments, environment: environment,
+                                       output: .file(out.path + "/stdout"), error: .file(out.path + "/stderr"))
         }
 
         /// Waits for share-to to exit and returns its status, stdout and stderr.
@@ -36,7 +30,7 @@ struct SharePickerWindowTests {
             let deadline = Date().addingTimeInterval(timeout)
             while process.isRunning, Date() < deadline { usleep(50_000) }
             if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
+                process.send(SIGKILL)
                 process.waitUntilExit()
                 throw TestFailure("share-to did not exit within \(timeout) s: \(read("stderr"))")
             }
@@ -46,7 +40,8 @@ struct SharePickerWindowTests {
         func read(_ name: String) -> String { (try? String(contentsOfFile: out.path + "/" + name, encoding: .utf8)) ?? "" }
 
         deinit {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+            process.send(SIGKILL)
+            process.waitUntilExit()
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Glibc
 import Testing
 import TestSupport
@@ -30,18 +31,9 @@ struct SharePromptTests {
             try folder.file("run.sh", bytes: Array(script.utf8))
             chmod(folder.path + "/run.sh", 0o755)
             // The tmux server outlives the command that starts it and keeps every descriptor it
-            // inherits: the pipes of whatever test runs beside this one would never see their end.
-            // So it starts with nothing open but /dev/null.
-            let start = Process()
-            start.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            start.arguments = ["-c", "import os,sys; os.closerange(3, 65536); os.execv(sys.argv[1], sys.argv[1:])",
-                               "/usr/bin/tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "50",
-                               folder.path + "/run.sh"]
-            start.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-            start.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-            start.standardError = FileHandle(forWritingAtPath: "/dev/null")
-            try start.run()
-            start.waitUntilExit()
+            // inherits: it starts with nothing open but /dev/null (ChildProcess passes nothing else).
+            let start = try ChildProcess("/usr/bin/tmux", ["-L", socket, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "50",
+                                                           folder.path + "/run.sh"])
             guard start.terminationStatus == 0 else { throw TestFailure("tmux new-session failed (\(start.terminationStatus))") }
             let pids = try tmux(["display-message", "-p", "#{pid} #{pane_pid}"]).split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
             serverPID = pids.first ?? 0

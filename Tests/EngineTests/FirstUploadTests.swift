@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Glibc
 import TestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Glibc
 
 /// A person's session in a box: private XDG folders, the `instant-upload` and `share-to`

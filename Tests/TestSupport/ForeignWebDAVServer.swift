@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Glibc
 
 /// A WebDAV server written by others, started on loopback for one test with its own

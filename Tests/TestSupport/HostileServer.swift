@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Glibc
 
 /// The misbehaving server (Tests/HostileServer/hostile_server.py) on loopback for one test,

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Glibc
 
 /// The reference server (tus + WebDAV, see reference-server/) running on loopback for one test.

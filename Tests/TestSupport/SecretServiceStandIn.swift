@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Glibc
 
 /// A Secret Service on a test's bus (secret-service.py beside this file): holds the items

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Glibc
 
 /// A session bus of the test's own: a real `dbus-daemon` listening in a temporary folder,

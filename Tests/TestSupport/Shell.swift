@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 
 /// Runs programs from tests.
 public enum Shell {
@@ -19,18 +20,9 @@ public enum Shell {
     /// Runs `executable` to completion and returns everything it said.
     public static func capture(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                                stdin: String? = nil) throws -> Result {
-        let process = try ChildProcess(executable, arguments, environment: environment, input: .pipe, output: .pipe, error: .pipe)
-        if let stdin { process.standardInput?.write(Data(stdin.utf8)) }
-        try? process.standardInput?.close()
-        // Read both pipes concurrently so a chatty child never blocks on a full pipe.
-        nonisolated(unsafe) var errData = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { errData = process.standardError?.readDataToEndOfFile() ?? Data(); group.leave() }
-        let outData = process.standardOutput?.readDataToEndOfFile() ?? Data()
-        group.wait()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        guard let finished = try ChildProcess.run(executable, arguments, environment: environment, input: stdin, limit: Int.max) else {
+            throw TestFailure("\(executable) could not be waited for")
+        }
+        return Result(status: finished.status, stdout: finished.output, stderr: finished.errors)
     }
 }

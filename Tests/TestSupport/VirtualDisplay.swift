@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Glibc
 
 /// An X server of the test's own (Xvfb), with xdotool to act as the person and ImageMagick's
@@ -6,24 +7,21 @@ import Glibc
 public final class VirtualDisplay: @unchecked Sendable {
     // Sendable by construction: every property is set once in init.
     public let display: String
-    private let server = Process()
+    private let server: ChildProcess
 
     public init() throws {
         for tool in ["/usr/bin/Xvfb", "/usr/bin/xdotool", "/usr/bin/import"] where !FileManager.default.isExecutableFile(atPath: tool) {
             throw TestFailure("\(tool) is missing: `make test` installs xvfb, xdotool and imagemagick")
         }
         // Xvfb picks a free display number itself and writes it to the pipe given by -displayfd.
-        // Foundation's Process passes only 0-2, so the shell points fd 3 at the pipe.
-        let pipe = Pipe()
-        server.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        server.executableURL = URL(fileURLWithPath: "/bin/sh")
-        server.arguments = ["-c", "exec /usr/bin/Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp 3>&1 1>/dev/null"]
-        server.standardOutput = pipe
-        try server.run()
+        // A child gets only 0-2, so the shell points fd 3 at the pipe.
+        server = try ChildProcess("/bin/sh", ["-c", "exec /usr/bin/Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp 3>&1 1>/dev/null"],
+                                  output: .pipe)
+        let pipe = server.standardOutput!
         var text = ""
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline, !text.contains("\n") {
-            let chunk = pipe.fileHandleForReading.availableData
+            let chunk = pipe.availableData
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
         }
@@ -35,10 +33,8 @@ public final class VirtualDisplay: @unchecked Sendable {
     }
 
     deinit {
-        if server.isRunning {
-            kill(server.processIdentifier, SIGKILL)
-            server.waitUntilExit()
-        }
+        server.send(SIGKILL)
+        server.waitUntilExit()
     }
 
     /// `DISPLAY` for programs that should show their windows here.

@@ -33,6 +33,8 @@ extension FolderWatcherTests.InstantUpload {
         let listed = try scene.rule("camera")
         let holds = listed["held"] as? [[String: Any]] ?? []
         #expect(holds.first?["code"] as? String == "battery" && holds.first?["count"] as? Int == 1)
+        let status = try scene.session.cli(["status"])
+        #expect(status.stdout.contains("1 waiting for mains power"), "\(status.stdout)")
 
         try sys.file("class/power_supply/AC/online", bytes: Array("1\n".utf8))
         try scene.waitUploaded(2)

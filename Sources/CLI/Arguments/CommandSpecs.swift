@@ -11,7 +11,8 @@ public enum CommandSpecs {
         name: "instant-upload",
         summary: "Moves your files to your own server, and never goes quiet about it.",
         discussion: "Everything you queue is written to disk before any transfer starts; `instant-upload queue` shows exactly what the agent works from, and why anything that is not moving is waiting.",
-        subcommands: [upload, queue, status, show, retry, cancel, clear, account, watch, download, run, service])
+        options: [.version],
+        subcommands: [upload, queue, status, show, retry, cancel, clear, account, watch, download, run, service, help, version])
 
     /// `share-to [--account A] [--to REMOTE_DIR] FILE_OR_URI...`: the desktop "Send to" handler.
     public static let shareTo = CommandSpec(
@@ -21,6 +22,7 @@ public enum CommandSpecs {
         options: [
             .option("account", short: "a", value: "A", help: "the account to use (default: the only one, or the picker asks)"),
             .option("to", short: "t", value: "REMOTE_DIR", kind: .remoteFolder, help: "the folder on the server; without it a folder picker asks"),
+            .version,
         ],
         positionals: [.oneOrMore("FILE_OR_URI", help: "a file or folder, as a path or a file:// URI")])
 
@@ -54,13 +56,14 @@ public enum CommandSpecs {
             .option("state", short: "s", value: "STATE", kind: .choice(TransferState.allCases.map(\.rawValue)),
                     help: "show only this group, in full"),
             .flag("json", help: "print JSON for programs"),
-            .flag("follow", short: "f", help: "keep showing changes until interrupted"),
+            .flag("follow", short: "f", help: "a live view until Ctrl-C or q; one line per change into a pipe"),
         ])
 
     /// `status [--json]`
     public static let status = CommandSpec(
         name: "status",
-        summary: "One line on the queue, e.g. \"12 of 40 uploaded, 2 need attention\".",
+        summary: "One line on the work in flight: what moves, what waits and why, how long is left.",
+        discussion: "For example: 3 uploading, 264 waiting, 2 retrying (server busy), 1 failed; 30 of 300 files, 120 MB of 193 MB, 14 MB/s, about 6 s left. It exits 1 when an item failed or work waits with no agent running.",
         options: [.flag("json", help: "print JSON for programs")])
 
     /// `show ID [--json]`
@@ -108,8 +111,8 @@ public enum CommandSpecs {
     public static let accountAdd = CommandSpec(
         name: "add",
         summary: "Add an account, or change the address or password of one.",
-        usage: ["--webdav URL --tus URL --user NAME [--name ALIAS] [--password-stdin]",
-                "URL --user NAME [--name ALIAS] [--password-stdin]"],
+        usage: ["--webdav URL --tus URL --user NAME [--name ALIAS] [--password-stdin] [--wifi-only] [--ca-file PATH] [--allow-insecure-http]",
+                "URL --user NAME [--name ALIAS] [--password-stdin] [--wifi-only] [--ca-file PATH] [--allow-insecure-http]"],
         discussion: "With one URL, the WebDAV and tus addresses are derived from it (URL/dav/NAME/ and URL/files/). Both are checked with the password before anything is saved. The password is asked for on the terminal, or read from standard input with --password-stdin; it is kept in the Secret Service (or a file only you can read), never in the config file.",
         options: [
             .option("webdav", value: "URL", help: "the WebDAV address, for listing and creating folders"),
@@ -190,6 +193,18 @@ public enum CommandSpecs {
         name: "resume",
         summary: "Watch a paused folder again; what arrived meanwhile is uploaded.",
         positionals: [.one("ID", help: "the rule's name, as `instant-upload watch list` shows it")])
+
+    // MARK: About the program
+
+    /// `help [COMMAND...]`
+    public static let help = CommandSpec(
+        name: "help",
+        summary: "Show the help of a command, e.g. `help account add`.",
+        positionals: [.zeroOrMore("COMMAND", help: "the command, with its subcommand if it has one")])
+
+    /// `version`
+    public static let version = CommandSpec(name: "version", summary: "Print the version.")
+
 
     // MARK: The agent
 

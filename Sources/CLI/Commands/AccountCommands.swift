@@ -69,11 +69,11 @@ public enum AccountCommands {
             info = try tus.discover()
         } catch {
             context.complain("the tus address \(Log.redact(url: request.tusURL)) did not work: \(explain(error, user: request.username))")
-            return ExitStatus.environment
+            return ExitStatus.of(serverError: error)
         }
         guard info.versions.contains("1.0.0") else {
             context.complain("the server speaks tus \(info.versions.joined(separator: ", ")), not 1.0.0")
-            return ExitStatus.environment
+            return ExitStatus.attention
         }
         // 2. WebDAV: the root must list, with this password.
         do {
@@ -82,11 +82,11 @@ public enum AccountCommands {
             let root = try dav.properties(of: "/")
             guard root.isFolder else {
                 context.complain("the WebDAV address \(Log.redact(url: request.webdavURL)) is a file, not a folder")
-                return ExitStatus.environment
+                return ExitStatus.attention
             }
         } catch {
             context.complain("the WebDAV address \(Log.redact(url: request.webdavURL)) did not work: \(explain(error, user: request.username))")
-            return ExitStatus.environment
+            return ExitStatus.of(serverError: error)
         }
         do {
             let store = try context.openStore()
@@ -114,27 +114,8 @@ public enum AccountCommands {
         return "\(r.username)@\(host)"
     }
 
-    /// One sentence for what went wrong while checking an account.
-    static func explain(_ error: Error, user: String) -> String {
-        switch error {
-        case let e as HTTPStatusError where e.status == 401:
-            return "the server did not accept the password for \(user); check it and try again"
-        case let e as HTTPStatusError where e.status == 404:
-            return "nothing there (404); check the address"
-        case let e as HTTPStatusError:
-            return "the server answered \(e.status)" + (e.serverMessage.map { ": \($0)" } ?? "")
-        case let e as TransportError where e.kind == .unreachable:
-            return "cannot reach the server (\(e.message)); check the address and that the server is running"
-        case let e as TransportError where e.kind == .tls:
-            return "the server's certificate could not be verified (\(e.message)); if the server uses a private certificate authority, give its certificate with --ca-file PATH"
-        case let e as TransportError:
-            return e.message
-        case let e as ProtocolViolation:
-            return e.message
-        default:
-            return "\(error)"
-        }
-    }
+    /// One line for what went wrong while checking an account.
+    static func explain(_ error: Error, user: String) -> String { FailureWords.of(error, user: user).line }
 
     public static func list(json: Bool, context: CommandContext) -> Int32 {
         do {
@@ -173,8 +154,9 @@ public enum AccountCommands {
     }
 
     /// Reads the password: one line from stdin with `--password-stdin`, else a prompt
-    /// without echo on a terminal.
-    public static func readPassword(fromStdin: Bool, context: CommandContext) -> String? {
+    /// without echo on a terminal that names whose password it asks for
+    /// (`Password for alice at cloud.example.org: `).
+    public static func readPassword(fromStdin: Bool, user: String, host: String, context: CommandContext) -> String? {
         if fromStdin || isatty(0) == 0 {
             guard fromStdin else {
                 context.complain("no terminal to ask for the password: pipe it in with --password-stdin")
@@ -186,7 +168,7 @@ public enum AccountCommands {
             }
             return line
         }
-        context.error("Password: ")
+        context.error("Password for \(DisplayText.escape(user)) at \(DisplayText.escape(host)): ")
         var old = termios()
         tcgetattr(0, &old)
         var silent = old

@@ -64,7 +64,8 @@ public enum WatchCommands {
             id = WatchRule.makeID(for: folder, avoiding: Set(rules.map(\.id)))
         }
         let store = try context.openStore()
-        guard let account = try TransferCommands.account(request.account, store: store, context: context) else { return ExitStatus.attention }
+        let (found, status) = try TransferCommands.account(request.account, store: store, context: context)
+        guard let account = found else { return status }
         let rule = WatchRule(id: id, folder: folder, remoteFolder: RemotePath.normalize(request.remoteFolder), account: account.name,
                              media: request.media, wifiOnly: request.wifiOnly ? true : nil, existing: request.existing,
                              subfolders: request.subfolders, afterUpload: request.afterUpload, onACPower: request.onACPower,

@@ -22,11 +22,8 @@ int csystem_set_thread_fsuid(uid_t uid);
 /* posix_spawn(3) of `path` with `stdin_fd`, `stdout_fd`, `stderr_fd` as 0, 1, 2 (-1: inherit),
  * every other descriptor closed in the child (even ones another thread opened without
  * close-on-exec a moment ago), signals unblocked and at their defaults, in a process group
- * of its own. Returns 0 or an errno value. */
-int csystem_spawn(pid_t *pid, const char *path, int stdin_fd, int stdout_fd, int stderr_fd,
+ * of its own, or a session of its own with `new_session`. Returns 0 or an errno value. */
+int csystem_spawn(pid_t *pid, const char *path, int stdin_fd, int stdout_fd, int stderr_fd, int new_session,
                   char *const argv[], char *const envp[]);
-
-/* Adds "close every descriptor from `lowest` up" to spawn actions (glibc 2.34+); 0 or an errno. */
-int csystem_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 #endif
 #include "CConnectivity.h"

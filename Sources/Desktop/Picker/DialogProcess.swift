@@ -13,30 +13,12 @@ struct DialogProcess {
     }
 
     func run(_ arguments: [String]) throws(PickerFailure) -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        do { try process.run() } catch {
+        // GTK is chatty on stderr: it is read beside stdout, so neither pipe fills up.
+        let finished: ProgramOutput?
+        do { finished = try ChildProcess.run(executable, arguments, environment: environment) } catch {
             throw PickerFailure("cannot run \(executable): \(error)")
         }
-        // GTK is chatty on stderr; read it beside stdout so neither pipe fills up.
-        nonisolated(unsafe) var errors = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            errors = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
-                       errors: String(decoding: errors, as: UTF8.self))
+        return Outcome(status: finished?.status ?? -1, output: finished?.output ?? "", errors: finished?.errors ?? "")
     }
 
     /// GTK exits 1, as for a cancel, when it cannot reach the display; only its words tell them apart.

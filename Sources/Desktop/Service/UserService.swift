@@ -143,21 +143,14 @@ public struct UserService: Sendable {
 
     /// Runs `systemctl --user ARGS` in the service's environment.
     public func systemctl(_ systemctl: String, _ arguments: [String]) -> SystemctlResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: systemctl)
-        process.arguments = ["--user", "--no-pager"] + arguments
-        process.environment = paths.environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        do { try process.run() } catch {
+        do {
+            let finished = try ChildProcess.run(systemctl, ["--user", "--no-pager"] + arguments, environment: paths.environment,
+                                                mergeErrors: true)
+            return SystemctlResult(status: finished?.status ?? -1,
+                                   output: (finished?.output ?? "").trimmingCharacters(in: .whitespacesAndNewlines))
+        } catch {
             return SystemctlResult(status: 127, output: "cannot run \(systemctl): \(error)")
         }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return SystemctlResult(status: process.terminationStatus,
-                               output: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     static func find(_ program: String, path: String?) -> String? {

@@ -2,29 +2,31 @@ import CSystem
 import Foundation
 import Glibc
 
-/// A program the tests start: the servers, the agent, every CLI command.
+/// A program this one starts: a helper (systemctl, nmcli, secret-tool, a dialog), the
+/// detached agent, or, in tests, servers and every CLI command.
 ///
-/// Not Foundation's `Process`, for two reasons found the hard way. Its child inherits the
-/// signal mask of whichever test thread started it (Swift Testing's threads block SIGTERM,
-/// so a server never heard it), and it learns that a child exited through a socket the
-/// child holds, which another child spawned at the same moment by a parallel test can
-/// inherit: the exit then goes unseen until that other child exits too, and
-/// `waitUntilExit` spins meanwhile. Here the child gets an empty mask and default signal
-/// actions, inherits nothing but its three standard descriptors, and is reaped by its pid.
+/// Not Foundation's `Process`, for reasons found the hard way. Its child inherits the signal
+/// mask of whichever thread started it (so SIGTERM can be blocked in the child for good),
+/// it may inherit descriptors another thread opened a moment before (a detached agent then
+/// holds a caller's pipe open, and whoever waits for its end waits forever), and it learns
+/// that a child exited through a socket the child holds, which a sibling spawned at the same
+/// moment can inherit too: the exit goes unseen and `waitUntilExit` spins meanwhile. Here
+/// the child gets an empty mask and default signal actions, inherits nothing but its three
+/// standard descriptors, and is reaped by its pid.
 public final class ChildProcess: @unchecked Sendable {
-    // Sendable by construction: the descriptors and pid never change after init; `exit`
+    // Sendable by construction: the descriptors and the pid never change after init; `exit`
     // is only touched under `lock`.
 
     /// Where a standard descriptor of the child leads.
-    public enum Stream {
-        /// The test runner's own.
+    public enum Stream: Sendable {
+        /// This program's own.
         case inherit
         /// /dev/null.
         case null
-        /// A pipe the test reads or writes (`standardInput`/`standardOutput`/`standardError`).
+        /// A pipe this program reads or writes (`standardInput`/`standardOutput`/`standardError`).
         case pipe
-        /// A file, created or appended to.
-        case file(String)
+        /// A file, created with `mode` if needed, appended to.
+        case file(String, mode: mode_t = 0o644)
     }
 
     public let processIdentifier: pid_t
@@ -38,42 +40,53 @@ public final class ChildProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var exit: Int32?
 
+    /// Starts `executable` (an absolute path) with `arguments`. `newSession` detaches it from
+    /// this program's terminal and session (the agent started in the background).
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                input: Stream = .null, output: Stream = .null, error: Stream = .null) throws {
+                input: Stream = .null, output: Stream = .null, error: Stream = .null, newSession: Bool = false) throws(SystemError) {
         var ours: [FileHandle?] = []
         var theirs: [Int32] = []
-        var toClose: [Int32] = []
-        defer { toClose.forEach { close($0) } }
+        var opened: [Int32] = []
+        defer { opened.forEach { close($0) } }
         for (index, stream) in [input, output, error].enumerated() {
             switch stream {
             case .inherit:
                 ours.append(nil); theirs.append(-1)
             case .null:
                 let fd = open("/dev/null", O_RDWR | O_CLOEXEC)
-                guard fd >= 0 else { throw TestFailure("cannot open /dev/null: \(String(cString: strerror(errno)))") }
-                ours.append(nil); theirs.append(fd); toClose.append(fd)
-            case .file(let path):
-                let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-                guard fd >= 0 else { throw TestFailure("cannot open \(path): \(String(cString: strerror(errno)))") }
-                ours.append(nil); theirs.append(fd); toClose.append(fd)
+                guard fd >= 0 else { throw SystemError("open", path: "/dev/null") }
+                ours.append(nil); theirs.append(fd); opened.append(fd)
+            case .file(let path, let mode):
+                let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode)
+                guard fd >= 0 else { throw SystemError("open", path: path) }
+                ours.append(nil); theirs.append(fd); opened.append(fd)
             case .pipe:
-                var fds: [Int32] = [0, 0]
-                guard csystem_pipe_cloexec(&fds) == 0 else { throw TestFailure("pipe: \(String(cString: strerror(errno)))") }
+                var fds: [Int32] = [-1, -1]
+                guard csystem_pipe_cloexec(&fds) == 0 else { throw SystemError("pipe2") }
                 // stdin: the child reads fds[0]; stdout/stderr: the child writes fds[1].
                 let (child, parent) = index == 0 ? (fds[0], fds[1]) : (fds[1], fds[0])
-                ours.append(FileHandle(fileDescriptor: parent, closeOnDealloc: true)); theirs.append(child); toClose.append(child)
+                ours.append(FileHandle(fileDescriptor: parent, closeOnDealloc: true)); theirs.append(child); opened.append(child)
             }
         }
-        let env = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
-        var pid: pid_t = 0
-        let rc = withCStrings([executable] + arguments) { argv in
-            withCStrings(env) { envp in csystem_spawn(&pid, executable, theirs[0], theirs[1], theirs[2], argv, envp) }
-        }
-        guard rc == 0 else { throw TestFailure("cannot start \(executable): \(String(cString: strerror(rc)))") }
-        processIdentifier = pid
+        processIdentifier = try Self.spawn(executable, arguments, environment: environment,
+                                           descriptors: (theirs[0], theirs[1], theirs[2]), newSession: newSession)
         standardInput = ours[0]
         standardOutput = ours[1]
         standardError = ours[2]
+    }
+
+    /// Starts `executable` with the given descriptors as its 0, 1, 2 (-1: inherit).
+    static func spawn(_ executable: String, _ arguments: [String], environment: [String: String]?,
+                      descriptors: (Int32, Int32, Int32), newSession: Bool) throws(SystemError) -> pid_t {
+        let env = (environment ?? ProcessEnvironment.current).map { "\($0.key)=\($0.value)" }
+        var pid: pid_t = 0
+        let rc = withCStrings([executable] + arguments) { argv in
+            withCStrings(env) { envp in
+                csystem_spawn(&pid, executable, descriptors.0, descriptors.1, descriptors.2, newSession ? 1 : 0, argv, envp)
+            }
+        }
+        guard rc == 0 else { throw SystemError("posix_spawn", errno: rc, path: executable) }
+        return pid
     }
 
     /// True until the child has exited (and been reaped).
@@ -91,8 +104,8 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Waits at most `seconds`; true when the child exited.
     public func wait(seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
+        let deadline = MonotonicClock.seconds() + seconds
+        while MonotonicClock.seconds() < deadline {
             if !isRunning { return true }
             usleep(10_000)
         }
