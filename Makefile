@@ -93,6 +93,7 @@ bench: venv
 	.build/release/Benchmarks 1024
 	$(PYTHON) scripts/bench_queue.py --bin .build/release
 	$(PYTHON) scripts/bench_share_to.py --bin .build/release
+	$(PYTHON) scripts/bench_watch.py --bin .build/release
 
 # Both programs, static Swift runtime (stripped by the package build only). Built again when a
 # source is newer, so `make install` after `make dist` does not start the compiler at all.

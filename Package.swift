@@ -29,9 +29,10 @@ let package = Package(
         .target(name: "Desktop", dependencies: ["CDBus", "Platform"]),
         .target(name: "Connectivity", dependencies: ["CSystem", "Platform"]),
         // New photos and videos in watched folders: inotify, scans, media dates, rules, trash.
-        .target(name: "Watcher", dependencies: ["CExif", "CSystem", "Platform", "Queue"]),
+        // The agent's side of it (rules running, the memory of what was taken) feeds the queue through its intake.
+        .target(name: "Watcher", dependencies: ["CExif", "CSystem", "Platform", "Queue", "Transport"]),
         // Commands shared by both executables.
-        .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Connectivity", "Platform", "CSystem"]),
+        .target(name: "CLI", dependencies: ["Engine", "Queue", "Transport", "Desktop", "Connectivity", "Watcher", "Platform", "CSystem"]),
 
         .executableTarget(name: "instant-upload", dependencies: ["CLI", "Platform"]),
         .executableTarget(name: "share-to", dependencies: ["CLI", "Platform"]),
@@ -47,7 +48,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["CLI", "TestSupport"]),
         .testTarget(name: "DesktopTests", dependencies: ["Desktop", "TestSupport"], exclude: ["notification-recorder.py"]),
         .testTarget(name: "ConnectivityTests", dependencies: ["Connectivity", "TestSupport"]),
-        .testTarget(name: "WatcherTests", dependencies: ["Watcher", "TestSupport", "CSystem"]),
+        .testTarget(name: "WatcherTests", dependencies: ["Watcher", "Queue", "TestSupport", "CSystem"]),
     ],
     swiftLanguageModes: [.v6]
 )

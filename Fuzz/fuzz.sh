@@ -4,7 +4,7 @@
 #
 #   Fuzz/fuzz.sh [SECONDS] [NAME...]     run each target (all by default) for SECONDS (60)
 #
-# The program's own modules (Platform, Queue, Transport, Engine) are compiled once with
+# The program's own modules (Platform, Queue, Transport, Engine, Watcher) are compiled once with
 # `swiftc -sanitize=fuzzer,address -enable-testing` into .build/fuzz/, rebuilt when a source
 # is newer; each target is linked against them and may `@testable import` any of them.
 # New inputs go to .build/fuzz/NAME/found (the committed corpus is only read); a crash
@@ -22,8 +22,8 @@ SWIFTC=${SWIFTC:-swiftc}
 CLANG=${CLANG:-$(dirname "$(command -v "$SWIFTC")")/clang}
 SANITIZE=(-sanitize=fuzzer,address)
 FLAGS=(-O -g -parse-as-library -enable-testing -swift-version 6 "${SANITIZE[@]}" -I "$MODULES"
-       -I "$ROOT/Sources/CSQLite" -I "$ROOT/Sources/CCurl" -I "$ROOT/Sources/COpenSSL")
-LIBS=(-lcurl -lssl -lcrypto -lsqlite3)
+       -I "$ROOT/Sources/CSQLite" -I "$ROOT/Sources/CCurl" -I "$ROOT/Sources/COpenSSL" -I "$ROOT/Sources/CExif")
+LIBS=(-lcurl -lssl -lcrypto -lsqlite3 -lexif)
 export SWIFT_BACKTRACE=enable=no
 # Foundation keeps objects alive on purpose (caches, errors); leaks are not what is hunted here.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
@@ -64,7 +64,8 @@ build_module Platform
 build_module Queue "$MODULES/Platform.o"
 build_module Transport "$MODULES/Platform.o"
 build_module Engine "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/CSystem.a"
-OBJECTS=("$MODULES/Platform.o" "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/Engine.o" "$MODULES/CSystem.a")
+build_module Watcher "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/CSystem.a"
+OBJECTS=("$MODULES/Platform.o" "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/Engine.o" "$MODULES/Watcher.o" "$MODULES/CSystem.a")
 
 if [[ $# -gt 0 ]]; then TARGETS=("$@"); else
     mapfile -t TARGETS < <(find "$ROOT/Fuzz" -mindepth 2 -maxdepth 2 -name main.swift -printf '%h\n' | xargs -n1 basename | sort)

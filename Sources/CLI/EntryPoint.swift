@@ -2,6 +2,7 @@ import Engine
 import Foundation
 import Platform
 import Queue
+import Watcher
 
 /// The `instant-upload` and `share-to` executables: parse, dispatch, map errors to words and
 /// exit statuses.
@@ -82,6 +83,14 @@ public enum Main {
             return AccountCommands.list(json: p.has("json"), context: context)
         case "account remove":
             return AccountCommands.remove(p.text("NAME") ?? "", context: context)
+        case "watch add":
+            return try watchAdd(p, context: context)
+        case "watch list":
+            return try WatchCommands.list(json: p.has("json"), context: context)
+        case "watch remove":
+            return try WatchCommands.remove(p.text("ID") ?? "", context: context)
+        case "watch pause", "watch resume":
+            return try WatchCommands.setPaused(p.text("ID") ?? "", p.command == "watch pause", context: context)
         case "help":
             return help(p.texts("COMMAND"), context: context)
         case "run":
@@ -92,6 +101,21 @@ public enum Main {
             context.complain("`\(p.command)` is not implemented")
             return ExitStatus.usage
         }
+    }
+
+    static func watchAdd(_ p: ParsedArguments, context: CommandContext) throws -> Int32 {
+        guard let folder = p.positional("DIR").first?.path, let to = p.value("to") else { return ExitStatus.usage }
+        var request = WatchCommands.AddRequest(folder: folder, remoteFolder: to)
+        request.account = p.value("account")
+        request.name = p.value("name")
+        request.media = MediaSelection(pictures: p.has("pictures"), videos: p.has("videos"))
+        request.existing = p.has("existing")
+        request.subfolders = p.value("subfolders").flatMap(WatchRule.DateSubfolders.init(rawValue:)) ?? .none
+        request.afterUpload = p.value("after-upload").flatMap(WatchRule.AfterUpload.init(rawValue:)) ?? .keep
+        request.wifiOnly = p.has("wifi-only")
+        request.onACPower = p.has("on-ac-power")
+        request.settleSeconds = p.number("settle").map(Int.init) ?? WatchRule.defaultSettleSeconds
+        return try WatchCommands.add(request, context: context)
     }
 
     /// `help [COMMAND...]`: the help of the command named, as `COMMAND --help` prints it.

@@ -44,6 +44,17 @@ public struct NetworkGate: Sendable, Equatable {
         self.init(isOnline: state.isOnline, defaultInterface: interface, defaultInterfaceIsWireless: wireless, metered: metered)
     }
 
+    /// Why a Wi-Fi-only rule waits now, in words; nil when it may go.
+    public var wifiWait: String? {
+        switch decision(for: .unmeteredWiFi) {
+        case .go: return nil
+        case .waitForNetwork: return "there is no network"
+        case .waitForWiFi:
+            let name = defaultInterface ?? "?"
+            return defaultInterfaceIsWireless ? "the Wi-Fi \(name) is metered" : "the network goes out through \(name), which is not Wi-Fi"
+        }
+    }
+
     public func decision(for requirement: Requirement) -> Decision {
         guard isOnline else { return .waitForNetwork }
         switch requirement {

@@ -17,6 +17,10 @@ struct CommandSpecsTests {
         ["account", "add", "https://c", "--user", "a"],
         ["account", "list"], ["account", "list", "--json"], ["account", "remove", "home"],
         ["download", "--account", "alice", "/Documents/report.pdf", "/Documents/b.pdf"],
+        ["watch", "add", "/home/me/Camera", "--to", "/Photos/Camera", "--account", "home", "--pictures", "--videos", "--wifi-only",
+         "--existing", "--subfolders", "month", "--after-upload", "trash", "--on-ac-power", "--name", "camera", "--settle", "5"],
+        ["watch", "add", "Camera", "--to", "/Photos"],
+        ["watch", "list"], ["watch", "list", "--json"], ["watch", "remove", "camera"], ["watch", "pause", "camera"], ["watch", "resume", "camera"],
         ["run"],
         ["service", "install"], ["service", "uninstall"], ["service", "status"],
     ]

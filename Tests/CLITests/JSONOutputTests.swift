@@ -11,7 +11,7 @@ struct JSONOutputTests {
         let summary = makeSummary(uploads: [.completed: 12, .failed: 2, .queued: 26], downloads: [.inProgress: 1])
         let object = try #require(try jsonObject(JSONOutput.encode(StatusJSON(summary: summary, agentPID: nil))) as? [String: Any])
         #expect(Set(object.keys) == ["total", "queued", "in_progress", "retrying", "completed", "failed", "need_attention",
-                                      "paused_reason", "agent_running", "agent_pid", "directions", "batch"])
+                                      "paused_reason", "agent_running", "agent_pid", "directions", "batch", "watch_troubles"])
         #expect(object["total"] as? Int == 41)
         #expect(object["need_attention"] as? Int == 2)
         #expect(object["in_progress"] as? Int == 1)
@@ -23,6 +23,19 @@ struct JSONOutputTests {
         #expect(directions["upload"]?["total"] == 40)
         #expect(directions["download"]?["in_progress"] == 1)
         #expect(directions["download"]?["failed"] == 0)
+        #expect((object["watch_troubles"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test("status --json lists what keeps watch rules from their job")
+    func watchTroubles() throws {
+        let trouble = StatusJSON.WatchTrouble(rule: "camera", code: "folder_missing", message: "the folder /media/card is not there",
+                                              action: "watching resumes by itself when it is back")
+        let summary = makeSummary()
+        let object = try #require(try jsonObject(JSONOutput.encode(StatusJSON(summary: summary, agentPID: 4242, watchTroubles: [trouble])))
+                                  as? [String: Any])
+        let troubles = try #require(object["watch_troubles"] as? [[String: String]])
+        #expect(troubles == [["rule": "camera", "code": "folder_missing", "message": "the folder /media/card is not there",
+                              "action": "watching resumes by itself when it is back"]])
     }
 
     @Test("status --json gives the batch: files and bytes done of total, the rate and the seconds left")

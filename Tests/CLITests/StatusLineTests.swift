@@ -33,6 +33,14 @@ struct StatusLineTests {
                 == "1 waiting, 2 waiting for network, 2 waiting for Wi-Fi, 1 paused; 0 of 6 files, 0 B of 6.0 kB")
     }
 
+    @Test("rows a watch rule holds for mains power say so, and watch troubles follow the line")
+    func watchRules() {
+        var b = makeBatch(waiting: 1, files: (0, 4), bytes: (0, 4_000))
+        b.waitingForPower = 3
+        #expect(StatusLine.render(b, agentRunning: true, watchTroubles: ["card: the folder /media/card is not there; watching resumes by itself"])
+                == "1 waiting, 3 waiting for mains power; 0 of 4 files, 0 B of 4.0 kB\nwatch card: the folder /media/card is not there; watching resumes by itself")
+    }
+
     @Test("downloads are named as such")
     func downloads() {
         let b = makeBatch(uploading: 1, downloading: 2, files: (0, 3), bytes: (0, 3_000), rate: 1_000)

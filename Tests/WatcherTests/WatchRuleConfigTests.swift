@@ -38,7 +38,7 @@ struct WatchRuleConfigTests {
         #expect(camera.media == MediaSelection(pictures: false, videos: true))
         #expect(camera.subfolders == .month)
         #expect(camera.afterUpload == .trash)
-        #expect(camera.wifiOnly && camera.onACPower && !camera.existing && !camera.paused)
+        #expect(camera.wifiOnly == true && camera.onACPower && !camera.existing && !camera.paused)
         #expect(camera.settleSeconds == 5)
         #expect(camera.watcherSettings.settleWindow == .seconds(5))
         let scans = rules[1]
@@ -47,6 +47,7 @@ struct WatchRuleConfigTests {
         #expect(scans.afterUpload == .keep)
         #expect(scans.paused)
         #expect(scans.account == nil)
+        #expect(scans.wifiOnly == nil, "without wifi_only a rule follows its account's flag")
         #expect(scans.settleSeconds == 3)
     }
 
@@ -80,6 +81,17 @@ struct WatchRuleConfigTests {
         let text = try rule.writing(into: "")
         #expect(try WatchRule.rules(inConfig: text) == [rule])
         #expect(text.contains("folder = \"/home/me/Ph\\\"otos \\\\ \\xff\\x0aCaméra\""))
+    }
+
+    @Test("a rule that leaves Wi-Fi to its account writes no wifi_only line, and reads back the same")
+    func wifiDefault() throws {
+        let rule = WatchRule(id: "cam", folder: LocalPath("/c"), remoteFolder: "/C")
+        let text = try rule.writing(into: "")
+        #expect(!text.contains("wifi_only"))
+        #expect(try WatchRule.rules(inConfig: text).first?.wifiOnly == nil)
+        var off = rule
+        off.wifiOnly = false
+        #expect(try WatchRule.rules(inConfig: try off.writing(into: "")).first?.wifiOnly == false)
     }
 
     @Test("adding, changing and removing a rule keeps every other line of the file")

@@ -4,14 +4,22 @@ _instant_upload() {
     local cur prev words cword
     _init_completion || return
 
-    local commands="upload download queue status show retry cancel clear account run service help version"
+    local commands="upload download queue status show retry cancel clear account watch run service help version"
     if [[ $cword -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return
     fi
     local command=${words[1]}
     case $prev in
-        --to | -t | --account | -a | --webdav | --tus | --user | -u | --name) return ;;
+        --to | -t | --account | -a | --webdav | --tus | --user | -u | --name | --settle) return ;;
+        --subfolders)
+            COMPREPLY=($(compgen -W "none year month day" -- "$cur"))
+            return
+            ;;
+        --after-upload)
+            COMPREPLY=($(compgen -W "keep trash" -- "$cur"))
+            return
+            ;;
         --state | -s)
             COMPREPLY=($(compgen -W "queued in_progress retrying completed failed" -- "$cur"))
             return
@@ -37,6 +45,15 @@ _instant_upload() {
                 COMPREPLY=($(compgen -W "add list remove" -- "$cur"))
             else
                 COMPREPLY=($(compgen -W "--webdav --tus --user --name --password-stdin --wifi-only --ca-file --allow-insecure-http --json --help" -- "$cur"))
+            fi
+            ;;
+        watch)
+            if [[ $cword -eq 2 ]]; then
+                COMPREPLY=($(compgen -W "add list remove pause resume" -- "$cur"))
+            elif [[ ${words[2]} == add && $cur != -* ]]; then
+                _filedir -d
+            else
+                COMPREPLY=($(compgen -W "--to --account --name --pictures --videos --existing --subfolders --after-upload --wifi-only --on-ac-power --settle --json --help" -- "$cur"))
             fi
             ;;
         service) [[ $cword -eq 2 ]] && COMPREPLY=($(compgen -W "install uninstall status" -- "$cur")) ;;

@@ -1,5 +1,5 @@
 # fish completion for instant-upload
-set -l commands upload download queue status show retry cancel clear account run service help version
+set -l commands upload download queue status show retry cancel clear account watch run service help version
 complete -c instant-upload -f
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a upload -d 'Queue files to upload into a folder on your server'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a download -d 'Queue files on your server to download'
@@ -10,6 +10,7 @@ complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a ret
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a cancel -d 'Stop transfers and remove them'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a clear -d 'Remove finished transfers from the list'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a account -d 'Add, list and remove accounts'
+complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a watch -d 'Upload new photos and videos from a folder by themselves'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a run -d 'Run the agent in the foreground'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a service -d 'The systemd user service'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a help -d 'Help on a command'
@@ -35,3 +36,17 @@ complete -c instant-upload -n "__fish_seen_subcommand_from account" -l password-
 complete -c instant-upload -n "__fish_seen_subcommand_from account" -l wifi-only -d 'Auto-uploads wait for an unmetered Wi-Fi network'
 complete -c instant-upload -n "__fish_seen_subcommand_from account" -l ca-file -r -F -d 'Trust this CA bundle for the server'
 complete -c instant-upload -n "__fish_seen_subcommand_from account" -l allow-insecure-http -d 'Allow plain http to another machine (password in clear)'
+complete -c instant-upload -n "__fish_seen_subcommand_from watch" -a 'add list remove pause resume'
+complete -c instant-upload -n "__fish_seen_subcommand_from watch; and __fish_seen_subcommand_from add" -F
+complete -c instant-upload -n "__fish_seen_subcommand_from watch" -s t -l to -x -d 'The folder on the server'
+complete -c instant-upload -n "__fish_seen_subcommand_from watch" -s a -l account -x -d 'The account to use'
+complete -c instant-upload -n "__fish_seen_subcommand_from watch" -l name -x -d "The rule's name"
+complete -c instant-upload -n "__fish_seen_subcommand_from watch" -l pictures -d 'Upload pictures'
+complete -c instant-upload -n "__fish_seen_subcommand_from watch" -l videos -d 'Upload videos'
+complete -c instant-upload -n "__fish_seen_subcommand_from watch" -l existing -d 'Also upload what the folder holds now'
+complete -c instant-upload -n "__fish_seen_subcommand_from watch" -l subfolders -x -a 'none year month day' -d 'Date folders by the capture date'
+complete -c instant-upload -n "__fish_seen_subcommand_from watch" -l after-upload -x -a 'keep trash' -d 'What becomes of the original'
+complete -c instant-upload -n "__fish_seen_subcommand_from watch" -l wifi-only -d 'Only over unmetered Wi-Fi'
+complete -c instant-upload -n "__fish_seen_subcommand_from watch" -l on-ac-power -d 'Only while plugged in'
+complete -c instant-upload -n "__fish_seen_subcommand_from watch" -l settle -x -d 'Seconds a new file must stay unchanged'
+complete -c instant-upload -n "__fish_seen_subcommand_from watch" -l json -d 'Print JSON'

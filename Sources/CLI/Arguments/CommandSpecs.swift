@@ -1,4 +1,5 @@
 import Queue
+import Watcher
 
 /// The whole command-line surface of `instant-upload` and `share-to`, in one place.
 ///
@@ -11,7 +12,7 @@ public enum CommandSpecs {
         summary: "Moves your files to your own server, and never goes quiet about it.",
         discussion: "Everything you queue is written to disk before any transfer starts; `instant-upload queue` shows exactly what the agent works from, and why anything that is not moving is waiting.",
         options: [.version],
-        subcommands: [upload, queue, status, show, retry, cancel, clear, account, download, run, service, help, version])
+        subcommands: [upload, queue, status, show, retry, cancel, clear, account, watch, download, run, service, help, version])
 
     /// `share-to [--account A] [--to REMOTE_DIR] FILE_OR_URI...`: the desktop "Send to" handler.
     public static let shareTo = CommandSpec(
@@ -138,6 +139,61 @@ public enum CommandSpecs {
         summary: "Remove an account, its password and its queued transfers.",
         positionals: [.one("NAME", help: "the account's name, as `instant-upload account list` shows it")])
 
+    // MARK: Instant upload
+
+    /// `watch add|list|remove|pause|resume`
+    public static let watch = CommandSpec(
+        name: "watch",
+        summary: "Upload new photos and videos from a folder by themselves (instant upload).",
+        subcommands: [watchAdd, watchList, watchRemove, watchPause, watchResume])
+
+    /// `watch add DIR --to REMOTE_DIR [--account A] [--pictures] [--videos] ...`
+    public static let watchAdd = CommandSpec(
+        name: "add",
+        summary: "Watch a folder: new pictures and videos in it (and below it) are uploaded by themselves.",
+        discussion: "Files already in the folder are left alone unless you pass --existing. A file is taken once it has been written completely and has not changed for a few seconds; each file is sent once, also after a restart, a rename or a copy within the folder. Neither --pictures nor --videos means both.",
+        options: [
+            .option("to", short: "t", value: "REMOTE_DIR", kind: .remoteFolder, help: "the folder on the server, e.g. /Photos/Camera", required: true),
+            .option("account", short: "a", value: "A", help: "the account to use (default: the only one)"),
+            .option("name", value: "ID", help: "the rule's name (default: from the folder's name, e.g. camera)"),
+            .flag("pictures", help: "upload pictures (JPEG, HEIC, PNG, WebP, GIF, camera RAW)"),
+            .flag("videos", help: "upload videos (MP4, MOV, 3GP, MKV, WebM, AVI)"),
+            .flag("existing", help: "also upload what the folder holds now"),
+            .option("subfolders", value: "WHEN", kind: .choice(WatchRule.DateSubfolders.allCases.map(\.rawValue)),
+                    help: "date folders by the capture date, e.g. month: /Photos/2024/03/ (default: none)"),
+            .option("after-upload", value: "WHAT", kind: .choice(WatchRule.AfterUpload.allCases.map(\.rawValue)),
+                    help: "trash: move the original to the trash once its upload is complete (default: keep)"),
+            .flag("wifi-only", help: "upload only over unmetered Wi-Fi (default: as the account says)"),
+            .flag("on-ac-power", help: "upload only while the computer is plugged in"),
+            .option("settle", value: "SECONDS", kind: .number,
+                    help: "how long a new file must stay unchanged before it is taken (default 3)"),
+        ],
+        positionals: [.one("DIR", help: "the folder to watch, e.g. ~/Pictures/Camera")])
+
+    /// `watch list [--json]`
+    public static let watchList = CommandSpec(
+        name: "list",
+        summary: "List the watched folders: what each does, how it stands, and any trouble.",
+        options: [.flag("json", help: "print JSON for programs")])
+
+    /// `watch remove ID`
+    public static let watchRemove = CommandSpec(
+        name: "remove",
+        summary: "Stop watching a folder and forget what it took (queued uploads stay).",
+        positionals: [.one("ID", help: "the rule's name, as `instant-upload watch list` shows it")])
+
+    /// `watch pause ID`
+    public static let watchPause = CommandSpec(
+        name: "pause",
+        summary: "Stop watching a folder for now; its queued uploads wait too.",
+        positionals: [.one("ID", help: "the rule's name, as `instant-upload watch list` shows it")])
+
+    /// `watch resume ID`
+    public static let watchResume = CommandSpec(
+        name: "resume",
+        summary: "Watch a paused folder again; what arrived meanwhile is uploaded.",
+        positionals: [.one("ID", help: "the rule's name, as `instant-upload watch list` shows it")])
+
     // MARK: About the program
 
     /// `help [COMMAND...]`
@@ -148,6 +204,7 @@ public enum CommandSpecs {
 
     /// `version`
     public static let version = CommandSpec(name: "version", summary: "Print the version.")
+
 
     // MARK: The agent
 

@@ -100,6 +100,8 @@ public enum AccountCommands {
             context.say("added account \(name) (\(request.username) at \(URL(string: request.tusURL)?.host ?? "?"))"
                         + (extras.isEmpty ? "" : ": " + extras.joined(separator: ", ")))
             context.say("password saved in the \(backend.rawValue)")
+            // A running agent asks for the password again, and watch rules waiting for this account start.
+            context.wakeAgent()
             return ExitStatus.ok
         } catch {
             context.complain("\(error)")
@@ -143,6 +145,7 @@ public enum AccountCommands {
             }
             SecretStore(paths: context.paths).remove(account: name)
             context.say("removed account \(name) and its queued transfers")
+            context.wakeAgent()
             return ExitStatus.ok
         } catch {
             context.complain("\(error)")

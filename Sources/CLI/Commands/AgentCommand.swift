@@ -7,6 +7,7 @@ import Glibc
 import Platform
 import Queue
 import Transport
+import Watcher
 
 /// `instant-upload run`: the agent in the foreground until SIGTERM or SIGINT.
 public enum AgentCommand {
@@ -36,6 +37,23 @@ public enum AgentCommand {
             return NetworkGate(state: state, classifier: classifier, meteredCheck: metered).decision(for: .unmeteredWiFi) == .go
         }
         let agentBox = AgentBox()
+
+        // Instant upload: the rules' watchers start once this agent holds its lock.
+        var watchOptions = WatchService.Options(paths: context.paths) { agentBox.agent?.wake() }
+        watchOptions.sysfsRoot = configuration.sysfsRoot
+        let watchService = WatchService(options: watchOptions)
+        options.ruleHold = { rule, account in
+            watchService.hold(rule: rule, account: account) {
+                guard let state = monitorBox.monitor?.state ?? (try? NetworkState.current()) else { return "the network cannot be read" }
+                return NetworkGate(state: state, classifier: classifier, meteredCheck: metered).wifiWait
+            }
+        }
+        options.onCompleted = { watchService.uploadCompleted($0) }
+        options.onDoorbell = { watchService.lookAgain() }
+        options.onStarted = {
+            do { try watchService.start() } catch { Log.error("the folder watchers cannot start: \(error)") }
+        }
+        defer { watchService.stop() }
         let notifications = AgentNotifications(paths: context.paths) { agentBox.agent?.wake() }
         if let notifications {
             options.onAttention = { notifications.attention($0) }

@@ -53,7 +53,7 @@ public enum BatchReader {
 
     /// What holds the rows that are not done. The counts come from the summary; which
     /// queued rows a gate holds is read only when a gate can hold some and not all of them
-    /// (a Wi-Fi-only account), since reading every queued row's reason costs a scan.
+    /// (a Wi-Fi-only account, a watch rule), since reading every queued row's reason costs a scan.
     static func readHeld(_ store: QueueStore, summary: QueueSummary, into figures: inout BatchFigures) throws {
         figures.uploading = summary.count(.inProgress, .upload)
         figures.downloading = summary.count(.inProgress, .download)
@@ -64,15 +64,19 @@ public enum BatchReader {
             figures.waitingForNetwork = figures.waiting
             figures.waiting = 0
         } else if figures.waiting > 0,
-                  !(try store.database.query("SELECT 1 FROM accounts WHERE wifi_only = 1 LIMIT 1") { $0.int(0) }).isEmpty {
+                  !(try store.database.query("""
+                      SELECT 1 FROM accounts WHERE wifi_only = 1
+                      UNION ALL SELECT 1 FROM (SELECT 1 FROM transfers WHERE watch_rule IS NOT NULL AND state = 'queued' LIMIT 1) LIMIT 1
+                      """) { $0.int(0) }).isEmpty {
             try store.database.query("""
                 SELECT reason_code, count(*) FROM transfers
-                WHERE state = 'queued' AND reason_code IN ('offline', 'wifi', 'paused') GROUP BY reason_code
+                WHERE state = 'queued' AND reason_code IN ('offline', 'wifi', 'battery', 'paused') GROUP BY reason_code
                 """) { r in
                 let count = r.int(1)
                 switch ReasonCode(rawValue: r.text(0)) {
                 case .offline: figures.waitingForNetwork += count
                 case .wifi: figures.waitingForWiFi += count
+                case .battery: figures.waitingForPower += count
                 default: figures.paused += count
                 }
                 figures.waiting -= count

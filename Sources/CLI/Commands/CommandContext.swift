@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import Platform
 import Queue
+import Watcher
 
 /// What every command runs with: where things are, and how to talk to the person.
 public struct CommandContext {
@@ -27,8 +28,37 @@ public struct CommandContext {
         try QueueStore(path: paths.queueDatabase)
     }
 
+    /// The settings of the config file; its watch rules are checked too, so a broken rule
+    /// stops every command with the line to fix, as any other broken setting does.
     public func configuration() throws -> Configuration {
-        try Configuration.load(paths.configFile)
+        let configuration = try Configuration.load(paths.configFile)
+        _ = try readWatchRules()
+        return configuration
+    }
+
+    /// The config file's text (empty when there is none) and its watch rules.
+    public func watchConfig() throws -> (text: String, rules: [WatchRule]) {
+        _ = try Configuration.load(paths.configFile)
+        return try readWatchRules()
+    }
+
+    private func readWatchRules() throws -> (text: String, rules: [WatchRule]) {
+        let path = paths.configFile
+        guard FileIO.exists(path) else { return ("", []) }
+        let text: String
+        do { text = try FileIO.readSmallFile(path) } catch { throw Configuration.Problem(file: path, message: error.reason) }
+        do { return (text, try WatchRule.rules(inConfig: text)) } catch { throw Configuration.Problem(file: path, message: error.description) }
+    }
+
+    /// Replaces the config file with `text` at once (a new file renamed over it), keeping
+    /// its permissions.
+    public func writeConfig(_ text: String) throws {
+        try PrivateFolder.prepare(paths.configDirectory, role: .config)
+        var st = stat()
+        let mode = stat(paths.configFile, &st) == 0 ? st.st_mode & 0o777 : 0o600
+        do { try FileIO.writeAtomically(paths.configFile, Array(text.utf8), mode: mode) } catch {
+            throw Configuration.Problem(file: paths.configFile, message: "it cannot be written (\(error.reason))")
+        }
     }
 
     /// How the CLI's own requests to `account`'s server are set up, exactly as the agent's

@@ -17,12 +17,14 @@ public enum QueueCommands {
         // A full disk is told by the agent itself: the rows cannot be written then.
         if pid != nil, let live = livePause(context) { summary.pausedReason = live?.rawValue }
         let batch = try BatchReader.read(store, summary: summary, agentRunning: pid != nil)
+        let watch = pid != nil ? try WatchCommands.troubles(store: store, context: context) : []
         if json {
-            context.say(JSONOutput.encode(StatusJSON(summary: summary, batch: batch, agentPID: pid)))
+            context.say(JSONOutput.encode(StatusJSON(summary: summary, batch: batch, agentPID: pid, watchTroubles: watch)))
         } else {
-            context.say(StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: pid != nil))
+            context.say(StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: pid != nil,
+                                          watchTroubles: watch.map { "\($0.rule): \($0.message); \($0.action)" }))
         }
-        return exitStatus(summary, agentRunning: pid != nil)
+        return watch.isEmpty ? exitStatus(summary, agentRunning: pid != nil) : ExitStatus.attention
     }
 
     /// 1 when something needs the person: a failed item, or work that waits for an agent.

@@ -10,6 +10,8 @@ public struct BatchFigures: Sendable, Equatable {
     /// Queued rows held by a gate: no network, no Wi-Fi, paused by the person.
     public var waitingForNetwork = 0
     public var waitingForWiFi = 0
+    /// Held by a watch rule that uploads only on mains power.
+    public var waitingForPower = 0
     public var paused = 0
     /// Retrying rows by the reason they wait on.
     public var retrying: [ReasonCode: Int] = [:]
@@ -38,6 +40,6 @@ public struct BatchFigures: Sendable, Equatable {
 
     /// Rows that are moving or will move by themselves.
     public var active: Int {
-        uploading + downloading + waiting + waitingForNetwork + waitingForWiFi + paused + retrying.values.reduce(0, +)
+        uploading + downloading + waiting + waitingForNetwork + waitingForWiFi + waitingForPower + paused + retrying.values.reduce(0, +)
     }
 }

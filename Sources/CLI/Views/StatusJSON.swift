@@ -17,6 +17,20 @@ public struct StatusJSON: Codable, Sendable, Equatable {
     public var directions: Directions
     /// The work since the queue was last idle.
     public var batch: Batch
+    /// What keeps watch rules from their job (a folder missing, out of inotify watches...).
+    public var watchTroubles: [WatchTrouble]
+
+    /// One trouble of one watch rule.
+    public struct WatchTrouble: Codable, Sendable, Equatable {
+        public var rule: String
+        public var code: String
+        public var message: String
+        public var action: String
+
+        public init(rule: String, code: String, message: String, action: String) {
+            self.rule = rule; self.code = code; self.message = message; self.action = action
+        }
+    }
 
     /// The current batch: files and bytes done of total, the agent's rate, the time left.
     public struct Batch: Codable, Sendable, Equatable {
@@ -92,11 +106,12 @@ public struct StatusJSON: Codable, Sendable, Equatable {
         case pausedReason = "paused_reason"
         case agentRunning = "agent_running"
         case agentPID = "agent_pid"
+        case watchTroubles = "watch_troubles"
     }
 
     /// The counts of `summary` and the figures of `batch`; `agentPID` is the agent that
     /// answered on the control socket, if one did.
-    public init(summary: QueueSummary, batch: BatchFigures = BatchFigures(), agentPID: Int32?) {
+    public init(summary: QueueSummary, batch: BatchFigures = BatchFigures(), agentPID: Int32?, watchTroubles: [WatchTrouble] = []) {
         let all = Counts(summary, nil)
         total = all.total; queued = all.queued; inProgress = all.inProgress
         retrying = all.retrying; completed = all.completed; failed = all.failed
@@ -106,6 +121,7 @@ public struct StatusJSON: Codable, Sendable, Equatable {
         self.agentPID = agentPID
         directions = Directions(upload: Counts(summary, .upload), download: Counts(summary, .download))
         self.batch = Batch(batch)
+        self.watchTroubles = watchTroubles
     }
 
     /// Written by hand so an absent `paused_reason` or `agent_pid` is `null`, not a missing key.
@@ -123,5 +139,6 @@ public struct StatusJSON: Codable, Sendable, Equatable {
         try c.encode(agentPID, forKey: .agentPID)
         try c.encode(directions, forKey: .directions)
         try c.encode(batch, forKey: .batch)
+        try c.encode(watchTroubles, forKey: .watchTroubles)
     }
 }

@@ -5,17 +5,20 @@ import Queue
 /// `3 uploading, 264 waiting, 2 retrying (server busy), 1 failed; 30 of 300 files, 120 MB of
 /// 193 MB, 14 MB/s, about 8 s left`. Then why the queue is paused, and whether the agent runs.
 public enum StatusLine {
-    /// One to three lines, without a trailing newline.
+    /// A few lines, without a trailing newline.
     ///
     /// - Parameters:
     ///   - pausedReason: what the agent says holds the whole queue (a reason code or a sentence).
     ///   - agentRunning: whether an agent answers on the control socket; when not, queued
     ///     work waits, and the line says how to start it.
-    public static func render(_ batch: BatchFigures, pausedReason: String? = nil, agentRunning: Bool) -> String {
+    ///   - watchTroubles: what keeps watch rules from their job, one line each (`camera: ...`).
+    public static func render(_ batch: BatchFigures, pausedReason: String? = nil, agentRunning: Bool,
+                              watchTroubles: [String] = []) -> String {
         var lines = [headline(batch)]
         if let pausedReason {
             lines.append("paused: " + pausedText(pausedReason))
         }
+        lines += watchTroubles.map { "watch " + $0 }
         if !agentRunning {
             lines.append("the agent is not running: start it with `instant-upload run`")
         }
@@ -30,6 +33,7 @@ public enum StatusLine {
         add(b.waiting, "waiting")
         add(b.waitingForNetwork, "waiting for network")
         add(b.waitingForWiFi, "waiting for Wi-Fi")
+        add(b.waitingForPower, "waiting for mains power")
         add(b.paused, "paused")
         let retrying = b.retrying.values.reduce(0, +)
         if retrying > 0 { held.append("\(n(retrying)) retrying (\(retryingWhy(b.retrying)))") }

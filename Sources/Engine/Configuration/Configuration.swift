@@ -19,6 +19,10 @@ public struct Configuration: Sendable, Equatable {
     public struct Problem: Error, CustomStringConvertible {
         public var file: String
         public var message: String
+        public init(file: String, message: String) {
+            self.file = file
+            self.message = message
+        }
         public var description: String {
             "the configuration file \(file) has a problem: \(message)\n  fix that line, or move the file aside to use the defaults"
         }
@@ -90,7 +94,8 @@ public struct Configuration: Sendable, Equatable {
                 known = ["sysfs_root"]
                 if let root = section.values["sysfs_root"], !root.isEmpty { config.sysfsRoot = root }
             case "watch":
-                // Watch rules are read by the watcher; nothing to check here yet.
+                // Watch rules are checked by the watcher's own reader (WatchRule), with the
+                // other settings, wherever the config is loaded for a command or the agent.
                 known = Set(section.values.keys)
             default:
                 throw ValueProblem(description: "unknown section `[\(section.kind)]`")

@@ -29,6 +29,16 @@ extension Agent {
         var heldAccounts: Set<Int64> = []
         var notes: [Int64: Reason] = [:]
         var holdingWifiRule = false
+        // Watch rules that hold their rows in this pass, and why; each asked once.
+        var ruleAnswers: [String: Reason?] = [:]
+        var heldRules: [String: Reason] = [:]
+        func ruleHold(_ rule: String, _ account: Account) -> Reason? {
+            let key = "\(account.id)/\(rule)"
+            if let answer = ruleAnswers[key] { return answer }
+            let answer = options.ruleHold.map { $0(rule, account) } ?? (account.wifiOnly && !wifiOK() ? Reason(.wifi) : nil)
+            ruleAnswers[key] = answer
+            return answer
+        }
         for direction in Direction.allCases {
             let slots = direction == .upload ? options.uploadSlots : options.downloadSlots
             var skipped = state.withLock { s in Set(s.running.filter { $0.value.direction == direction }.keys) }
@@ -36,7 +46,8 @@ extension Agent {
             while free > 0 {
                 let limit = free + Self.lookahead
                 let rows = try store.runnable(direction: direction, now: now, limit: limit, excluding: skipped,
-                                              excludingAccounts: heldAccounts, holdingWifiRule: holdingWifiRule)
+                                              excludingAccounts: heldAccounts, holdingWifiRule: holdingWifiRule,
+                                              holdingRules: Set(heldRules.keys))
                 var lookedAtAll = true
                 for row in rows where free > 0 {
                     skipped.insert(row.id)
@@ -46,12 +57,20 @@ extension Agent {
                         lookedAtAll = false
                         break // the next query leaves this account out
                     }
-                    // Wi-Fi-only rules hold auto-uploads; what a person asked for by hand goes
-                    // (the same rule as QueueStore.heldByWifiRule).
-                    if row.origin == .auto, account.wifiOnly, !row.ignoreRules, !wifiOK() {
-                        holdingWifiRule = true
-                        lookedAtAll = false
-                        break
+                    // Watch rules (and the account-wide Wi-Fi flag) hold auto-uploads; what a
+                    // person asked for by hand goes (the same rows as QueueStore.HoldScope).
+                    if row.origin == .auto, !row.ignoreRules {
+                        if let rule = row.watchRule {
+                            if let reason = ruleHold(rule, account) {
+                                heldRules[rule] = reason
+                                lookedAtAll = false
+                                break
+                            }
+                        } else if account.wifiOnly, !wifiOK() {
+                            holdingWifiRule = true
+                            lookedAtAll = false
+                            break
+                        }
                     }
                     let password = passwords.entry(for: account) { [self] in wake() }
                     guard case .ready(let credentials) = password else {
@@ -66,6 +85,7 @@ extension Agent {
             }
         }
         if holdingWifiRule { try store.hold(.wifiRule, reason: Reason(.wifi)) }
+        for (rule, reason) in heldRules.sorted(by: { $0.key < $1.key }) { try store.hold(.rules([rule]), reason: reason) }
         for (id, note) in notes { try store.hold(.account(id), reason: note) }
     }
 

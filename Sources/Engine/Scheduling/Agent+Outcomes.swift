@@ -29,6 +29,7 @@ extension Agent {
                 guard let row = try store.transfer(id: item.id) else { continue }
                 if row.state == .failed { failed.append(row) }
                 if row.state == .completed, row.origin != .auto { state.withLock { $0.manualDone.append(row) } }
+                if row.state == .completed, case .completed = item.outcome { options.onCompleted?(row) }
             } catch let e as IllegalTransition {
                 Log.error("transfer \(item.id): \(e)")
             } catch {

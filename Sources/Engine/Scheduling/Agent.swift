@@ -29,6 +29,19 @@ public final class Agent: Sendable {
         /// Whether a row held by a Wi-Fi-only rule may go now (asked at dispatch, so a
         /// changed rule or network applies to rows already queued).
         public var wifiGate: (@Sendable () -> Bool)?
+        /// Whether a watch rule's auto-uploads must wait now, and why (its own Wi-Fi
+        /// setting, mains power, a pause). Asked at dispatch, once per rule and pass, so a
+        /// changed rule, network or power supply applies to rows already queued. Without
+        /// it a rule's rows follow their account's Wi-Fi flag.
+        public var ruleHold: (@Sendable (_ rule: String, _ account: Account) -> Reason?)?
+        /// Told of each transfer that just completed, with its row as recorded.
+        public var onCompleted: (@Sendable (Transfer) -> Void)?
+        /// Called once this agent holds its lock and has its queue open: from then on
+        /// other producers in the process (the folder watchers) may add work.
+        public var onStarted: (@Sendable () -> Void)?
+        /// Told when another process rang the doorbell: it may have changed the config or
+        /// the accounts as well as the queue.
+        public var onDoorbell: (@Sendable () -> Void)?
         /// Looks up an account's password (Secret Service or the credentials file). The
         /// agent asks once per account and keeps the answer.
         public var credentials: @Sendable (Account) -> CredentialLookup
@@ -147,6 +160,7 @@ public final class Agent: Sendable {
         var trouble = DatabaseTrouble(folder: options.paths.stateDirectory)
         guard let store = try openStore(&trouble) else { return }
         Log.info("agent started; queue \(options.paths.queueDatabase)")
+        options.onStarted?()
 
         var recovered = false
         while true {
@@ -220,6 +234,7 @@ public final class Agent: Sendable {
         default:
             // Someone outside changed something: a keyring may have been unlocked too.
             passwords.askAgainSoon()
+            options.onDoorbell?()
             wake()
             return "ok"
         }

@@ -21,6 +21,8 @@ public struct Reason: Sendable, Equatable, Codable, CustomStringConvertible {
 public enum ReasonCode: String, Sendable, Codable, CaseIterable {
     // Waiting, not failing.
     case offline, wifi, paused
+    /// A watch rule that uploads only on mains power, while the machine runs on its battery.
+    case battery
     /// The account's password cannot be read right now (keyring locked or not started).
     case credentials
     /// The disk holding the queue is full: nothing can be recorded, so nothing moves.
@@ -55,7 +57,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
     /// Transient reasons put a row in `retrying`; the others in `failed`.
     public var isTransient: Bool {
         switch self {
-        case .offline, .wifi, .paused, .credentials, .diskFull, .timeout, .connectionReset, .serverError, .serverBusy,
+        case .offline, .wifi, .paused, .battery, .credentials, .diskFull, .timeout, .connectionReset, .serverError, .serverBusy,
              .maintenance, .checksumMismatch, .queueDatabase, .sourceChanged, .uploadExpired, .uploadLost:
             return true
         default:
@@ -68,6 +70,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         case .offline: "waiting for network"
         case .wifi: "waiting for Wi-Fi"
         case .paused: "paused by you"
+        case .battery: "waiting for mains power"
         case .credentials: "waiting for the password: the keyring is locked or not running yet"
         case .diskFull: "the disk is full"
         case .timeout: "the server stopped answering"
@@ -100,6 +103,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         case .offline: "it resumes when the network returns"
         case .wifi: "it starts on Wi-Fi; `instant-upload retry --now ID` sends it anyway"
         case .paused: "it continues when the agent runs again"
+        case .battery: "it starts when the computer is plugged in; `instant-upload retry --now ID` sends it anyway"
         case .credentials: "unlock your keyring (log in to the desktop); it starts by itself then"
         case .diskFull: "free some space on the disk; it continues by itself"
         case .timeout, .connectionReset, .serverError, .serverBusy, .maintenance, .checksumMismatch, .queueDatabase,

@@ -105,11 +105,15 @@ extension QueueStore {
 
     /// Done: the whole-file digest and the time are stored with the row.
     public func complete(_ id: Int64, sha256: String?, bytes: Int64) throws {
-        try move(id, to: .completed, set: Self.reasonColumns(nil) + [
-            ("sha256", .optionalText(sha256)), ("completed_at", .int(nowMilliseconds())),
-            ("bytes_done", .int(bytes)), ("bytes_total", .int(bytes)), ("next_attempt_at", .null),
-            ("hash_state", .null), ("upload_url", .null), ("upload_expires_at", .null),
-        ])
+        try database.transaction {
+            try move(id, to: .completed, set: Self.reasonColumns(nil) + [
+                ("sha256", .optionalText(sha256)), ("completed_at", .int(nowMilliseconds())),
+                ("bytes_done", .int(bytes)), ("bytes_total", .int(bytes)), ("next_attempt_at", .null),
+                ("hash_state", .null), ("upload_url", .null), ("upload_expires_at", .null),
+            ])
+            // A watch rule's memory learns the content it took, for later copies of it.
+            try noteUploadCompleted(id, sha256: sha256)
+        }
     }
 
     /// A transient failure: wait, then try again. `countAttempt` is false for clean stops.
@@ -134,22 +138,32 @@ extension QueueStore {
         try moveAll(from: [.inProgress], to: .queued, expressions: ["bytes_done = checkpoint_offset"])
     }
 
-    /// Rows a Wi-Fi-only rule holds while there is no unmetered Wi-Fi: auto-uploads to a
-    /// Wi-Fi-only account that the person did not send with `--now`. (Unqualified columns,
-    /// so it reads the same inside an UPDATE and a SELECT over `transfers t`.)
-    static let heldByWifiRule = "origin = 'auto' AND ignore_rules = 0 AND account_id IN (SELECT id FROM accounts WHERE wifi_only = 1)"
+    /// Rows the account-wide Wi-Fi flag holds while there is no unmetered Wi-Fi: auto-uploads
+    /// of no watch rule to a Wi-Fi-only account that the person did not send with `--now`.
+    /// (A watch rule's rows follow the rule, whose default is that flag.) Unqualified
+    /// columns, so it reads the same inside an UPDATE and a SELECT over `transfers t`.
+    static let heldByWifiRule = "origin = 'auto' AND ignore_rules = 0 AND watch_rule IS NULL AND account_id IN (SELECT id FROM accounts WHERE wifi_only = 1)"
+
+    /// Rows of the watch rules `rules` that a rule may hold (auto-uploads not sent with `--now`).
+    static func heldByRules(_ rules: Set<String>) -> (String, [SQLValue]) {
+        let placeholders = Array(repeating: "?", count: rules.count).joined(separator: ", ")
+        return ("origin = 'auto' AND ignore_rules = 0 AND watch_rule IN (\(placeholders))", rules.sorted().map { .text($0) })
+    }
 
     /// Which rows a hold applies to.
     public enum HoldScope: Sendable, Equatable {
         /// Every row of one account (its password cannot be read).
         case account(Int64)
-        /// The rows a Wi-Fi-only rule holds.
+        /// The rows the account-wide Wi-Fi flag holds.
         case wifiRule
+        /// The rows of these watch rules (held by their own Wi-Fi, power or pause setting).
+        case rules(Set<String>)
 
         var condition: (String, [SQLValue]) {
             switch self {
             case .account(let id): ("account_id = ?", [.int(id)])
             case .wifiRule: (QueueStore.heldByWifiRule, [])
+            case .rules(let rules): QueueStore.heldByRules(rules)
             }
         }
     }
@@ -190,11 +204,13 @@ extension QueueStore {
     }
 
     /// Rows the scheduler may start now: queued ones, and retrying ones whose time has come,
-    /// hand-made work first, then oldest first. Rows of `excludingAccounts` and, with
-    /// `holdingWifiRule`, rows a Wi-Fi rule holds are left out here, so however many of
-    /// them wait, they never hide the rows behind them.
+    /// hand-made work first, then oldest first. Rows of `excludingAccounts`, rows of the
+    /// watch rules `holdingRules` and, with `holdingWifiRule`, rows the account-wide Wi-Fi
+    /// flag holds are left out here, so however many of them wait, they never hide the
+    /// rows behind them.
     public func runnable(direction: Direction, now: Int64, limit: Int, excluding: Set<Int64> = [],
-                         excludingAccounts: Set<Int64> = [], holdingWifiRule: Bool = false) throws -> [Transfer] {
+                         excludingAccounts: Set<Int64> = [], holdingWifiRule: Bool = false,
+                         holdingRules: Set<String> = []) throws -> [Transfer] {
         var sql = """
             SELECT \(Self.columns) FROM transfers t JOIN accounts a ON a.id = t.account_id
             WHERE t.direction = ? AND t.cancel_requested = 0
@@ -206,6 +222,11 @@ extension QueueStore {
             args += ids.sorted().map { .int($0) }
         }
         if holdingWifiRule { sql += " AND NOT (\(Self.heldByWifiRule))" }
+        if !holdingRules.isEmpty {
+            let (condition, ruleArgs) = Self.heldByRules(holdingRules)
+            sql += " AND NOT (\(condition))"
+            args += ruleArgs
+        }
         return try database.query(sql + " ORDER BY t.lane, t.id LIMIT ?", args + [.int(limit)], row: Self.transfer)
     }
 

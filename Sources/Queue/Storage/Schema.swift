@@ -124,6 +124,44 @@ public enum Schema {
         ALTER TABLE transfers ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
         CREATE INDEX transfers_by_remote_path ON transfers (account_id, remote_path);
         """,
+        // 6: instant upload's memory. Per watch rule: the folder its memory is about, when
+        // the files already there were set aside as its baseline, and how its watcher
+        // stands (for `watch list` and `status`); and every file the rule took, by
+        // fingerprint and, once known, SHA-256, so that nothing is sent twice across
+        // restarts. The rows of a rule go with it.
+        """
+        CREATE TABLE watch_rules (
+            id TEXT PRIMARY KEY,
+            folder BLOB NOT NULL,
+            baseline_at INTEGER,
+            created_at INTEGER NOT NULL,
+            state TEXT,
+            troubles TEXT,
+            watched_folders INTEGER NOT NULL DEFAULT 0,
+            overflows INTEGER NOT NULL DEFAULT 0,
+            scans INTEGER NOT NULL DEFAULT 0,
+            status_at INTEGER
+        );
+        CREATE TABLE watch_taken (
+            id INTEGER PRIMARY KEY,
+            rule TEXT NOT NULL REFERENCES watch_rules(id) ON DELETE CASCADE,
+            path BLOB NOT NULL,
+            fp_device INTEGER NOT NULL,
+            fp_inode INTEGER NOT NULL,
+            fp_size INTEGER NOT NULL,
+            fp_mtime_ns INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('upload', 'baseline', 'duplicate')),
+            sha256 TEXT,
+            transfer_id INTEGER,
+            taken_at INTEGER NOT NULL,
+            uploaded_at INTEGER,
+            after_upload_done INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE UNIQUE INDEX watch_taken_by_path ON watch_taken (rule, path);
+        CREATE INDEX watch_taken_by_size ON watch_taken (rule, fp_size);
+        CREATE INDEX watch_taken_by_transfer ON watch_taken (transfer_id);
+        CREATE INDEX transfers_by_watch_rule ON transfers (watch_rule, state);
+        """,
     ]
 
     public static var latest: Int { migrations.count }

@@ -12,6 +12,18 @@ public enum RemotePathPlanner {
                         file.lastComponent.text)
     }
 
+    /// The shape of the folders a rule files into, for people: `/Photos/YYYY/MM/`.
+    public static func example(for rule: WatchRule) -> String {
+        let parts: [String] = switch rule.subfolders {
+        case .none: []
+        case .year: ["YYYY"]
+        case .month: ["YYYY", "MM"]
+        case .day: ["YYYY", "MM", "DD"]
+        }
+        let folder = RemotePath.normalize(([RemotePath.normalize(rule.remoteFolder)] + parts).joined(separator: "/"))
+        return folder.hasSuffix("/") ? folder : folder + "/"
+    }
+
     /// The remote folder for a file taken at `date`. A camera's clock is used as it showed
     /// (with or without its EXIF offset, that is the photographer's day); an instant (a
     /// video's creation time, a file's mtime) is turned into a day in `timeZone`.

@@ -18,7 +18,8 @@ import Queue
 /// paused = no
 /// ```
 ///
-/// `folder` and `to` are required. Neither `pictures` nor `videos` set means both.
+/// `folder` and `to` are required. Neither `pictures` nor `videos` set means both; without
+/// `wifi_only` the rule follows its account's Wi-Fi flag.
 /// Quoted values may use `\\`, `\"` and `\xHH` escapes, so any folder name can be written.
 extension WatchRule {
     /// A rule section that cannot be used, with the line to fix.
@@ -29,7 +30,7 @@ extension WatchRule {
     }
 
     static let keys: Set<String> = ["folder", "to", "account", "pictures", "videos", "wifi_only", "existing", "subfolders",
-                                    "after_upload", "on_ac_power", "paused", "settle_seconds"]
+                                    "after_upload", "on_ac_power", "paused", "settle_seconds", "fallback_scan_seconds"]
 
     /// The rules of a config file, in the file's order.
     public static func rules(in ini: IniFile) throws(ConfigProblem) -> [WatchRule] {
@@ -82,13 +83,14 @@ extension WatchRule {
         self.init(id: id, folder: LocalPath(bytes: folder), remoteFolder: RemotePath.normalize(remote),
                   account: account?.isEmpty == true ? nil : account,
                   media: MediaSelection(pictures: try section.bool("pictures") ?? false, videos: try section.bool("videos") ?? false),
-                  wifiOnly: try section.bool("wifi_only") ?? false,
+                  wifiOnly: try section.bool("wifi_only"),
                   existing: try section.bool("existing") ?? false,
                   subfolders: try section.choice("subfolders", among: DateSubfolders.allCases.map(\.rawValue)).flatMap(DateSubfolders.init) ?? .none,
                   afterUpload: try section.choice("after_upload", among: AfterUpload.allCases.map(\.rawValue)).flatMap(AfterUpload.init) ?? .keep,
                   onACPower: try section.bool("on_ac_power") ?? false,
                   paused: try section.bool("paused") ?? false,
-                  settleSeconds: try section.integer("settle_seconds", in: 1...600) ?? Self.defaultSettleSeconds)
+                  settleSeconds: try section.integer("settle_seconds", in: 1...600) ?? Self.defaultSettleSeconds,
+                  fallbackScanSeconds: try section.integer("fallback_scan_seconds", in: 1...86_400) ?? Self.defaultFallbackScanSeconds)
     }
 
     /// The rule as its config section, every setting written out.
@@ -105,12 +107,15 @@ extension WatchRule {
             "videos = \(yesNo(media.videos))",
             "subfolders = \(subfolders.rawValue)",
             "after_upload = \(afterUpload.rawValue)",
-            "wifi_only = \(yesNo(wifiOnly))",
+        ]
+        if let wifiOnly { lines.append("wifi_only = \(yesNo(wifiOnly))") }
+        lines += [
             "on_ac_power = \(yesNo(onACPower))",
             "existing = \(yesNo(existing))",
             "paused = \(yesNo(paused))",
         ]
         if settleSeconds != Self.defaultSettleSeconds { lines.append("settle_seconds = \(settleSeconds)") }
+        if fallbackScanSeconds != Self.defaultFallbackScanSeconds { lines.append("fallback_scan_seconds = \(fallbackScanSeconds)") }
         return lines.joined(separator: "\n") + "\n"
     }
 

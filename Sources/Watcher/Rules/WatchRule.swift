@@ -22,8 +22,9 @@ public struct WatchRule: Sendable, Equatable {
     /// The account's name; nil for the only account there is.
     public var account: String?
     public var media: MediaSelection
-    /// Hold this rule's uploads until the way out is unmetered Wi-Fi.
-    public var wifiOnly: Bool
+    /// Hold this rule's uploads until the way out is unmetered Wi-Fi; nil follows the
+    /// account's own Wi-Fi flag (`account add --wifi-only`).
+    public var wifiOnly: Bool?
     /// Upload what the folder already held when the rule was added (else that is the baseline).
     public var existing: Bool
     public var subfolders: DateSubfolders
@@ -33,13 +34,16 @@ public struct WatchRule: Sendable, Equatable {
     public var paused: Bool
     /// Seconds a new file's size and mtime must hold still before it is taken.
     public var settleSeconds: Int
+    /// Seconds between scans of a folder that could not get all its inotify watches.
+    public var fallbackScanSeconds: Int
 
     public static let defaultSettleSeconds = 3
+    public static let defaultFallbackScanSeconds = 300
 
     public init(id: String, folder: LocalPath, remoteFolder: String, account: String? = nil, media: MediaSelection = .all,
-                wifiOnly: Bool = false, existing: Bool = false, subfolders: DateSubfolders = .none,
+                wifiOnly: Bool? = nil, existing: Bool = false, subfolders: DateSubfolders = .none,
                 afterUpload: AfterUpload = .keep, onACPower: Bool = false, paused: Bool = false,
-                settleSeconds: Int = WatchRule.defaultSettleSeconds) {
+                settleSeconds: Int = WatchRule.defaultSettleSeconds, fallbackScanSeconds: Int = WatchRule.defaultFallbackScanSeconds) {
         self.id = id
         self.folder = folder
         self.remoteFolder = remoteFolder
@@ -52,11 +56,13 @@ public struct WatchRule: Sendable, Equatable {
         self.onACPower = onACPower
         self.paused = paused
         self.settleSeconds = settleSeconds
+        self.fallbackScanSeconds = fallbackScanSeconds
     }
 
     /// How the watcher for this rule is set up.
     public var watcherSettings: WatcherSettings {
-        WatcherSettings(folder: folder, media: media, settleWindow: .seconds(settleSeconds))
+        WatcherSettings(folder: folder, media: media, settleWindow: .seconds(settleSeconds),
+                        fallbackScanInterval: .seconds(fallbackScanSeconds))
     }
 
     /// IDs are short names a person types: letters, digits, `-`, `_` and `.`.

@@ -1,0 +1,40 @@
+import Queue
+import Watcher
+
+/// One rule as `watch list` shows it: its settings from the config, and how it stands from
+/// what the agent wrote down and from its rows. Derived here once for text and JSON alike.
+struct WatchListItem {
+    var rule: WatchRule
+    /// The account the rule uploads to, when there is one by that name.
+    var account: Account?
+    var overview: WatchOverview
+    var agentRunning: Bool
+
+    /// What the agent does with the rule now: `watching`, `scanning_periodically`,
+    /// `folder_missing`, `paused`, `not_watching` (see the troubles), `starting` (the agent
+    /// has not picked the rule up yet) or `agent_not_running`.
+    var state: String {
+        guard agentRunning else { return rule.paused ? "paused" : "agent_not_running" }
+        return overview.status?.state ?? (rule.paused ? "paused" : "starting")
+    }
+
+    /// What keeps the rule from doing its whole job.
+    var troubles: [RuleTrouble] {
+        if rule.paused { return [] }
+        guard agentRunning else {
+            return [RuleTrouble(code: "agent_not_running", message: "the agent is not running, so nothing is watched",
+                                action: "start it with `instant-upload run` (or `instant-upload service install`)")]
+        }
+        var troubles = overview.status.map { RuleTrouble.decode($0.troubles) } ?? []
+        if account == nil, !troubles.contains(where: { $0.code == "account_missing" }) {
+            troubles.append(RuleTrouble(code: "account_missing",
+                                        message: rule.account.map { "there is no account named \($0)" } ?? "the rule names no account, and there is not exactly one",
+                                        action: "add it with `instant-upload account add`, or give the rule another account"))
+        }
+        return troubles
+    }
+
+    /// Whether the rule waits for unmetered Wi-Fi, and who says so.
+    var wifiOnly: Bool { rule.wifiOnly ?? account?.wifiOnly ?? false }
+    var wifiOnlyFrom: String { rule.wifiOnly == nil ? "account" : "rule" }
+}

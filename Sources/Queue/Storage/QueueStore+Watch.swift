@@ -1,0 +1,260 @@
+import Platform
+
+/// What the queue remembers for one watch rule: the folder its memory is about, and when
+/// the files already there were set aside.
+public struct WatchMemory: Sendable, Equatable {
+    public var rule: String
+    public var folder: LocalPath
+    /// When the files already in the folder were recorded as the baseline; nil while that
+    /// waits for the folder to be there, and for a rule that uploads them (`existing`).
+    public var baselineAt: Int64?
+
+    public init(rule: String, folder: LocalPath, baselineAt: Int64?) {
+        self.rule = rule
+        self.folder = folder
+        self.baselineAt = baselineAt
+    }
+}
+
+/// One file a rule took: handed to the queue, set aside as the baseline, or recognised as
+/// content the rule already took under another name.
+public struct TakenFile: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case upload, baseline, duplicate
+    }
+
+    public var path: LocalPath
+    public var fingerprint: FileFingerprint
+    public var kind: Kind
+    /// Known once it was hashed (a possible duplicate) or its upload completed.
+    public var sha256: String?
+    public var transferID: Int64?
+
+    public init(path: LocalPath, fingerprint: FileFingerprint, kind: Kind, sha256: String? = nil, transferID: Int64? = nil) {
+        self.path = path; self.fingerprint = fingerprint; self.kind = kind; self.sha256 = sha256; self.transferID = transferID
+    }
+}
+
+/// How a rule's watcher stood when the agent last wrote it down.
+public struct WatchStatusRecord: Sendable, Equatable {
+    public var state: String
+    /// The watcher's troubles as JSON, written and read by the watcher's side.
+    public var troubles: String
+    public var watchedFolders: Int
+    public var overflows: Int
+    public var scans: Int
+    public var at: Int64
+
+    public init(state: String, troubles: String, watchedFolders: Int, overflows: Int, scans: Int, at: Int64 = nowMilliseconds()) {
+        self.state = state; self.troubles = troubles; self.watchedFolders = watchedFolders
+        self.overflows = overflows; self.scans = scans; self.at = at
+    }
+}
+
+/// What `watch list` shows beside a rule's settings, derived from the rows.
+public struct WatchOverview: Sendable, Equatable {
+    /// Rows of this rule that are not moving, grouped by why.
+    public struct Held: Sendable, Equatable {
+        public var reason: Reason
+        public var count: Int
+    }
+
+    /// Files taken for upload, and copies of content already taken that were not sent.
+    public var taken = 0
+    /// Files that were there when the rule was added, left alone.
+    public var baseline = 0
+    public var lastTaken: LocalPath?
+    public var lastTakenAt: Int64?
+    /// Uploads of this rule still queued, moving or retrying.
+    public var pending = 0
+    public var failed = 0
+    public var held: [Held] = []
+    public var status: WatchStatusRecord?
+
+    public init() {}
+}
+
+/// Instant upload's memory: per rule, the files it took, so a scan after a restart, an
+/// overflow or a reinstall (with the state folder kept) queues only what is new.
+extension QueueStore {
+    public func watchMemory(rule: String) throws -> WatchMemory? {
+        try database.query("SELECT id, folder, baseline_at FROM watch_rules WHERE id = ?", [.text(rule)]) { r in
+            try WatchMemory(rule: r.text("id"), folder: LocalPath(bytes: r.blob("folder")), baselineAt: r.optionalInt64("baseline_at"))
+        }.first
+    }
+
+    /// Starts the memory of `rule` over for `folder`, forgetting every file it took.
+    public func resetWatchMemory(rule: String, folder: LocalPath, baselineAt: Int64? = nil) throws {
+        try database.transaction(durable: true) {
+            try database.run("DELETE FROM watch_rules WHERE id = ?", [.text(rule)])
+            try database.run("INSERT INTO watch_rules (id, folder, baseline_at, created_at) VALUES (?, ?, ?, ?)",
+                             [.text(rule), .blob(folder.bytes), .optionalInt(baselineAt), .int(nowMilliseconds())])
+        }
+    }
+
+    /// Forgets `rule` and every file it took (its queued uploads stay in the queue).
+    public func removeWatchMemory(rule: String) throws {
+        try database.transaction(durable: true) {
+            _ = try database.run("DELETE FROM watch_rules WHERE id = ?", [.text(rule)])
+        }
+    }
+
+    /// Records the baseline: the files in the folder now are not uploaded.
+    public func recordBaseline(rule: String, files: [TakenFile], at time: Int64 = nowMilliseconds()) throws {
+        try database.transaction(durable: true) {
+            guard try recordTaken(rule: rule, files) else { return }
+            try database.run("UPDATE watch_rules SET baseline_at = ? WHERE id = ?", [.int(time), .text(rule)])
+        }
+    }
+
+    /// Every file `rule` took, to load its memory when its watcher starts.
+    public func takenFiles(rule: String) throws -> [TakenFile] {
+        try database.query("""
+            SELECT path, fp_device, fp_inode, fp_size, fp_mtime_ns, kind, sha256, transfer_id FROM watch_taken WHERE rule = ?
+            """, [.text(rule)], row: Self.takenFile)
+    }
+
+    /// Whether `rule` recorded this very file (path and fingerprint) already.
+    public func isTaken(rule: String, path: LocalPath, fingerprint: FileFingerprint) throws -> Bool {
+        try database.query("""
+            SELECT path, fp_device, fp_inode, fp_size, fp_mtime_ns, kind, sha256, transfer_id FROM watch_taken WHERE rule = ? AND path = ?
+            """, [.text(rule), .blob(path.bytes)], row: Self.takenFile).first?.fingerprint == fingerprint
+    }
+
+    /// Files `rule` took for upload (or as duplicates) of `size` bytes: the only ones a new
+    /// file can have the same content as.
+    public func takenContent(rule: String, size: Int64) throws -> [TakenFile] {
+        try database.query("""
+            SELECT path, fp_device, fp_inode, fp_size, fp_mtime_ns, kind, sha256, transfer_id FROM watch_taken
+            WHERE rule = ? AND fp_size = ? AND kind != 'baseline'
+            """, [.text(rule), .int(size)], row: Self.takenFile)
+    }
+
+    static func takenFile(_ r: Row) throws -> TakenFile {
+        try TakenFile(path: LocalPath(bytes: r.blob("path")),
+                      fingerprint: FileFingerprint(device: UInt64(bitPattern: r.int64("fp_device")), inode: UInt64(bitPattern: r.int64("fp_inode")),
+                                                   size: r.int64("fp_size"), mtimeNanoseconds: r.int64("fp_mtime_ns")),
+                      kind: TakenFile.Kind(rawValue: r.text("kind")) ?? .upload, sha256: r.optionalText("sha256"),
+                      transferID: r.optionalInt64("transfer_id"))
+    }
+
+    /// Records files `rule` took; a record at the same path is replaced (a new file there).
+    /// Nothing is recorded for a rule without a memory (removed meanwhile). Call it inside
+    /// the transaction that queues their uploads.
+    @discardableResult
+    public func recordTaken(rule: String, _ files: [TakenFile]) throws -> Bool {
+        guard !files.isEmpty else { return true }
+        return try database.transaction {
+            guard try watchMemory(rule: rule) != nil else { return false }
+            let now = nowMilliseconds()
+            for file in files {
+                try database.run("""
+                    INSERT OR REPLACE INTO watch_taken (rule, path, fp_device, fp_inode, fp_size, fp_mtime_ns, kind, sha256, transfer_id, taken_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, [.text(rule), .blob(file.path.bytes), .int(Int64(bitPattern: file.fingerprint.device)),
+                          .int(Int64(bitPattern: file.fingerprint.inode)), .int(file.fingerprint.size),
+                          .int(file.fingerprint.mtimeNanoseconds), .text(file.kind.rawValue), .optionalText(file.sha256),
+                          .optionalInt(file.transferID), .int(now)])
+            }
+            return true
+        }
+    }
+
+    /// The SHA-256 of a taken file, learnt by hashing it.
+    public func setTakenSHA256(rule: String, path: LocalPath, sha256: String) throws {
+        try database.run("UPDATE watch_taken SET sha256 = ? WHERE rule = ? AND path = ?", [.text(sha256), .text(rule), .blob(path.bytes)])
+    }
+
+    /// Follows a rename inside the watched folder: the records, and the uploads of this
+    /// rule that have not completed, now name the file (or everything below the folder)
+    /// at `new`.
+    public func moveTaken(rule: String, from old: LocalPath, to new: LocalPath) throws {
+        let prefix = old.bytes + [UInt8(ascii: "/")]
+        func moved(_ path: [UInt8]) -> [UInt8] { new.bytes + path.dropFirst(old.bytes.count) }
+        try database.transaction {
+            let taken = try database.query("""
+                SELECT id, path FROM watch_taken WHERE rule = ? AND (path = ? OR substr(path, 1, ?) = ?)
+                """, [.text(rule), .blob(old.bytes), .int(prefix.count), .blob(prefix)]) { r in try (r.int64("id"), r.blob("path")) }
+            for (id, path) in taken {
+                // A record already at the new path is of a file that is no longer there.
+                try database.run("DELETE FROM watch_taken WHERE rule = ? AND path = ? AND id != ?", [.text(rule), .blob(moved(path)), .int(id)])
+                try database.run("UPDATE watch_taken SET path = ? WHERE id = ?", [.blob(moved(path)), .int(id)])
+            }
+            let rows = try database.query("""
+                SELECT id, local_path FROM transfers WHERE watch_rule = ? AND state != 'completed' AND (local_path = ? OR substr(local_path, 1, ?) = ?)
+                """, [.text(rule), .blob(old.bytes), .int(prefix.count), .blob(prefix)]) { r in try (r.int64("id"), r.blob("local_path")) }
+            for (id, path) in rows {
+                try database.run("UPDATE transfers SET local_path = ? WHERE id = ?", [.blob(moved(path)), .int(id)])
+            }
+        }
+    }
+
+    /// Uploads of `rule` that completed and whose original has not been dealt with yet
+    /// (kept or moved to the trash): the agent may have stopped in between.
+    public func uploadsAwaitingAfterStep(rule: String) throws -> [Int64] {
+        try database.query("""
+            SELECT transfer_id FROM watch_taken WHERE rule = ? AND kind = 'upload' AND uploaded_at IS NOT NULL AND after_upload_done = 0
+            """, [.text(rule)]) { r in try r.int64("transfer_id") }
+    }
+
+    /// The original of this upload has been dealt with.
+    public func markAfterUploadDone(transferID: Int64) throws {
+        try database.run("UPDATE watch_taken SET after_upload_done = 1 WHERE transfer_id = ?", [.int(transferID)])
+    }
+
+    /// Called in the transaction that completes an upload: its record learns the content.
+    func noteUploadCompleted(_ id: Int64, sha256: String?) throws {
+        try database.run("UPDATE watch_taken SET sha256 = coalesce(?, sha256), uploaded_at = ? WHERE transfer_id = ?",
+                         [.optionalText(sha256), .int(nowMilliseconds()), .int(id)])
+    }
+
+    // MARK: Status
+
+    public func setWatchStatus(rule: String, _ status: WatchStatusRecord) throws {
+        try database.run("""
+            UPDATE watch_rules SET state = ?, troubles = ?, watched_folders = ?, overflows = ?, scans = ?, status_at = ? WHERE id = ?
+            """, [.text(status.state), .text(status.troubles), .int(status.watchedFolders), .int(status.overflows),
+                  .int(status.scans), .int(status.at), .text(rule)])
+    }
+
+    /// What `watch list` shows for `rule`, from its rows and the status its watcher left.
+    public func watchOverview(rule: String) throws -> WatchOverview {
+        var overview = WatchOverview()
+        try database.query("SELECT kind, count(*) AS n FROM watch_taken WHERE rule = ? GROUP BY kind", [.text(rule)]) { r in
+            let n = try r.int("n")
+            if try r.text("kind") == TakenFile.Kind.baseline.rawValue { overview.baseline += n } else { overview.taken += n }
+        }
+        if let last = try database.query("""
+            SELECT path, taken_at FROM watch_taken WHERE rule = ? AND kind != 'baseline' ORDER BY id DESC LIMIT 1
+            """, [.text(rule)], row: { r in try (LocalPath(bytes: r.blob("path")), r.int64("taken_at")) }).first {
+            overview.lastTaken = last.0
+            overview.lastTakenAt = last.1
+        }
+        try database.query("""
+            SELECT state, reason_code, reason_message, reason_action, count(*) AS n FROM transfers
+            WHERE watch_rule = ? AND state != 'completed' GROUP BY state, reason_code, reason_message, reason_action
+            """, [.text(rule)]) { r in
+            let n = try r.int("n")
+            let state = try TransferState(rawValue: r.text("state")) ?? .failed
+            if state == .failed { overview.failed += n; return }
+            overview.pending += n
+            if state == .queued, let code = try r.optionalText("reason_code").flatMap(ReasonCode.init(rawValue:)),
+               [.wifi, .battery, .paused, .offline].contains(code) {
+                overview.held.append(.init(reason: Reason(code, try r.optionalText("reason_message"), action: try r.optionalText("reason_action")),
+                                           count: n))
+            }
+        }
+        overview.status = try database.query("""
+            SELECT state, troubles, watched_folders, overflows, scans, status_at FROM watch_rules WHERE id = ? AND state IS NOT NULL
+            """, [.text(rule)]) { r in
+            try WatchStatusRecord(state: r.text("state"), troubles: r.optionalText("troubles") ?? "[]", watchedFolders: r.int("watched_folders"),
+                                  overflows: r.int("overflows"), scans: r.int("scans"), at: r.optionalInt64("status_at") ?? 0)
+        }.first
+        return overview
+    }
+
+    /// Forgets the status of every rule (when the agent stops, it is no longer true).
+    public func clearWatchStatus() throws {
+        try database.run("UPDATE watch_rules SET state = NULL, troubles = NULL, status_at = NULL")
+    }
+}

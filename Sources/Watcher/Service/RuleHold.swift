@@ -1,0 +1,34 @@
+import Queue
+
+/// Whether a watch rule's queued uploads must wait now, and why: the one decision the
+/// scheduler asks for each rule it meets. Pure: the network and the power supply are asked
+/// through closures, and only when the rule cares.
+public enum RuleHold {
+    /// The reason `rule`'s uploads to `account` wait, or nil when they may go. A rule no
+    /// longer in the config (`nil`) follows its account's Wi-Fi flag, like other auto-uploads.
+    ///
+    /// - Parameters:
+    ///   - wifi: nil when the way out is unmetered Wi-Fi; else why not, in words.
+    ///   - power: the machine's power supply now.
+    public static func reason(rule: WatchRule?, account: Account, wifi: () -> String?, power: () -> PowerSource) -> Reason? {
+        guard let rule else {
+            guard account.wifiOnly, let why = wifi() else { return nil }
+            return Reason(.wifi, "waiting for Wi-Fi: \(why)")
+        }
+        if rule.paused {
+            return Reason(.paused, "the watch rule \(rule.id) is paused",
+                          action: "`instant-upload watch resume \(rule.id)` lets its uploads go; `instant-upload retry --now ID` sends one anyway")
+        }
+        if rule.wifiOnly ?? account.wifiOnly, let why = wifi() {
+            let whose = rule.wifiOnly == nil ? "the account \(account.name) sends" : "the rule \(rule.id) sends"
+            return Reason(.wifi, "waiting for Wi-Fi: \(why), and \(whose) only over unmetered Wi-Fi")
+        }
+        if rule.onACPower {
+            let supply = power()
+            if supply.holdsACPowerRules {
+                return Reason(.battery, "waiting for mains power: the computer is \(supply), and the rule \(rule.id) uploads only when plugged in")
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,52 @@
+import Platform
+import Queue
+import Synchronization
+
+/// What the rules' watchers (on their threads) and the agent tell the service's own
+/// thread, in the order they told it; an eventfd rings that thread when something comes.
+final class WatchInbox: Sendable {
+    enum Message: Sendable {
+        /// A rule's watcher handed over a new file.
+        case found(rule: String, FoundFile)
+        /// A file (or folder) the rule took was renamed within its folder.
+        case moved(rule: String, from: LocalPath, to: LocalPath)
+        /// The files that were there when the rule's folder was first walked: its baseline.
+        case baseline(rule: String, [(LocalPath, FileFingerprint)])
+        /// The watcher's state or troubles changed, or it found a part it cannot read.
+        case status(rule: String)
+        /// An upload completed (its row as recorded).
+        case completed(Transfer)
+        /// Another process rang the agent's doorbell: the config and the accounts may
+        /// have changed.
+        case lookAgain
+    }
+
+    private struct State {
+        var messages: [Message] = []
+        var stop = false
+    }
+
+    private let state = Mutex(State())
+    let wakeUp: WakeUp
+
+    init() throws(SystemError) { wakeUp = try WakeUp() }
+
+    func post(_ message: Message) {
+        state.withLock { $0.messages.append(message) }
+        wakeUp.signal()
+    }
+
+    func requestStop() {
+        state.withLock { $0.stop = true }
+        wakeUp.signal()
+    }
+
+    /// Everything posted since the last call, and whether the service is to stop.
+    func take() -> (messages: [Message], stop: Bool) {
+        wakeUp.drain()
+        return state.withLock { s in
+            defer { s.messages = [] }
+            return (s.messages, s.stop)
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Platform
+import Queue
+import Synchronization
+
+/// Instant upload inside the agent: one `FolderWatcher` per active rule of the config, the
+/// files they find queued through the shared intake, and the rule's memory of what it took
+/// kept in the queue database.
+///
+/// Concurrency in a sentence: everything the service decides happens on its own thread
+/// (`WatchWorker`), which sleeps in `poll` on its inbox and on the config file's folder;
+/// the watchers' threads and the agent only post to that inbox, and read the published
+/// rules to decide holds.
+public final class WatchService: Sendable {
+    public struct Options: Sendable {
+        public var paths: XDGPaths
+        /// Where the power supply is read from (tests use a prepared folder).
+        public var sysfsRoot = "/sys"
+        /// Watched for cards and disks coming and going; nil to not watch it.
+        public var mountTable: String? = "/proc/self/mountinfo"
+        /// Rung whenever new uploads were queued.
+        public var wake: @Sendable () -> Void
+
+        public init(paths: XDGPaths, wake: @escaping @Sendable () -> Void) {
+            self.paths = paths
+            self.wake = wake
+        }
+    }
+
+    let options: Options
+    /// The rules of the config as last read, for `hold`.
+    let published = PublishedRules()
+    private let running = Mutex<(thread: DedicatedThread, inbox: WatchInbox)?>(nil)
+
+    public init(options: Options) { self.options = options }
+
+    /// Starts the service's thread, which reads the rules and starts their watchers.
+    public func start() throws(SystemError) {
+        try running.withLock { (running: inout (thread: DedicatedThread, inbox: WatchInbox)?) throws(SystemError) in
+            guard running == nil else { return }
+            let inbox = try WatchInbox()
+            let (options, published) = (self.options, self.published)
+            let thread = try DedicatedThread(name: "iu-watch") {
+                WatchWorker(options: options, inbox: inbox, published: published).run()
+            }
+            running = (thread, inbox)
+        }
+    }
+
+    /// Stops every watcher, records what they found until then, and ends the thread.
+    public func stop() {
+        guard let run = running.withLock({ (running: inout (thread: DedicatedThread, inbox: WatchInbox)?) in
+            defer { running = nil }
+            return running
+        }) else { return }
+        run.inbox.requestStop()
+        run.thread.join()
+    }
+
+    /// Why `rule`'s queued uploads to `account` must wait now, or nil (see `RuleHold`).
+    /// `wifi` is nil when the way out is unmetered Wi-Fi, else why not.
+    public func hold(rule: String, account: Account, wifi: () -> String?) -> Reason? {
+        let current = published.rule(rule)
+        let sysfs = options.sysfsRoot
+        return RuleHold.reason(rule: current, account: account, wifi: wifi, power: { PowerSource.current(sysfsRoot: sysfs) })
+    }
+
+    /// An upload completed: its rule may move the original to the trash.
+    public func uploadCompleted(_ row: Transfer) {
+        guard row.watchRule != nil else { return }
+        post(.completed(row))
+    }
+
+    /// Another process said something changed: the config is read again (in case its
+    /// change went unheard) and rules waiting for an account try again.
+    public func lookAgain() { post(.lookAgain) }
+
+    private func post(_ message: WatchInbox.Message) {
+        running.withLock { $0?.inbox }?.post(message)
+    }
+}
+
+/// The config's rules as the service last read them, for the scheduler's questions.
+final class PublishedRules: Sendable {
+    private let rules = Mutex<[String: WatchRule]>([:])
+
+    func rule(_ id: String) -> WatchRule? { rules.withLock { $0[id] } }
+    func set(_ new: [String: WatchRule]) { rules.withLock { $0 = new } }
+}

@@ -1,0 +1,191 @@
+import Glibc
+import Platform
+import Queue
+import Synchronization
+
+/// The watch service's thread: the config's rules, the running watchers, their messages
+/// and the queue connection, all owned here and changed nowhere else.
+///
+/// Each turn sleeps in `poll` until the inbox rings or the config's folder changes (with a
+/// timeout only while something waits to be tried again: a database that was busy, a rule
+/// whose account or inotify instance was missing), handles that, and sleeps again.
+final class WatchWorker {
+    let options: WatchService.Options
+    let inbox: WatchInbox
+    let published: PublishedRules
+    let clock = ContinuousClock()
+
+    /// A rule whose watcher runs.
+    struct RunningRule {
+        var rule: WatchRule
+        var account: Account
+        var memory: RuleMemory
+        var watcher: FolderWatcher
+    }
+
+    var store: QueueStore?
+    /// The rules of the config as last read, in its order.
+    var rules: [WatchRule] = []
+    var running: [String: RunningRule] = [:]
+    /// Rules stopped by a reload whose last found files are not recorded yet.
+    var retired: [String: RunningRule] = [:]
+    /// Rules that could not start, and why; tried again at `retryDue`.
+    var waiting: [String: RuleTrouble] = [:]
+    /// Why the config could not be read last time, shown on every rule until it can.
+    var configProblem: RuleTrouble?
+    /// Messages not handled yet, oldest first (kept when the database refused them).
+    var backlog: [WatchInbox.Message] = []
+    var retryDue: ContinuousClock.Instant?
+    var reloadWanted = true
+    /// The service asked this thread to end (seen by any take from the inbox).
+    var stopRequested = false
+    /// Rules whose status changed since it was last written down.
+    var statusDirty: Set<String> = []
+
+    /// Uploads queued in one transaction at most: a burst of thousands is committed in a
+    /// few steps, and none holds the database for long.
+    static let batchSize = 500
+    static let retryDelay = Duration.seconds(2)
+    static let waitingDelay = Duration.seconds(30)
+
+    init(options: WatchService.Options, inbox: WatchInbox, published: PublishedRules) {
+        self.options = options
+        self.inbox = inbox
+        self.published = published
+    }
+
+    func run() {
+        var config: ConfigFileWatch?
+        var configUnwatched = false
+        var fds = [pollfd(fd: inbox.wakeUp.fd, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: -1, events: Int16(POLLIN), revents: 0)]
+        while true {
+            if let due = retryDue, due <= clock.now {
+                retryDue = nil
+                retryWaiting()
+            }
+            // Messages first: what a watcher found is recorded under the rule it found it
+            // by, and a doorbell's request to read the rules again is seen this turn.
+            handleBacklog()
+            if reloadWanted, openStore() != nil {
+                // Placed (again) with every reload until it works: out of inotify watches
+                // or instances, changes are still heard through the agent's doorbell.
+                if config == nil {
+                    do { config = try ConfigFileWatch(file: options.paths.configFile) } catch {
+                        if !configUnwatched {
+                            Log.warning("cannot watch the config file for changes (\(error)); the commands that change rules tell the agent themselves")
+                        }
+                        configUnwatched = true
+                    }
+                    fds[1].fd = config?.fd ?? -1
+                }
+                reloadWanted = false
+                reload()
+            }
+            writeStatuses()
+            if stopRequested { break }
+            if poll(&fds, nfds_t(fds.count), timeout()) < 0, errno != EINTR {
+                Log.error("watch service: \(SystemError("poll")); trying again in 1 s")
+                sleep(1)
+            }
+            if fds[1].revents != 0, config?.changed() == true {
+                Log.info("the config file changed; reading the watch rules again")
+                reloadWanted = true
+            }
+            collect()
+            if stopRequested { break }
+        }
+        shutDown()
+    }
+
+    /// Milliseconds until the next retry, or -1 (sleep until woken).
+    private func timeout() -> Int32 {
+        guard let due = retryDue else { return -1 }
+        let remaining = clock.now.duration(to: due)
+        guard remaining > .zero else { return 0 }
+        return Int32(min((remaining / .milliseconds(1)).rounded(.up), Double(Int32.max)))
+    }
+
+    /// Tries again later (a busy or full database, a rule waiting for something).
+    func retry(after delay: Duration) {
+        let due = clock.now + delay
+        retryDue = retryDue.map { min($0, due) } ?? due
+    }
+
+    /// The queue connection of this thread, opened when first needed; nil (and a retry
+    /// planned) while it cannot be opened.
+    @discardableResult
+    func openStore() -> QueueStore? {
+        if let store { return store }
+        do {
+            store = try QueueStore(path: options.paths.queueDatabase)
+        } catch {
+            Log.warning("watch rules wait for the queue database: \(error)")
+            retry(after: Self.retryDelay)
+        }
+        return store
+    }
+
+    /// Moves what the inbox holds to the backlog, noting a request to stop.
+    func collect() {
+        let (messages, stop) = inbox.take()
+        backlog += messages
+        if stop { stopRequested = true }
+    }
+
+    /// Stops every watcher, then records what they handed over until then.
+    private func shutDown() {
+        for run in running.values { run.watcher.stop() }
+        collect()
+        handleBacklog()
+        running = [:]
+        // What `watch list` reads is no longer true once no watcher runs.
+        try? store?.clearWatchStatus()
+    }
+
+    // MARK: - Messages
+
+    /// Handles the backlog in order: consecutive found files go to the queue in batches,
+    /// everything else one by one. Stops at the first database error and keeps the rest.
+    func handleBacklog() {
+        guard !backlog.isEmpty, let store = openStore() else { return }
+        var done = 0
+        defer { backlog.removeFirst(done) }
+        while done < backlog.count {
+            var end = done
+            while end < backlog.count, end - done < Self.batchSize, case .found = backlog[end] { end += 1 }
+            do {
+                if end > done {
+                    try take(backlog[done..<end], store: store)
+                    done = end
+                } else {
+                    try handle(backlog[done], store: store)
+                    done += 1
+                }
+            } catch {
+                Log.warning("watch rules: the queue database refused an update (\(error)); trying again in \(Self.retryDelay)")
+                retry(after: Self.retryDelay)
+                return
+            }
+        }
+    }
+
+    private func handle(_ message: WatchInbox.Message, store: QueueStore) throws {
+        switch message {
+        case .found:
+            break  // taken in batches by handleBacklog
+        case .moved(let rule, let from, let to):
+            try store.moveTaken(rule: rule, from: from, to: to)
+            Log.debug("\(rule): \(from.display) is now \(to.display); not sent again")
+        case .baseline(let rule, let files):
+            try store.recordBaseline(rule: rule, files: files.map { TakenFile(path: $0.0, fingerprint: $0.1, kind: .baseline) })
+            Log.info("\(rule): \(files.count) file\(files.count == 1 ? " was" : "s were") in the folder when the rule was added; left alone (the rule's `existing` setting uploads them)")
+        case .status(let rule):
+            statusDirty.insert(rule)
+        case .completed(let row):
+            try afterUpload(row, store: store)
+        case .lookAgain:
+            reloadWanted = true
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+extension FolderWatcherTests.InstantUpload {
+    @Test("--on-ac-power holds the rule's uploads on battery with the reason shown, and lets them go when plugged in")
+    func mainsPower() throws {
+        let sys = TemporaryFolder("iu-sys")
+        try sys.file("class/power_supply/BAT0/type", bytes: Array("Battery\n".utf8))
+        try sys.file("class/power_supply/BAT0/status", bytes: Array("Discharging\n".utf8))
+        try sys.file("class/power_supply/BAT0/capacity", bytes: Array("54\n".utf8))
+        try sys.file("class/power_supply/AC/type", bytes: Array("Mains\n".utf8))
+        try sys.file("class/power_supply/AC/online", bytes: Array("0\n".utf8))
+        let scene = try InstantUploadScene(config: "\n[network]\nsysfs_root = \(sys.path)\n")
+        try Camera.makeFolder(scene.path("Camera"))
+        try Camera.makeFolder(scene.path("Other"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera", ["--on-ac-power"])
+        try scene.addRule("Other")
+        try scene.waitWatching("camera")
+        try scene.waitWatching("other")
+        try Camera.write(scene.path("Camera/held.jpg"), Camera.photo(1))
+        try Camera.write(scene.path("Other/goes.jpg"), Camera.photo(2))
+        try scene.session.waitFor("the rule's upload held for mains power, the other rule's done") { items in
+            let held = items.first { $0["target"] as? String == "/Photos/held.jpg" }
+            let goes = items.first { $0["target"] as? String == "/Photos/goes.jpg" }
+            return (held?["reason"] as? [String: Any])?["code"] as? String == "battery" && goes?["state"] as? String == "completed"
+        }
+        let held = try #require(try scene.session.items().first { $0["target"] as? String == "/Photos/held.jpg" })
+        let message = (held["reason"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(message.contains("BAT0") && message.contains("54 %"), "\(message)")
+        let listed = try scene.rule("camera")
+        let holds = listed["held"] as? [[String: Any]] ?? []
+        #expect(holds.first?["code"] as? String == "battery" && holds.first?["count"] as? Int == 1)
+        let status = try scene.session.cli(["status"])
+        #expect(status.stdout.contains("1 waiting for mains power"), "\(status.stdout)")
+
+        try sys.file("class/power_supply/AC/online", bytes: Array("1\n".utf8))
+        try scene.waitUploaded(2)
+        #expect(scene.serverFiles() == ["goes.jpg", "held.jpg"])
+    }
+
+    @Test("--wifi-only belongs to the rule: its uploads wait for unmetered Wi-Fi, another rule's to the same account go")
+    func wifiOnlyRule() throws {
+        // No interface here is wireless, so a Wi-Fi-only rule always waits.
+        let sys = TemporaryFolder("iu-sys")
+        try sys.file("class/net/README", bytes: [])
+        let scene = try InstantUploadScene(config: "\n[network]\nsysfs_root = \(sys.path)\n")
+        try Camera.makeFolder(scene.path("Camera"))
+        try Camera.makeFolder(scene.path("Scans"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera", ["--wifi-only"])
+        try scene.addRule("Scans")
+        try scene.waitWatching("camera")
+        try scene.waitWatching("scans")
+        try Camera.write(scene.path("Camera/held.jpg"), Camera.photo(1))
+        try Camera.write(scene.path("Scans/goes.jpg"), Camera.photo(2))
+        try scene.session.waitFor("the Wi-Fi rule's upload held, the other done") { items in
+            let held = items.first { $0["target"] as? String == "/Photos/held.jpg" }
+            let goes = items.first { $0["target"] as? String == "/Photos/goes.jpg" }
+            return (held?["reason"] as? [String: Any])?["code"] as? String == "wifi" && goes?["state"] as? String == "completed"
+        }
+        let listed = try scene.rule("camera")
+        #expect(listed["wifi_only"] as? Bool == true && listed["wifi_only_from"] as? String == "rule")
+        #expect((listed["held"] as? [[String: Any]])?.first?["code"] as? String == "wifi")
+        #expect(try scene.rule("scans")["wifi_only"] as? Bool == false)
+
+        // Sent by hand anyway.
+        let id = try #require(try scene.session.items().first { $0["target"] as? String == "/Photos/held.jpg" }?["id"] as? Int)
+        #expect(try scene.session.cli(["retry", "--now", String(id)]).status == 0)
+        try scene.waitUploaded(2)
+    }
+
+    @Test("a missing folder shows in watch list and status, and is watched once it is there")
+    func missingFolder() throws {
+        let scene = try InstantUploadScene()
+        try scene.session.startAgent()
+        let added = try scene.addRule("Card")
+        #expect(added.stdout.contains("not there now"))
+        try scene.until("rule card waiting for its folder") { try scene.rule("card")["state"] as? String == "folder_missing" }
+        let troubles = try scene.rule("card")["troubles"] as? [[String: Any]] ?? []
+        #expect(troubles.first?["code"] as? String == "folder_missing")
+        let status = try scene.session.cli(["status"])
+        #expect(status.status == 1)
+        #expect(status.stdout.contains("watch card: the folder") && status.stdout.contains("is not there"), "\(status.stdout)")
+        let json = try scene.status()
+        #expect((json["watch_troubles"] as? [[String: Any]])?.first?["code"] as? String == "folder_missing")
+        let list = try scene.session.cli(["watch", "list"])
+        #expect(list.status == 1 && list.stdout.contains("trouble: the folder"), "\(list.stdout)")
+
+        try Camera.makeFolder(scene.path("Card"))
+        try scene.waitWatching("card")
+        #expect((try scene.rule("card")["troubles"] as? [[String: Any]])?.isEmpty == true)
+        #expect(try scene.session.cli(["status"]).status == 0)
+        try Camera.write(scene.path("Card/IMG_1.jpg"), Camera.photo(1))
+        try scene.waitUploaded(1)
+    }
+
+    @Test("out of inotify watches: watch list says so with the sysctl to raise")
+    func outOfWatches() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera/sub"))
+        try scene.session.startAgent()
+        let none = try SysctlOverride("fs.inotify.max_user_watches", "0")
+        defer { none.restore() }
+        try scene.addRule("Camera")
+        try scene.until("rule camera scanning instead of watching", timeout: 30, every: 0.05) {
+            try scene.rule("camera")["state"] as? String == "scanning_periodically"
+        }
+        none.restore()
+        let trouble = try #require((try scene.rule("camera")["troubles"] as? [[String: Any]])?.first)
+        #expect(trouble["code"] as? String == "out_of_watches")
+        #expect((trouble["action"] as? String ?? "").contains("sysctl fs.inotify.max_user_watches="))
+        let status = try scene.session.cli(["status"])
+        #expect(status.stdout.contains("watch camera:") && status.stdout.contains("fs.inotify.max_user_watches"), "\(status.stdout)")
+    }
+}
+
+extension FolderWatcherTests.InstantUpload {
+    @Test("a rule whose account is removed waits for it, says so, and takes what arrived meanwhile once it is back")
+    func accountRemoved() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera")
+        try scene.waitWatching("camera")
+        #expect(try scene.session.cli(["account", "remove", "home"]).status == 0)
+        try Camera.write(scene.path("Camera/meanwhile.jpg"), Camera.photo(1))
+        try scene.until("rule camera waiting for its account") {
+            let rule = try scene.rule("camera")
+            return rule["state"] as? String == "not_watching"
+                && (rule["troubles"] as? [[String: Any]])?.contains { $0["code"] as? String == "account_missing" } == true
+        }
+        #expect(try scene.session.items().isEmpty)
+        #expect(scene.session.agentIsRunning)
+
+        // `account add` rings the agent: the rule starts then, not at its next retry (30 s).
+        try scene.session.addAccount(scene.server)
+        try scene.waitUploaded(1, timeout: 25)
+        #expect(scene.serverFiles() == ["meanwhile.jpg"])
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+extension FolderWatcherTests.InstantUpload {
+    @Test("--pictures leaves videos alone and --videos leaves pictures alone")
+    func mediaKinds() throws {
+        let scene = try InstantUploadScene(serverFolders: ["Photos/Pictures", "Photos/Videos"])
+        try Camera.makeFolder(scene.path("Pics"))
+        try Camera.makeFolder(scene.path("Vids"))
+        try scene.session.startAgent()
+        try scene.addRule("Pics", to: "/Photos/Pictures", ["--pictures"])
+        try scene.addRule("Vids", to: "/Photos/Videos", ["--videos"])
+        try scene.waitWatching("pics")
+        try scene.waitWatching("vids")
+        // What each must leave alone goes first, so it is decided before the rest arrives.
+        try Camera.write(scene.path("Pics/clip.mp4"), MediaFiles.movie(creation: 1_700_000_000))
+        try Camera.write(scene.path("Vids/photo.jpg"), Camera.photo(1))
+        try Camera.write(scene.path("Vids/shot.png"), MediaFiles.png)
+        sleep(2)
+        try Camera.write(scene.path("Pics/photo.jpg"), Camera.photo(2))
+        try Camera.write(scene.path("Pics/shot.png"), MediaFiles.png)
+        try Camera.write(scene.path("Vids/clip.mov"), MediaFiles.movie(creation: 1_700_000_100, quickTime: true))
+        try scene.waitUploaded(3)
+        #expect(scene.serverFiles("Photos/Pictures") == ["photo.jpg", "shot.png"])
+        #expect(scene.serverFiles("Photos/Videos") == ["clip.mov"])
+    }
+
+    @Test("--subfolders month files each picture under the month it was taken, made on the server as needed")
+    func monthFolders() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera", ["--subfolders", "month"])
+        try scene.waitWatching("camera")
+        try Camera.write(scene.path("Camera/summer.jpg"), MediaFiles.photo("2023:07:14 09:30:00", offset: "+02:00"))
+        try Camera.write(scene.path("Camera/winter.jpg"), MediaFiles.photo("2022:01:02 23:59:59"))
+        try Camera.write(scene.path("Camera/same month.jpg"), MediaFiles.photo("2023:07:01 00:00:00", comment: "other"))
+        // Mid-month, so the agent's time zone cannot move it.
+        try Camera.write(scene.path("Camera/clip.mp4"), MediaFiles.movie(creation: 1_584_270_000))  // 2020-03-15
+        try scene.waitUploaded(4)
+        #expect(scene.serverFiles() == ["2020/03/clip.mp4", "2022/01/winter.jpg", "2023/07/same month.jpg", "2023/07/summer.jpg"])
+    }
+
+    @Test("two different IMG_0001.jpg from different days both survive on the server")
+    func sameNameTwice() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera")
+        try scene.waitWatching("camera")
+        let first = MediaFiles.photo("2024:03:15 10:00:00", comment: "first card")
+        try Camera.write(scene.path("Camera/IMG_0001.jpg"), first)
+        try scene.waitUploaded(1)
+        // The card is emptied; the camera starts counting again on another day.
+        unlink(scene.path("Camera/IMG_0001.jpg"))
+        let second = MediaFiles.photo("2024:04:20 18:00:00", comment: "second card")
+        try Camera.write(scene.path("Camera/IMG_0001.jpg"), second)
+        try scene.waitUploaded(2)
+        let onServer = scene.serverFiles()
+        #expect(onServer.count == 2, "\(onServer)")
+        let contents = Set(try onServer.map { try TestData.sha256(ofFile: scene.server.tree() + "/Photos/" + $0) })
+        let originals: Set<String> = [try TestData.sha256(first), try TestData.sha256(second)]
+        #expect(contents == originals)
+    }
+
+    @Test("--after-upload trash moves the original to the trash once uploaded, and never a failed one")
+    func trashAfterUpload() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera", ["--after-upload", "trash"])
+        try scene.waitWatching("camera")
+        let photo = Camera.photo(1)
+        try Camera.write(scene.path("Camera/IMG_1.jpg"), photo)
+        try scene.waitUploaded(1)
+        let trash = scene.session.home.path + "/.local/share/Trash"
+        try scene.until("the original in the trash") { !FileManager.default.fileExists(atPath: scene.path("Camera/IMG_1.jpg")) }
+        #expect(FileManager.default.contents(atPath: trash + "/files/IMG_1.jpg") == Data(photo))
+        let info = try String(contentsOfFile: trash + "/info/IMG_1.jpg.trashinfo", encoding: .utf8)
+        #expect(info.contains("Path=" + scene.path("Camera/IMG_1.jpg")))
+        #expect(try TestData.sha256(ofFile: scene.server.tree() + "/Photos/IMG_1.jpg") == TestData.sha256(photo))
+
+        // The server has no room: the upload fails, and the file stays.
+        try scene.server.setQuota(availableBytes: 0)
+        try Camera.write(scene.path("Camera/IMG_2.jpg"), Camera.photo(2))
+        try scene.session.waitFor("the second upload failed") { items in
+            items.contains { $0["target"] as? String == "/Photos/IMG_2.jpg" && $0["state"] as? String == "failed" }
+        }
+        sleep(1)
+        #expect(FileManager.default.fileExists(atPath: scene.path("Camera/IMG_2.jpg")))
+        #expect(!FileManager.default.fileExists(atPath: trash + "/files/IMG_2.jpg"))
+    }
+
+    @Test("files already in the folder are the baseline without --existing, and uploaded with it")
+    func baseline() throws {
+        let scene = try InstantUploadScene(serverFolders: ["Photos/Old", "Photos/Card", "Photos/All"])
+        for i in 0..<3 { try Camera.write(scene.path("Old/IMG_\(i).jpg"), Camera.photo(i)) }
+        for i in 0..<2 { try Camera.write(scene.path("All/IMG_\(i).jpg"), Camera.photo(100 + i)) }
+        try scene.session.startAgent()
+        let added = try scene.addRule("Old", to: "/Photos/Old")
+        #expect(added.stdout.contains("3 files already there are left alone"))
+        try scene.addRule("All", to: "/Photos/All", ["--existing"])
+        try scene.waitWatching("old")
+        try Camera.write(scene.path("Old/new.jpg"), Camera.photo(50))
+        try scene.waitUploaded(3)
+        #expect(scene.serverFiles("Photos/Old") == ["new.jpg"])
+        #expect(scene.serverFiles("Photos/All") == ["IMG_0.jpg", "IMG_1.jpg"])
+        #expect(try scene.rule("old")["baseline"] as? Int == 3)
+
+        // A rule written into the config by hand for a card not inserted yet: what the
+        // card holds when it first appears is the baseline.
+        let config = try String(contentsOfFile: scene.session.home.path + "/config/instant-upload/config.ini", encoding: .utf8)
+        try scene.session.writeConfig(config + "\n[watch \"card\"]\nfolder = \"\(scene.path("Card"))\"\nto = /Photos/Card\nsettle_seconds = 1\n")
+        try scene.until("rule card waiting for its folder") { try scene.rule("card")["state"] as? String == "folder_missing" }
+        for i in 0..<4 { try Camera.write(scene.path("card-reader/DCIM/IMG_\(i).jpg"), Camera.photo(200 + i)) }
+        try Camera.move(scene.path("card-reader"), scene.path("Card"))
+        try scene.waitWatching("card")
+        try Camera.write(scene.path("Card/DCIM/IMG_9.jpg"), Camera.photo(209))
+        try scene.waitUploaded(4)
+        #expect(scene.serverFiles("Photos/Card") == ["IMG_9.jpg"])
+        #expect(try scene.rule("card")["baseline"] as? Int == 4)
+    }
+
+    @Test("rules come, pause, resume and go without restarting the agent")
+    func liveChanges() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera")
+        try scene.waitWatching("camera")
+        let paused = try scene.session.cli(["watch", "pause", "camera"])
+        #expect(paused.status == 0, "\(paused.stderr)")
+        try scene.until("rule camera paused") { try scene.rule("camera")["state"] as? String == "paused" }
+        try Camera.write(scene.path("Camera/while-paused.jpg"), Camera.photo(1))
+        sleep(3)
+        #expect(try scene.session.items().isEmpty, "a paused rule queued a file")
+        #expect(try scene.session.cli(["watch", "resume", "camera"]).status == 0)
+        try scene.waitUploaded(1)
+        #expect(scene.serverFiles() == ["while-paused.jpg"])
+
+        let removed = try scene.session.cli(["watch", "remove", "camera"])
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(try scene.rules().isEmpty)
+        try Camera.write(scene.path("Camera/after-removal.jpg"), Camera.photo(2))
+        sleep(3)
+        #expect(try scene.session.items().count == 1, "a removed rule queued a file")
+    }
+}
+
+extension TestData {
+    static func sha256(_ bytes: [UInt8]) throws -> String {
+        let folder = TemporaryFolder("iu-sha")
+        return try sha256(ofFile: try folder.file("bytes", bytes: bytes))
+    }
+}

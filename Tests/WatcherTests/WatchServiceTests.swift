@@ -1,0 +1,184 @@
+import Dispatch
+import Foundation
+import Glibc
+import Platform
+import Queue
+import Testing
+import TestSupport
+@testable import Watcher
+
+@Suite("What holds a rule's uploads")
+struct RuleHoldTests {
+    static let home = Account(id: 1, name: "home", webdavURL: "http://127.0.0.1/dav/", tusURL: "http://127.0.0.1/files/", username: "a")
+    static var wifiAccount: Account { var a = home; a.wifiOnly = true; return a }
+    static let battery = PowerSource(state: .battery, detail: "BAT0 discharging 54 %")
+    static let mains = PowerSource(state: .ac, detail: "AC")
+
+    static func rule(wifi: Bool? = nil, mains: Bool = false, paused: Bool = false) -> WatchRule {
+        WatchRule(id: "cam", folder: LocalPath("/c"), remoteFolder: "/C", wifiOnly: wifi, onACPower: mains, paused: paused)
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var what: String
+        var rule: WatchRule?
+        var account: Account
+        var onWiFi: Bool
+        var power: PowerSource
+        var held: ReasonCode?
+        var testDescription: String { what }
+    }
+
+    @Test("the rule's own settings first, its account's Wi-Fi flag as the default", arguments: [
+        Case(what: "nothing set", rule: rule(), account: home, onWiFi: false, power: battery, held: nil),
+        Case(what: "Wi-Fi only, wired", rule: rule(wifi: true), account: home, onWiFi: false, power: mains, held: .wifi),
+        Case(what: "Wi-Fi only, on Wi-Fi", rule: rule(wifi: true), account: home, onWiFi: true, power: mains, held: nil),
+        Case(what: "the account's flag, wired", rule: rule(), account: wifiAccount, onWiFi: false, power: mains, held: .wifi),
+        Case(what: "the rule overrides its account's flag", rule: rule(wifi: false), account: wifiAccount, onWiFi: false, power: mains, held: nil),
+        Case(what: "mains only, on battery", rule: rule(mains: true), account: home, onWiFi: true, power: battery, held: .battery),
+        Case(what: "mains only, plugged in", rule: rule(mains: true), account: home, onWiFi: true, power: mains, held: nil),
+        Case(what: "mains only, power unknown", rule: rule(mains: true), account: home, onWiFi: true, power: PowerSource(state: .unknown), held: nil),
+        Case(what: "paused", rule: rule(paused: true), account: home, onWiFi: true, power: mains, held: .paused),
+        Case(what: "a rule no longer in the config follows the account", rule: nil, account: wifiAccount, onWiFi: false, power: battery, held: .wifi),
+        Case(what: "a removed rule, account without the flag", rule: nil, account: home, onWiFi: false, power: battery, held: nil),
+    ])
+    func decide(_ c: Case) {
+        let reason = RuleHold.reason(rule: c.rule, account: c.account, wifi: { c.onWiFi ? nil : "the network goes out through eth0, which is not Wi-Fi" },
+                                     power: { c.power })
+        #expect(reason?.code == c.held)
+    }
+
+    @Test("the reason says why, in the person's words")
+    func words() throws {
+        let battery = try #require(RuleHold.reason(rule: Self.rule(mains: true), account: Self.home, wifi: { nil }, power: { Self.battery }))
+        #expect(battery.message.contains("BAT0 discharging 54 %") && battery.message.contains("cam"))
+        let wifi = try #require(RuleHold.reason(rule: Self.rule(wifi: true), account: Self.home, wifi: { "the network goes out through eth0, which is not Wi-Fi" },
+                                                power: { Self.mains }))
+        #expect(wifi.message.contains("eth0"))
+        let paused = try #require(RuleHold.reason(rule: Self.rule(paused: true), account: Self.home, wifi: { nil }, power: { Self.mains }))
+        #expect(paused.action.contains("watch resume cam"))
+    }
+}
+
+@Suite("A rule's memory while its baseline is taken")
+struct RuleMemoryTests {
+    let a = (LocalPath("/c/a.jpg"), FileFingerprint(device: 1, inode: 2, size: 3, mtimeNanoseconds: 4))
+    let b = (LocalPath("/c/b.jpg"), FileFingerprint(device: 1, inode: 5, size: 6, mtimeNanoseconds: 7))
+
+    @Test("while baselining every file is called taken and recorded; afterwards they are memory, and new files are new")
+    func baseline() throws {
+        let memory = RuleMemory(taken: TakenSet(), baselining: true)
+        #expect(memory.status(of: a.1, at: a.0) == .taken)
+        #expect(memory.status(of: b.1, at: b.0) == .taken)
+        let recorded = try #require(memory.endBaseline())
+        #expect(recorded.map(\.0) == [a.0, b.0])
+        #expect(memory.endBaseline() == nil, "a baseline is taken once")
+        #expect(memory.status(of: a.1, at: a.0) == .taken)
+        #expect(memory.status(of: a.1, at: LocalPath("/c/moved.jpg")) == .takenAt(a.0))
+        #expect(memory.status(of: FileFingerprint(device: 1, inode: 9, size: 9, mtimeNanoseconds: 9), at: LocalPath("/c/new.jpg")) == .new)
+    }
+
+    @Test("without a baseline to take, the memory answers from what was taken")
+    func normal() {
+        let memory = RuleMemory(taken: TakenSet([(a.1, a.0)]), baselining: false)
+        #expect(!memory.isBaselining)
+        #expect(memory.status(of: b.1, at: b.0) == .new)
+        #expect(memory.endBaseline() == nil)
+    }
+}
+
+@Suite("After an upload, the original", .serialized)
+struct AfterUploadTests {
+    /// A queue with one completed upload of `file` by rule `cam`, and the service's thread
+    /// state around it.
+    struct Scene {
+        let home = TemporaryFolder("iu-home")
+        let store: QueueStore
+        let worker: WatchWorker
+        let file: String
+        let id: Int64
+
+        init(afterUpload: WatchRule.AfterUpload) throws {
+            let paths = XDGPaths(environment: ["HOME": home.path, "XDG_STATE_HOME": home.path + "/state", "XDG_DATA_HOME": home.path + "/data",
+                                               "XDG_CONFIG_HOME": home.path + "/config", "XDG_RUNTIME_DIR": home.path + "/run"])
+            store = try QueueStore(path: paths.queueDatabase)
+            let account = try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/", tusURL: "http://127.0.0.1:1/files/", username: "a")
+            file = try home.file("Camera/IMG_1.jpg", bytes: MediaFiles.photo("2024:03:15 10:00:00"))
+            let folder = LocalPath(home.path + "/Camera")
+            try store.resetWatchMemory(rule: "cam", folder: folder)
+            let outcome = try Intake.enqueuePlanned([.init(file: LocalPath(file), remotePath: "/Photos/IMG_1.jpg")], account: account,
+                                                    origin: .auto, watchRule: "cam", store: store)
+            guard case .success(let queued) = outcome[0] else { throw TestFailure("not queued: \(outcome[0])") }
+            id = queued.id
+            try store.recordTaken(rule: "cam", [TakenFile(path: LocalPath(file), fingerprint: queued.fingerprint, kind: .upload, transferID: id)])
+            try store.start(id, resumedAt: 0)
+            try store.complete(id, sha256: String(repeating: "a", count: 64), bytes: queued.fingerprint.size)
+            worker = WatchWorker(options: WatchService.Options(paths: paths) {}, inbox: try WatchInbox(), published: PublishedRules())
+            worker.rules = [WatchRule(id: "cam", folder: folder, remoteFolder: "/Photos", afterUpload: afterUpload)]
+        }
+
+        var trashed: String { home.path + "/data/Trash/files/IMG_1.jpg" }
+
+        func completed() throws -> Transfer { try #require(try store.transfer(id: id)) }
+    }
+
+    @Test("goes to the trash when the rule says so and it is the file that was uploaded; the step is done once")
+    func trashed() throws {
+        let scene = try Scene(afterUpload: .trash)
+        #expect(try scene.store.uploadsAwaitingAfterStep(rule: "cam") == [scene.id], "completion is remembered until the original is dealt with")
+        try scene.worker.afterUpload(try scene.completed(), store: scene.store)
+        #expect(!FileManager.default.fileExists(atPath: scene.file))
+        #expect(FileManager.default.fileExists(atPath: scene.trashed))
+        #expect(try scene.store.uploadsAwaitingAfterStep(rule: "cam").isEmpty)
+    }
+
+    @Test("stays when it changed after the upload (another fingerprint)")
+    func changed() throws {
+        let scene = try Scene(afterUpload: .trash)
+        let fd = open(scene.file, O_WRONLY | O_APPEND)
+        _ = write(fd, "x", 1)
+        close(fd)
+        try scene.worker.afterUpload(try scene.completed(), store: scene.store)
+        #expect(FileManager.default.fileExists(atPath: scene.file))
+        #expect(!FileManager.default.fileExists(atPath: scene.trashed))
+    }
+
+    @Test("stays when the rule keeps originals")
+    func kept() throws {
+        let scene = try Scene(afterUpload: .keep)
+        try scene.worker.afterUpload(try scene.completed(), store: scene.store)
+        #expect(FileManager.default.fileExists(atPath: scene.file))
+        #expect(try scene.store.uploadsAwaitingAfterStep(rule: "cam").isEmpty)
+    }
+
+    @Test("an upload that completed while the agent stopped is dealt with when the rule starts again")
+    func afterRestart() throws {
+        let scene = try Scene(afterUpload: .trash)
+        try scene.worker.finishAfterUploads(of: scene.worker.rules[0], store: scene.store)
+        #expect(FileManager.default.fileExists(atPath: scene.trashed))
+        #expect(try scene.store.uploadsAwaitingAfterStep(rule: "cam").isEmpty)
+    }
+}
+
+@Suite("The watch service's thread")
+struct WatchServiceThreadTests {
+    @Test("a stop asked for while the rules are first read still ends the thread")
+    func stopDuringFirstReading() throws {
+        let home = TemporaryFolder("iu-home")
+        let paths = XDGPaths(environment: ["HOME": home.path, "XDG_STATE_HOME": home.path + "/state", "XDG_CONFIG_HOME": home.path + "/config",
+                                           "XDG_RUNTIME_DIR": home.path + "/run"])
+        try home.file("config/instant-upload/config.ini", bytes: Array("[watch \"cam\"]\nfolder = \(home.path)/Camera\nto = /Photos\n".utf8))
+        let inbox = try WatchInbox()
+        let options = WatchService.Options(paths: paths) {}
+        // Already asked when the thread starts: its first reading of the rules sees the
+        // request in the inbox, and the thread must not then sleep on a drained doorbell.
+        inbox.requestStop()
+        let ended = DispatchSemaphore(value: 0)
+        let thread = try DedicatedThread(name: "iu-watch-test") {
+            WatchWorker(options: options, inbox: inbox, published: PublishedRules()).run()
+            ended.signal()
+        }
+        let result = ended.wait(timeout: .now() + 20)
+        #expect(result == .success, "the service's thread did not end")
+        if result == .success { thread.join() } else { thread.detach() }
+    }
+}
