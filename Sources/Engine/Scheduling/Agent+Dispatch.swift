@@ -132,7 +132,7 @@ extension Agent {
                 let jobStore = try QueueStore(path: path)
                 switch transfer.direction {
                 case .upload:
-                    outcome = UploadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,
+                    outcome = try UploadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,
                                         settings: options.settings, serverInfo: serverInfo, cancellation: cancellation).run()
                 case .download:
                     outcome = DownloadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,

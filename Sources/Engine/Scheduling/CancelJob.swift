@@ -22,9 +22,11 @@ public struct CancelJob {
         guard let row = try store.transfer(id: id) else { return }
         if row.direction == .upload, let url = row.uploadURL, let account = try store.account(id: row.accountID) {
             if let password = credentials(account) {
-                let upload = UploadJob.uploadProtocol(for: account, credentials: password)
-                settings.prepare(upload.session, for: account, cancellation: cancellation)
-                do { try upload.abandon(url) } catch {
+                do {
+                    let upload = try UploadJob.uploadProtocol(for: account, credentials: password)
+                    settings.prepare(upload.session, for: account, cancellation: cancellation)
+                    try upload.abandon(url)
+                } catch {
                     if cancellation.isCancelled { return }
                     Log.info("\(row.name): could not end the upload on the server (\(error)); it expires there by itself")
                 }
