@@ -64,8 +64,8 @@ struct CommandSpecsTests {
     func twoForms() {
         let usage = CommandSpecs.accountAdd.usageText(commandPath: ["instant-upload", "account", "add"])
         #expect(usage == """
-            usage: instant-upload account add --webdav URL --tus URL --user NAME [--name ALIAS] [--password-stdin]
-               or: instant-upload account add URL --user NAME [--name ALIAS] [--password-stdin]
+            usage: instant-upload account add URL [--user NAME [--password-stdin] | --login] [--name ALIAS]
+               or: instant-upload account add --webdav URL --tus URL --user NAME [--name ALIAS] [--password-stdin]
             """)
     }
 

@@ -87,4 +87,6 @@ public enum ExitStatus {
     public static let usage: Int32 = 2
     /// The environment is broken (database, config, server unreachable while adding an account).
     public static let environment: Int32 = 3
+    /// Stopped with Ctrl-C while it waited for the person (a browser login): nothing changed.
+    public static let interrupted: Int32 = 130
 }
