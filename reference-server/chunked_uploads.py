@@ -18,7 +18,7 @@ Semantics, as Nextcloud documents and does them:
     created for the client); an existing file there is overwritten. Answers
     201/204 with `X-OC-MTime: accepted` when the mtime was set. The upload
     folder is removed afterwards.
-  * DELETE <transfer> removes the folder.
+  * DELETE <transfer> removes the folder; DELETE <transfer>/<n> one chunk.
   * A folder untouched for `upload_expire_seconds` is gone (404), as
     Nextcloud's background job removes them after 24 h of inactivity.
 Chunks cannot be downloaded (GET: 403).
@@ -110,6 +110,14 @@ class ChunkedUploads:
     def delete(self, user: str, transfer: str) -> None:
         folder, _ = self.existing(user, transfer)
         shutil.rmtree(folder, ignore_errors=True)
+
+    def delete_chunk(self, user: str, transfer: str, name: str) -> None:
+        folder, meta = self.existing(user, transfer)
+        chunk = folder / name
+        if not chunk.is_file():
+            raise UploadError(404, "no such chunk")
+        chunk.unlink()
+        self.touch(folder, meta)
 
     def expire_all(self) -> int:
         """Make every upload folder expired now (for tests); returns how many."""
