@@ -73,7 +73,10 @@ public final class NextcloudUpload: UploadProtocol {
                      checksum: (ChecksumAlgorithm, String)?) throws -> UploadStanding.Confirmed {
         if next[handle]?.offset != offset {
             // Not asked in this run: the server's folder says which number comes next.
-            _ = try status(of: handle, confirmed: 0)
+            if case .forgotten = try status(of: handle, confirmed: 0) {
+                // As a chunk PUT into a missing folder is told: the engine asks again.
+                throw HTTPStatusError(step: .put, status: 404, serverMessage: "the upload folder is gone")
+            }
         }
         guard let position = next[handle], position.offset == offset else {
             throw ProtocolViolation("a chunk from byte \(offset) does not follow the \(next[handle]?.offset ?? 0) bytes the server holds")
