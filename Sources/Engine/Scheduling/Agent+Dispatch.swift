@@ -24,6 +24,7 @@ extension Agent {
             return answer
         }
         let accounts = Dictionary(uniqueKeysWithValues: try store.accounts().map { ($0.id, $0) })
+        for id in maintenance.takeEnded() { try store.clearWaiting(code: .maintenance, accountID: id) }
         // Accounts that take no new work in this pass (any direction), and what their rows
         // should say when it is news to them (a busy server's rows already say so).
         var heldAccounts: Set<Int64> = []
@@ -45,6 +46,12 @@ extension Agent {
                         heldAccounts.insert(account.id)
                         lookedAtAll = false
                         break // the next query leaves this account out
+                    }
+                    if case .hold(let note) = maintenance.verdict(for: account, answered: { [self] in wake() }) {
+                        heldAccounts.insert(account.id)
+                        notes[account.id] = note
+                        lookedAtAll = false
+                        break
                     }
                     // Wi-Fi-only rules hold auto-uploads; what a person asked for by hand goes
                     // (the same rule as QueueStore.heldByWifiRule).
