@@ -465,8 +465,8 @@ class NextcloudFace:
 
         async def store(scope, receive, send):
             part = folder / f".{name}.part-{id(scope)}"
-            got = 0
             try:
+                got = 0
                 with open(part, "wb") as f:
                     while True:
                         msg = await receive()
@@ -482,6 +482,9 @@ class NextcloudFace:
                 os.replace(part, final)
                 self.uploads.touch(folder, meta)
                 await respond(send, 204 if existed else 201, "")
+            except FileNotFoundError:
+                # The folder was removed (expired) while the chunk arrived: it is not held.
+                await respond(send, 404, "upload folder not found (expired)")
             finally:
                 part.unlink(missing_ok=True)
         await gate.run_inner(store, scope, receive, send, fault, on_bytes=self.counters.chunk_body)

@@ -311,6 +311,22 @@ def test_upload_folders_expire(nc):
     assert nc.mkcol("e", rel).status_code == 201  # the name is free again
 
 
+def test_a_chunk_arriving_while_its_folder_expires_is_not_held(nc):
+    nc.srv.control("DELETE", "faults")
+    rel = "exp2.bin"
+    assert nc.mkcol("e2", rel).status_code == 201
+    nc.srv.control("POST", "faults", {"method": "PUT", "path_prefix": "/nextcloud/remote.php/dav/uploads/",
+                                      "stall_seconds": 1, "after_bytes": 10})
+    result = {}
+    t = threading.Thread(target=lambda: result.update(r=nc.chunk("e2", 1, b"x" * 2000, rel, 2000)))
+    t.start()
+    time.sleep(0.4)
+    assert nc.srv.control("POST", "uploads/expire")["expired"] >= 1
+    t.join()
+    assert result["r"].status_code == 404
+    assert nc.held("e2") == 404  # not brought back by the chunk
+
+
 def test_upload_folders_expire_with_time(tmp_path):
     s = ServerProcess(tmp_path, "--face", "nextcloud", "--upload-expire-seconds", "1")
     try:
