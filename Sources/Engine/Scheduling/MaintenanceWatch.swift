@@ -26,8 +26,8 @@ final class MaintenanceWatch: Sendable {
         case hold(Reason?)
     }
 
-    static let firstInterval = 10.0
-    static let maxInterval = 60.0
+    let firstInterval: Double
+    let maxInterval: Double
 
     private let entries = Mutex<[Int64: Entry]>([:])
     /// Accounts whose maintenance ended since `takeEnded` was last called.
@@ -35,7 +35,9 @@ final class MaintenanceWatch: Sendable {
     private let ask: @Sendable (Account) throws -> ServerStatus?
 
     /// `ask` reads the account's status.php (nil when it is no Nextcloud/ownCloud status).
-    init(ask: @escaping @Sendable (Account) throws -> ServerStatus?) {
+    init(firstInterval: Double = 10, maxInterval: Double = 60, ask: @escaping @Sendable (Account) throws -> ServerStatus?) {
+        self.firstInterval = firstInterval
+        self.maxInterval = maxInterval
         self.ask = ask
     }
 
@@ -124,8 +126,8 @@ final class MaintenanceWatch: Sendable {
             let previous = e[account.id]
             switch result {
             case .success(let status?) where status.maintenance:
-                var interval = Self.firstInterval
-                if case .maintenance(_, _, let last) = previous { interval = min(Self.maxInterval, last * 1.5) }
+                var interval = firstInterval
+                if case .maintenance(_, _, let last) = previous { interval = min(maxInterval, last * 1.5) }
                 else { Log.info("\(status.product) of \(name) is in maintenance mode; its transfers wait until it ends") }
                 let reason = Reason(.maintenance, "\(status.product) is in maintenance mode; the transfers start by themselves when it ends",
                                     action: "nothing to do: it is asked again every minute or so")
