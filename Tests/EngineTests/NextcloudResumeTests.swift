@@ -40,10 +40,11 @@ struct NextcloudScene: Sendable {
         return row
     }
 
-    func expectArrivedOnce() throws {
+    /// The file is there, identical, assembled once; `moves` MOVEs were asked for in all.
+    func expectArrivedOnce(moves: Int = 1) throws {
         #expect(try TestData.sha256(ofFile: server.tree() + "/" + remote) == (try TestData.sha256(ofFile: file)))
         let stats = try server.stats()
-        #expect(stats["moves"] as? Int == 1, "exactly one MOVE: \(stats["moves"] ?? "-")")
+        #expect(stats["moves"] as? Int == moves, "MOVEs: \(stats["moves"] ?? "-")")
         #expect(stats["assemblies"] as? [String: Int] == [remote: 1])
         #expect(try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/Big Uploads") == ["video #1.mov"])
     }
@@ -100,6 +101,50 @@ struct NextcloudResumeTests {
             #expect(notes == ["upload_lost"], "no other note: \(notes)")
             try scene.expectArrivedOnce()
             #expect(scene.session.agentLog.contains("no longer has the partial upload (not found)"))
+        }
+    }
+
+    @Test("the target folder removed while chunks go up: MOVE finds no folder (409), the agent makes it again, and the file arrives once")
+    func folderRemovedBeforeMove() async throws {
+        try await offThePool {
+            let scene = try NextcloudScene(size: (12 << 20) + 1)
+            try scene.slowEveryChunk()
+            let store = try QueueStore(path: scene.session.databasePath)
+            try scene.session.startAgent()
+            let deadline = Date().addingTimeInterval(60)
+            while try scene.row(store).checkpoint.offset < 5 << 20 {
+                guard Date() < deadline else { throw TestFailure("no progress: \(scene.session.agentLog.suffix(2000))") }
+                usleep(20_000)
+            }
+            try FileManager.default.removeItem(atPath: scene.server.tree() + "/Big Uploads")
+            try scene.session.waitForAll("completed", count: 1, timeout: 60)
+            try scene.expectArrivedOnce(moves: 2) // the one refused with 409, and the one that made the file
+            #expect(scene.session.agentLog.contains("made /Big Uploads again"))
+        }
+    }
+
+    @Test("cancel during a chunked upload deletes its upload folder on the server")
+    func cancelDeletesTheFolder() async throws {
+        try await offThePool {
+            let scene = try NextcloudScene(size: (20 << 20) + 1)
+            try scene.slowEveryChunk()
+            let store = try QueueStore(path: scene.session.databasePath)
+            try scene.session.startAgent()
+            let deadline = Date().addingTimeInterval(60)
+            while try scene.row(store).checkpoint.offset < 5 << 20 {
+                guard Date() < deadline else { throw TestFailure("no progress: \(scene.session.agentLog.suffix(2000))") }
+                usleep(20_000)
+            }
+            let handle = try #require(try scene.row(store).uploadURL)
+            let uploads = scene.server.data.path + "/uploads/alice/" + handle
+            #expect(FileManager.default.fileExists(atPath: uploads), "the upload folder is there while it goes")
+            let id = try scene.row(store).id
+            #expect(try scene.session.cli(["cancel", String(id)]).status == 0)
+            while try FileManager.default.fileExists(atPath: uploads) || !store.transfers().isEmpty {
+                guard Date() < deadline else { throw TestFailure("still there: \(scene.session.agentLog.suffix(2000))") }
+                usleep(50_000)
+            }
+            #expect(!FileManager.default.fileExists(atPath: scene.server.tree() + "/" + scene.remote))
         }
     }
 }
