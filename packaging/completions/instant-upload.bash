@@ -12,6 +12,10 @@ _instant_upload() {
     local command=${words[1]}
     case $prev in
         --to | -t | --account | -a | --webdav | --tus | --user | -u | --name) return ;;
+        --ca-file)
+            _filedir
+            return
+            ;;
         --state | -s)
             COMPREPLY=($(compgen -W "queued in_progress retrying completed failed" -- "$cur"))
             return
@@ -36,7 +40,7 @@ _instant_upload() {
             if [[ $cword -eq 2 ]]; then
                 COMPREPLY=($(compgen -W "add list remove" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W "--webdav --tus --user --name --password-stdin --wifi-only --json --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--webdav --tus --user --login --name --password-stdin --wifi-only --ca-file --allow-insecure-http --json --help" -- "$cur"))
             fi
             ;;
         service) [[ $cword -eq 2 ]] && COMPREPLY=($(compgen -W "install uninstall status" -- "$cur")) ;;

@@ -28,5 +28,8 @@ complete -c instant-upload -n "__fish_seen_subcommand_from account" -l webdav -x
 complete -c instant-upload -n "__fish_seen_subcommand_from account" -l tus -x -d 'The tus address'
 complete -c instant-upload -n "__fish_seen_subcommand_from account" -s u -l user -x -d 'The user name on the server'
 complete -c instant-upload -n "__fish_seen_subcommand_from account" -l name -x -d 'What to call the account here'
+complete -c instant-upload -n "__fish_seen_subcommand_from account" -l login -d 'Log in in the browser (Nextcloud)'
 complete -c instant-upload -n "__fish_seen_subcommand_from account" -l password-stdin -d 'Read the password from standard input'
+complete -c instant-upload -n "__fish_seen_subcommand_from account" -l ca-file -r -F -d 'Trust this certificate authority (PEM)'
+complete -c instant-upload -n "__fish_seen_subcommand_from account" -l allow-insecure-http -d 'Accept http:// to another machine'
 complete -c instant-upload -n "__fish_seen_subcommand_from account" -l wifi-only -d 'Auto-uploads wait for an unmetered Wi-Fi network'
