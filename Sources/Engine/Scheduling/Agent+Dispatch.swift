@@ -146,7 +146,9 @@ extension Agent {
                                           settings: options.settings, downloads: options.paths.localDrive, cancellation: cancellation).run()
                 }
             } catch {
-                outcome = .retry(FailureClassifier.classify(error), progressed: false)
+                // The job could not begin (its queue connection, an account it cannot use).
+                let c = FailureClassifier.classify(error)
+                outcome = c.isTransient ? .retry(c, progressed: false) : .failed(c.reason)
             }
             finished(transfer.id, outcome)
         }

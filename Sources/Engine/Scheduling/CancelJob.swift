@@ -3,7 +3,8 @@ import Queue
 import Transport
 
 /// Ends what a cancelled transfer leaves behind: its upload on the server (a tus DELETE,
-/// a courtesy: the server lets it expire anyway), its `.part` here, and then its row.
+/// Nextcloud's upload folder, a PUT's temporary: a courtesy, the server lets the first two
+/// expire anyway), its `.part` here, and then its row.
 ///
 /// Runs on a thread of its own. Stopped by the agent's shutdown before the server
 /// answered, it leaves the row and its cancel request for the next agent.
