@@ -1,5 +1,9 @@
 # instant-upload: `make run` and `make test` do everything on a fresh Debian 12 machine.
 
+# Recipes that pipe the build through tee still fail when the build fails.
+SHELL       := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+
 SWIFT      ?= swift
 VENV       := .venv
 PYTHON     := $(VENV)/bin/python
@@ -12,6 +16,8 @@ DIST       := .build/dist
 DIST_BIN   := $(DIST)/release
 APT_STAMP  := .build/.apt-packages
 VENV_STAMP := $(VENV)/.requirements
+BUILD_LOG  := .build/build.log
+TEST_BUILD_LOG := .build/build-tests.log
 
 # Debian packages: C libraries the Swift targets link, and the tools the tests drive.
 APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdbus-1-dev python3-dbus python3-gi pkg-config \
@@ -42,8 +48,10 @@ $(VENV_STAMP): reference-server/requirements.txt | $(APT_STAMP)
 	$(PYTHON) -m pip install -q --disable-pip-version-check -r reference-server/requirements.txt
 	@touch $@
 
+# The build's output is kept, so `make test` can refuse warnings from Sources/.
 build: $(APT_STAMP)
-	$(SWIFT) build
+	@mkdir -p .build
+	$(SWIFT) build 2>&1 | tee $(BUILD_LOG)
 
 # The agent, with the bundled reference server and a demo account when none is configured.
 run: build venv
@@ -62,7 +70,8 @@ test: build venv dist deb
 	$(MAKE) --no-print-directory test-server test-swift test-fuzz
 
 test-swift:
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests 2>&1 | tee $(TEST_BUILD_LOG)
+	scripts/check-warnings.sh $(BUILD_LOG) $(TEST_BUILD_LOG)
 	$(SWIFT) test --skip-build
 
 test-server:

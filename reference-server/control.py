@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 
@@ -65,6 +66,8 @@ async def handle(state: State, scope, receive, send, face=None) -> None:
         if method == "DELETE":
             with state.lock:
                 state.faults.clear()
+            state.stall_release.set()
+            state.stall_release = asyncio.Event()
             return await _json(send, 200, [])
         if method == "POST":
             try:

@@ -118,6 +118,22 @@ async def abort_connection(uvicorn_send) -> None:
     await asyncio.sleep(0)
 
 
+async def _stall_for(seconds: float, release: Optional[asyncio.Event]) -> bool:
+    """Sleep `seconds`, or less when `release` gets set (clearing the faults ends a
+    stall in progress, so a test can hold a transfer exactly as long as it needs)."""
+    if release is None:
+        await asyncio.sleep(seconds)
+        return True
+    sleeper = asyncio.ensure_future(asyncio.sleep(seconds))
+    waiter = asyncio.ensure_future(release.wait())
+    try:
+        await asyncio.wait({sleeper, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        sleeper.cancel()
+        waiter.cancel()
+    return True
+
+
 async def _wait_or_cancel(aw: Awaitable, cancels: tuple[asyncio.Event, ...]):
     """Await `aw`; return None instead if one of the `cancels` gets set first."""
     if not cancels:
@@ -147,7 +163,9 @@ class BodyTap:
     caller must then drop the app's response and RST the connection."""
 
     def __init__(self, receive, *, on_bytes: Callable[[int], None] = lambda n: None,
-                 fault: Optional[Fault] = None, cancels: tuple[asyncio.Event, ...] = ()):
+                 fault: Optional[Fault] = None, cancels: tuple[asyncio.Event, ...] = (),
+                 release: Optional[asyncio.Event] = None):
+        self._release = release
         self._receive = receive
         self._on_bytes = on_bytes
         self._fault = fault
@@ -159,7 +177,7 @@ class BodyTap:
         self.finished = False  # the whole body was passed on
 
     async def _stall(self) -> None:
-        if await _wait_or_cancel(asyncio.sleep(self._fault.stall_seconds, True), self._cancel) is None:
+        if await _wait_or_cancel(_stall_for(self._fault.stall_seconds, self._release), self._cancel) is None:
             self.cut = True
 
     async def __call__(self):
@@ -213,7 +231,8 @@ class ResponseTap:
     body after `fault.limit` bytes (used for GET downloads)."""
 
     def __init__(self, send, fault: Fault, abort: Callable[[], Awaitable[None]],
-                 cancels: tuple[asyncio.Event, ...] = ()):
+                 cancels: tuple[asyncio.Event, ...] = (), release: Optional[asyncio.Event] = None):
+        self._release = release
         self._send = send
         self._fault = fault
         self._abort = abort
@@ -241,7 +260,7 @@ class ResponseTap:
             self.cut = True
             await self._abort()
             return
-        if await _wait_or_cancel(asyncio.sleep(self._fault.stall_seconds, True), self._cancel) is None:
+        if await _wait_or_cancel(_stall_for(self._fault.stall_seconds, self._release), self._cancel) is None:
             self.cut = True  # shutting down
             await self._abort()
             return

@@ -172,9 +172,10 @@ class Gate:
         raw_send = scope["iu.uvicorn_send"]
         stop = (cancel, self.state.shutting_down)
         if fault is not None and scope["method"] == "GET":
-            tap_send = ResponseTap(send, fault, lambda: abort_connection(raw_send), stop[1:])
+            tap_send = ResponseTap(send, fault, lambda: abort_connection(raw_send), stop[1:],
+                                   release=self.state.stall_release)
             return await app(scope, receive, tap_send)
-        tap = BodyTap(receive, on_bytes=on_bytes, fault=fault, cancels=stop)
+        tap = BodyTap(receive, on_bytes=on_bytes, fault=fault, cancels=stop, release=self.state.stall_release)
         # A reset fault never lets an answer out, even when the body was
         # shorter than reset_after_bytes (then all of it is stored and only
         # the response is lost); nor does a PATCH stopped by a takeover.
@@ -378,7 +379,7 @@ class Gate:
         temp file and hashed first; only a matching body is handed over, so a
         mismatch (460) or a broken-off body leaves the offset untouched."""
         tap = BodyTap(receive, on_bytes=self.state.count_patch_bytes, fault=fault,
-                      cancels=(me.cancel, self.state.shutting_down))
+                      cancels=(me.cancel, self.state.shutting_down), release=self.state.stall_release)
         digest = CHECKSUM_ALGORITHMS[algo]()
         with tempfile.SpooledTemporaryFile(max_size=4 << 20, dir=self.state.spool_dir) as spool:
             while True:

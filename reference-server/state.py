@@ -69,6 +69,8 @@ class State:
         # set on SIGTERM/SIGINT: stalled and running transfers stop at once
         # (storing what they have) instead of holding up the shutdown
         self.shutting_down = asyncio.Event()
+        # set (and replaced) when the faults are cleared: stalls in progress end at once
+        self.stall_release = asyncio.Event()
 
     # --- layout -------------------------------------------------------------
     def tree_dir(self, user: str) -> Path:

@@ -346,6 +346,22 @@ def test_stall_fault_stops_reading(srv):
     assert srv.offset(url) == len(data)
 
 
+def test_clearing_the_faults_ends_a_stall_in_progress(srv):
+    data = blob(2 << 20, seed=5)
+    url = srv.upload_url("released.bin", len(data))
+    srv.control("POST", "stats/reset")
+    srv.control("POST", "faults", {"method": "PATCH", "stall_seconds": 120, "after_bytes": 1 << 20})
+    box = {}
+    t = threading.Thread(target=lambda: box.setdefault("r", srv.patch(url, 0, data)))
+    t.start()
+    assert wait_for(lambda: srv.control("GET", "stats")["patch_bytes"] >= 1 << 20)
+    t0 = time.monotonic()
+    srv.control("DELETE", "faults")
+    t.join(timeout=30)
+    assert not t.is_alive() and time.monotonic() - t0 < 30  # not the 120 s
+    assert box["r"].status_code == 204 and srv.offset(url) == len(data)
+
+
 def test_new_patch_takes_over_a_stuck_one(srv):
     data = blob(5000, seed=4)
     url = srv.upload_url("takeover.bin", len(data))

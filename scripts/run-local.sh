@@ -7,6 +7,24 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 state=${XDG_STATE_HOME:-$HOME/.local/state}/instant-upload
 server_pid=""
 
+# An agent already running (the service, a detached one, another `make run`): say so and
+# follow its log instead of starting a second one (which would only meet its lock).
+agent_pid=$("$bin/instant-upload" status --json 2>/dev/null | sed -n 's/^ *"agent_pid" *: *\([0-9][0-9]*\).*/\1/p' | head -n 1 || true)
+if [ -n "$agent_pid" ]; then
+    echo "an agent is already running (pid $agent_pid), so no second one is started."
+    if command -v systemctl >/dev/null && [ "$(systemctl --user show -p MainPID --value instant-upload.service 2>/dev/null)" = "$agent_pid" ]; then
+        echo "Following its log (journalctl --user -u instant-upload); Ctrl-C stops following, the agent keeps running."
+        exec journalctl --user -u instant-upload.service -f -n 20
+    fi
+    log=$(readlink "/proc/$agent_pid/fd/2" 2>/dev/null || true)
+    if [ -n "$log" ] && [ -f "$log" ]; then
+        echo "Following its log ($log); Ctrl-C stops following, the agent keeps running."
+        exec tail -n 20 -F "$log"
+    fi
+    echo "Its log goes to the terminal it was started from; here is the queue instead. Ctrl-C stops watching, the agent keeps running."
+    exec "$bin/instant-upload" queue --follow
+fi
+
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 

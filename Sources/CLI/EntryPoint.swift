@@ -49,6 +49,10 @@ public enum Main {
     }
 
     static func dispatch(_ p: ParsedArguments, context: CommandContext) throws -> Int32 {
+        if p.has("version") || p.command == "version" {
+            context.say("\(p.commandPath.first ?? "instant-upload") \(Version.number)")
+            return ExitStatus.ok
+        }
         if p.commandPath.first == "share-to" {
             return try ShareTo.run(p, context: context)
         }
@@ -78,6 +82,8 @@ public enum Main {
             return AccountCommands.list(json: p.has("json"), context: context)
         case "account remove":
             return AccountCommands.remove(p.text("NAME") ?? "", context: context)
+        case "help":
+            return help(p.texts("COMMAND"), context: context)
         case "run":
             return AgentCommand.run(untilIdle: p.has("until-idle"), context: context)
         case "service install", "service uninstall", "service status":
@@ -86,6 +92,24 @@ public enum Main {
             context.complain("`\(p.command)` is not implemented")
             return ExitStatus.usage
         }
+    }
+
+    /// `help [COMMAND...]`: the help of the command named, as `COMMAND --help` prints it.
+    static func help(_ words: [String], context: CommandContext) -> Int32 {
+        var spec = CommandSpecs.instantUpload
+        var path = [spec.name]
+        for word in words {
+            guard let sub = spec.subcommand(named: word) else {
+                var message = "unknown command `\(DisplayText.escape(word))`"
+                if let near = closest(to: word, in: spec.subcommands.map(\.name)) { message += "; did you mean `\(near)`?" }
+                context.complain("\(path.first ?? "instant-upload"): \(message)\nrun `\(path.joined(separator: " ")) --help` for the commands")
+                return ExitStatus.usage
+            }
+            spec = sub
+            path.append(word)
+        }
+        context.say(spec.helpText(commandPath: path))
+        return ExitStatus.ok
     }
 
     static func accountAdd(_ p: ParsedArguments, context: CommandContext) -> Int32 {

@@ -71,7 +71,7 @@ struct BadInputTests {
 
         // The newline in a name is shown as `\n`, never as a line break inside the name.
         let queue = try person.cli(["queue"])
-        #expect(queue.status == 0, "\(queue.stderr)")
+        #expect(queue.status == 1, "work waits and no agent runs: \(queue.stderr)")
         #expect(queue.stdout.contains("new\\nline.jpg"), "\(queue.stdout)")
         #expect(!queue.stdout.contains("new\nline"), "\(queue.stdout)")
         #expect(!queue.stdout.split(separator: "\n").contains { $0.hasPrefix("line.jpg") })
@@ -100,25 +100,38 @@ struct BadInputTests {
                                   environment: session.environment)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("queued 2 files"), "\(r.stdout)")
+        // Never silently: the command says which name the server gets instead.
+        #expect(r.stderr.contains("note: caf\\xe9.jpg goes to the server as caf\u{FFFD}.jpg"), "\(r.stderr)")
+        #expect(r.stderr.contains("note: bad\\xffname.jpg goes to the server as bad\u{FFFD}name.jpg"), "\(r.stderr)")
 
         let queue = try session.cli(["queue"])
         #expect(queue.stdout.contains("caf\\xe9.jpg"), "\(queue.stdout)")
         #expect(queue.stdout.contains("bad\\xffname.jpg"), "\(queue.stdout)")
-        #expect(!queue.stdout.contains("\u{FFFD}"), "people see the bytes escaped, not replaced: \(queue.stdout)")
+        let nameLines = queue.stdout.split(separator: "\n").filter { $0.contains("#") && $0.contains(" to home:") }
+        #expect(nameLines.count == 2 && !nameLines.contains { $0.contains("\u{FFFD}") },
+                "people see their own name's bytes escaped, not replaced: \(queue.stdout)")
+        // The row itself says what the server stores.
+        #expect(queue.stdout.replacingOccurrences(of: "\n       ", with: " ")
+                    .contains("note: named caf\u{FFFD}.jpg on the server, which takes only UTF-8 names"), "\(queue.stdout)")
         let items = try session.items()
         #expect(items.count == 2)
+        #expect(items.allSatisfy { ($0["note"] as? String)?.contains("UTF-8") == true }, "\(items.map { $0["note"] ?? "" })")
         // JSON carries real text: bytes that are not UTF-8 become U+FFFD (see JSONOutputTests).
         #expect(Set(items.compactMap { $0["name"] as? String }) == ["caf\u{FFFD}.jpg", "bad\u{FFFD}name.jpg"])
         let brokenID = try #require(items.first { ($0["name"] as? String) == "bad\u{FFFD}name.jpg" }?["id"] as? Int)
         let show = try session.cli(["show", String(brokenID)])
         #expect(show.status == 0, "\(show.stderr)")
         #expect(show.stdout.contains("bad\\xffname.jpg"), "\(show.stdout)")
+        #expect(show.stdout.contains("named bad\u{FFFD}name.jpg on the server"), "\(show.stdout)")
 
         try session.startAgent()
         try session.waitForAll("completed", count: 2)
         let stored = try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/X")
         let contents = try Set(stored.map { try String(contentsOfFile: server.tree() + "/X/" + $0, encoding: .utf8) })
         #expect(contents == ["latin-1 name", "0xff name"], "on the server: \(stored)")
+        let done = try session.cli(["queue", "--state", "completed"])
+        #expect(done.stdout.components(separatedBy: "on the server, which takes only UTF-8 names").count == 3,
+                "a completed row still says it: \(done.stdout)")
     }
 
     @Test("two names that differ only in bytes that are not UTF-8 both arrive; neither overwrites the other")

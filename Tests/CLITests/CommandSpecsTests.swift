@@ -64,8 +64,8 @@ struct CommandSpecsTests {
     func twoForms() {
         let usage = CommandSpecs.accountAdd.usageText(commandPath: ["instant-upload", "account", "add"])
         #expect(usage == """
-            usage: instant-upload account add URL [--user NAME [--password-stdin] | --login] [--name ALIAS]
-               or: instant-upload account add --webdav URL --tus URL --user NAME [--name ALIAS] [--password-stdin]
+            usage: instant-upload account add URL [--user NAME [--password-stdin] | --login] [--name ALIAS] [--wifi-only] [--ca-file PATH] [--allow-insecure-http]
+               or: instant-upload account add --webdav URL --tus URL --user NAME [--name ALIAS] [--password-stdin] [--wifi-only] [--ca-file PATH] [--allow-insecure-http]
             """)
     }
 
@@ -80,5 +80,27 @@ struct CommandSpecsTests {
         }
         visit(CommandSpecs.instantUpload, ["instant-upload"])
         visit(CommandSpecs.shareTo, ["share-to"])
+    }
+
+    @Test("every usage line set out by hand still names every option of its command")
+    func usageListsEveryOption() {
+        func visit(_ spec: CommandSpec, _ path: [String]) {
+            let usage = spec.usageLines(commandPath: path).joined(separator: "\n")
+            for option in spec.options where option.long != "version" {
+                #expect(usage.contains(option.dashed), "\(path.joined(separator: " ")): usage lacks \(option.dashed)")
+            }
+            for sub in spec.subcommands { visit(sub, path + [sub.name]) }
+        }
+        visit(CommandSpecs.instantUpload, ["instant-upload"])
+        visit(CommandSpecs.shareTo, ["share-to"])
+    }
+
+    @Test("--version needs no command and no files; `version` and `help COMMAND` are commands")
+    func versionAndHelp() throws {
+        #expect(try parsed(["--version"]).has("version"))
+        #expect(try parsed(["--version"], as: CommandSpecs.shareTo).has("version"))
+        #expect(try parsed(["version"]).command == "version")
+        #expect(try parsed(["help", "account", "add"]).texts("COMMAND") == ["account", "add"])
+        #expect(try parsed(["help"]).command == "help")
     }
 }

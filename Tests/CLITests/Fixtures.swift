@@ -57,34 +57,20 @@ func jsonObject(_ text: String) throws -> Any {
     try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
 }
 
-/// A summary with these counts, read back from a real queue in a temporary folder.
-///
-/// TODO: `QueueSummary` has no public initialiser, so the tests cannot build one directly;
-/// once Queue adds `public init(counts:pausedReason:)`, build it here without a store.
+/// A summary with these counts, as the store's `summary()` would give it.
 func makeSummary(uploads: [TransferState: Int] = [:], downloads: [TransferState: Int] = [:],
-                 paused: String? = nil) throws -> QueueSummary {
-    let folder = TemporaryFolder("iu-cli-summary")
-    let store = try QueueStore(path: folder.path + "/queue.sqlite3")
-    let account = try store.addAccount(name: "alice", webdavURL: "http://127.0.0.1:1/dav/", tusURL: "http://127.0.0.1:1/files/",
-                                       username: "alice")
-    for (direction, counts) in [(Direction.upload, uploads), (.download, downloads)] {
-        for (state, count) in counts where count > 0 {
-            let items = (0..<count).map {
-                NewTransfer(direction: direction, origin: .manual, accountID: account.id,
-                            localPath: LocalPath("/tmp/\(state.rawValue)-\($0)"), remotePath: "/\(state.rawValue)-\($0)")
-            }
-            for id in try store.enqueue(items) {
-                guard state != .queued else { continue }
-                try store.start(id, resumedAt: 0)
-                switch state {
-                case .completed: try store.complete(id, sha256: nil, bytes: 0)
-                case .failed: try store.fail(id, reason: Reason(.quota))
-                case .retrying: try store.retryLater(id, reason: Reason(.timeout), at: fixedNow, attempts: 1)
-                case .queued, .inProgress: break
-                }
-            }
-        }
-    }
-    try store.setAgentValue("paused_reason", paused)
-    return try store.summary()
+                 paused: String? = nil) -> QueueSummary {
+    QueueSummary(counts: [.upload: uploads, .download: downloads], pausedReason: paused)
+}
+
+/// Batch figures with these counts; the rest zero.
+func makeBatch(uploading: Int = 0, downloading: Int = 0, waiting: Int = 0, retrying: [ReasonCode: Int] = [:], failed: Int = 0,
+               files: (done: Int, total: Int) = (0, 0), bytes: (done: Int64, total: Int64) = (0, 0), left: Int64? = nil,
+               rate: Double? = nil) -> BatchFigures {
+    var b = BatchFigures()
+    b.uploading = uploading; b.downloading = downloading; b.waiting = waiting; b.retrying = retrying; b.failed = failed
+    b.filesDone = files.done; b.filesTotal = files.total; b.bytesDone = bytes.done; b.bytesTotal = bytes.total
+    b.bytesLeft = left ?? max(0, bytes.total - bytes.done)
+    b.rate = rate
+    return b
 }

@@ -8,15 +8,16 @@ import Testing
 struct JSONOutputTests {
     @Test("status --json has every count, the pause reason as null, and per-direction counts")
     func status() throws {
-        let summary = try makeSummary(uploads: [.completed: 12, .failed: 2, .queued: 26], downloads: [.inProgress: 1])
-        let object = try #require(try jsonObject(JSONOutput.encode(StatusJSON(summary: summary, agentRunning: false))) as? [String: Any])
+        let summary = makeSummary(uploads: [.completed: 12, .failed: 2, .queued: 26], downloads: [.inProgress: 1])
+        let object = try #require(try jsonObject(JSONOutput.encode(StatusJSON(summary: summary, agentPID: nil))) as? [String: Any])
         #expect(Set(object.keys) == ["total", "queued", "in_progress", "retrying", "completed", "failed", "need_attention",
-                                      "paused_reason", "agent_running", "directions"])
+                                      "paused_reason", "agent_running", "agent_pid", "directions", "batch"])
         #expect(object["total"] as? Int == 41)
         #expect(object["need_attention"] as? Int == 2)
         #expect(object["in_progress"] as? Int == 1)
         #expect(object["paused_reason"] is NSNull)
         #expect(object["agent_running"] as? Bool == false)
+        #expect(object["agent_pid"] is NSNull)
         let directions = try #require(object["directions"] as? [String: [String: Int]])
         #expect(directions["upload"]?["completed"] == 12)
         #expect(directions["upload"]?["total"] == 40)
@@ -24,10 +25,33 @@ struct JSONOutputTests {
         #expect(directions["download"]?["failed"] == 0)
     }
 
+    @Test("status --json gives the batch: files and bytes done of total, the rate and the seconds left")
+    func batch() throws {
+        let figures = makeBatch(uploading: 3, waiting: 264, files: (30, 300), bytes: (120_000_000, 193_000_000), rate: 14_000_000)
+        let object = try #require(try jsonObject(JSONOutput.encode(StatusJSON(summary: makeSummary(uploads: [.queued: 264]),
+                                                                              batch: figures, agentPID: 4242))) as? [String: Any])
+        #expect(object["agent_pid"] as? Int == 4242)
+        #expect(object["agent_running"] as? Bool == true)
+        let batch = try #require(object["batch"] as? [String: Any])
+        #expect(Set(batch.keys) == ["files_done", "files_total", "bytes_done", "bytes_total", "rate_bytes_per_s", "eta_seconds"])
+        #expect(batch["files_done"] as? Int == 30)
+        #expect(batch["files_total"] as? Int == 300)
+        #expect(batch["bytes_done"] as? Int == 120_000_000)
+        #expect(batch["bytes_total"] as? Int == 193_000_000)
+        #expect(batch["rate_bytes_per_s"] as? Double == 14_000_000)
+        #expect(batch["eta_seconds"] as? Int == 6)  // 73 MB at 14 MB/s, rounded up
+
+        let unknown = try #require(try jsonObject(JSONOutput.encode(StatusJSON(summary: makeSummary(), batch: makeBatch(waiting: 2, files: (0, 2)),
+                                                                               agentPID: nil))) as? [String: Any])
+        let noRate = try #require(unknown["batch"] as? [String: Any])
+        #expect(noRate["rate_bytes_per_s"] is NSNull)
+        #expect(noRate["eta_seconds"] is NSNull)
+    }
+
     @Test("a paused queue reports its reason")
     func pausedStatus() throws {
-        let summary = try makeSummary(paused: "offline")
-        let object = try #require(try jsonObject(JSONOutput.encode(StatusJSON(summary: summary, agentRunning: true))) as? [String: Any])
+        let summary = makeSummary(paused: "offline")
+        let object = try #require(try jsonObject(JSONOutput.encode(StatusJSON(summary: summary, agentPID: 1))) as? [String: Any])
         #expect(object["paused_reason"] as? String == "offline")
         #expect(object["agent_running"] as? Bool == true)
     }
@@ -36,6 +60,7 @@ struct JSONOutputTests {
         "id", "direction", "origin", "state", "name", "source", "target", "account", "local_path", "remote_path",
         "bytes_done", "bytes_total", "checkpoint_offset", "attempts", "reason", "next_attempt_at", "created_at",
         "started_at", "completed_at", "upload_expires_at", "sha256", "upload_host", "cancel_requested", "watch_rule", "counters",
+        "note",
     ]
 
     @Test("an upload item has every key, times in ISO 8601 UTC, nulls for what does not apply")
@@ -58,9 +83,12 @@ struct JSONOutputTests {
         #expect(object["completed_at"] is NSNull)
         #expect(object["sha256"] is NSNull)
         #expect(object["upload_host"] as? String == "cloud.example.org")
-        let reason = try #require(object["reason"] as? [String: String])
-        #expect(reason == ["code": "connection_reset", "message": "connection reset by peer",
-                           "action": "nothing: it is retried by itself"])
+        let reason = try #require(object["reason"] as? [String: Any])
+        #expect(reason["code"] as? String == "connection_reset")
+        #expect(reason["message"] as? String == "the connection dropped")
+        #expect(reason["action"] as? String == "nothing: it is retried by itself")
+        #expect(reason["detail"] is NSNull)
+        #expect(object["note"] is NSNull)
         #expect(object["counters"] as? [String: Int] == ["resumed_at": 4, "bytes_read": 6, "bytes_hashed": 6])
     }
 

@@ -134,7 +134,7 @@ struct LocalSecurityTests {
         let id = try #require(try second.items().first?["id"] as? Int)
         let started = Date()
         let cancel = try second.cli(["cancel", String(id)])
-        #expect(cancel.stdout.contains("cancelled \(id)"), "\(cancel.stdout) \(cancel.stderr)")
+        #expect(cancel.stdout.contains("cancelled #\(id)"), "\(cancel.stdout) \(cancel.stderr)")
         #expect(Date().timeIntervalSince(started) < 4, "cancel did not wait on an agent that is not this queue's")
         #expect(try second.items().isEmpty)
 

@@ -76,7 +76,7 @@ struct QueueViewTests {
         let row = makeTransfer(id: 18, state: .retrying, reason: Reason(.connectionReset), attempts: 3,
                                nextAttemptAt: fixedNow + 12_000)
         let text = QueueView(groups: [.init(state: .retrying, rows: [row])], now: fixedNow).render()
-        #expect(text.contains("connection reset by peer; attempt 3, next try in 12 s"))
+        #expect(text.contains("the connection dropped; attempt 3, next try in 12 s"))
     }
 
     @Test("a queued row says what it waits for: the network, Wi-Fi, or its turn among its direction")
@@ -126,7 +126,9 @@ struct QueueViewTests {
         #expect(!text.unicodeScalars.contains { $0.value == 0x7f || (0x80...0x9f).contains($0.value) })
         #expect(text.contains("evil\\n\\x1b[2J\\xff.jpg"))
         #expect(text.contains("al\\nice:/Ph\\x1b]0;x\\x07otos"))
-        #expect(lines(text).count == 4)  // header, name, reason, action: no line was broken by the name
+        // header, name, reason, action, and the note on the name the server stores: no line was broken by the name
+        #expect(lines(text).count == 5)
+        #expect(lines(text)[4] == "     note: named a.jpg on the server, which takes only UTF-8 names")
     }
 
     @Test("long names are cut in the middle to fit the terminal width")
@@ -139,5 +141,37 @@ struct QueueViewTests {
             #expect(text.contains("end.jpg"))
             #expect(text.contains("…"))
         }
+    }
+
+    @Test("an upload whose bytes are all sent says the server is finishing it, not a full bar that seems stuck")
+    func finishingOnServer() {
+        let up = makeTransfer(id: 3, state: .inProgress, bytesDone: 471_000, bytesTotal: 471_000)
+        let down = makeTransfer(id: 4, .download, state: .inProgress, remote: "/d/r.pdf", bytesDone: 9_000, bytesTotal: 9_000)
+        let text = QueueView(groups: [.init(state: .inProgress, rows: [up, down])], now: fixedNow, speeds: [3: 0, 4: 0]).render()
+        #expect(text.contains("\n     all 471 kB sent, finishing on the server\n"))
+        #expect(text.hasSuffix("\n     all 9.0 kB received, finishing"))
+        #expect(!text.contains("100%"))
+        #expect(!text.contains("stalled"), "waiting for the server is not a stall")
+    }
+
+    @Test("a retrying upload with every byte sent says the server is finishing the file, not `resumes at 471 kB of 471 kB`")
+    func retryingAllSent() {
+        let done = makeTransfer(id: 5, state: .retrying, reason: Reason(.timeout), attempts: 1, nextAttemptAt: fixedNow + 2_000,
+                                bytesDone: 471_000, bytesTotal: 471_000)
+        let half = makeTransfer(id: 6, state: .retrying, reason: Reason(.timeout), attempts: 1, nextAttemptAt: fixedNow + 2_000,
+                                bytesDone: 200_000, bytesTotal: 471_000)
+        let text = QueueView(groups: [.init(state: .retrying, rows: [done, half])], now: fixedNow, width: 200).render()
+        #expect(text.contains("next try in 2 s; all 471 kB sent, the server is finishing the file"))
+        #expect(text.contains("next try in 2 s; resumes at 200 kB of 471 kB"))
+        #expect(!text.contains("resumes at 471 kB"))
+    }
+
+    @Test("a row that stopped moving reads stalled; a moving one gets its rate and time left")
+    func stalledAndMoving() {
+        let rows = [makeTransfer(id: 1, state: .inProgress, bytesDone: 100, bytesTotal: 1_000),
+                    makeTransfer(id: 2, state: .inProgress, bytesDone: 100, bytesTotal: 1_000)]
+        let text = QueueView(groups: [.init(state: .inProgress, rows: rows)], now: fixedNow, speeds: [1: 0, 2: 300]).render()
+        #expect(text.contains("100 B of 1.0 kB, stalled"))
+        #expect(text.contains("100 B of 1.0 kB, 300 B/s, 3 s left"))
     }
 }

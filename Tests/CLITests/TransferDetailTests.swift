@@ -51,4 +51,15 @@ struct TransferDetailTests {
         #expect(text.contains("next try        2026-11-29 14:03 (in 12 s)"))
         #expect(text.contains("reason code     server_busy (retried by itself)"))
     }
+
+    @Test("show gives the library's own words as detail under the sentence the queue shows")
+    func detail() {
+        let reason = Reason(.connectionReset, "the connection dropped", detail: "Recv failure: Connection reset by peer (curl error 56)")
+        let row = makeTransfer(id: 8, state: .retrying, reason: reason, attempts: 1, nextAttemptAt: fixedNow + 1_000)
+        let text = TransferDetail.render(row, now: fixedNow, timeZone: utc)
+        #expect(text.contains("\n  reason          the connection dropped\n"))
+        #expect(text.contains("\n  detail          Recv failure: Connection reset by peer (curl error 56)\n"))
+        let queue = QueueView(groups: [.init(state: .retrying, rows: [row])], now: fixedNow).render()
+        #expect(!queue.contains("Recv failure"), "the queue keeps to the sentence")
+    }
 }

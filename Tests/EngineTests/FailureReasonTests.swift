@@ -58,9 +58,11 @@ struct FailureReasonTests {
     @Test("429 with Retry-After: 2: retrying as server_busy, next attempt 2 s later")
     func serverBusy() async throws {
         let scene = try await UploadScene.make(size: 300_000)
-        try await scene.fault(["method": "PATCH", "status": 429, "headers": ["Retry-After": "2"], "body": "slow down"])
+        // Busy until the test has seen it: a loaded machine may look late, the row must still say so.
+        try await scene.fault(["method": "PATCH", "status": 429, "headers": ["Retry-After": "2"], "body": "slow down", "count": 1000])
         try await scene.startAgent()
         try await scene.expectRetrying("server_busy", retryAfter: 2)
+        try await scene.clearFaults()
         try await scene.expectCompletedIdentical()
     }
 
@@ -68,10 +70,11 @@ struct FailureReasonTests {
     func maintenance() async throws {
         let scene = try await UploadScene.make(size: 300_000)
         try await scene.fault(["method": "*", "path_prefix": "/files/", "status": 503, "headers": ["Retry-After": "3"],
-                               "body": "down for maintenance until noon"])
+                               "body": "down for maintenance until noon", "count": 1000])
         try await scene.startAgent()
         let s = try await scene.expectRetrying("maintenance", retryAfter: 3)
         #expect(s.row.rowReasonMessage?.contains("down for maintenance until noon") == true, "\(s.row.rowReason ?? [:])")
+        try await scene.clearFaults()
         try await scene.expectCompletedIdentical()
     }
 
@@ -168,12 +171,13 @@ struct FailureReasonTests {
     @Test("the file deleted mid-upload: failed as source_missing, not retried")
     func sourceMissingMidUpload() async throws {
         let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
-        // The first chunk stalls on the server after 100 kB: the upload is surely under way,
-        // and stays so long enough for a loaded machine to act.
-        try await scene.fault(["method": "PATCH", "stall_seconds": 8, "after_bytes": 100_000])
+        // The first chunk stalls on the server after 100 kB, until the file is gone: the upload
+        // is surely under way when it goes, however loaded the machine is.
+        try await scene.fault(["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         try FileManager.default.removeItem(atPath: scene.file)
+        try await scene.clearFaults()
         try await scene.expectFailedForGood("source_missing")
         #expect(!FileManager.default.fileExists(atPath: scene.serverCopy), "no partial file in the person's tree")
     }
@@ -182,10 +186,11 @@ struct FailureReasonTests {
     func sourceChanged() async throws {
         let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
         let oldSHA = try await scene.sha256(scene.file)
-        try await scene.fault(["method": "PATCH", "stall_seconds": 8, "after_bytes": 100_000])
+        try await scene.fault(["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         try scene.rewriteInPlace(seed: 99)
+        try await scene.clearFaults()
         let newSHA = try await scene.sha256(scene.file)
         #expect(newSHA != oldSHA)
 
@@ -214,10 +219,11 @@ struct FailureReasonTests {
         try scene.session.writeConfig("[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 16\nstall_seconds = 20\n")
         let oldSHA = try await scene.sha256(scene.file)
         let fresh = TestData.bytes(count: scene.size, seed: 99)
-        try await scene.fault(["method": "PATCH", "stall_seconds": 8, "after_bytes": 100_000])
+        try await scene.fault(["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         try scene.rewriteInPlace(with: fresh)
+        try await scene.clearFaults()
         let newSHA = try await scene.sha256(scene.file)
         try await scene.watch("completed after the change", timeout: 60) { $0.rowState == "completed" }
         let copy = try await scene.sha256(scene.serverCopy)

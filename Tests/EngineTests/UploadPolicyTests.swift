@@ -32,15 +32,15 @@ struct UploadPolicyTests {
 
     @Test("a file still being written is not sent again until it has been still for the settle time")
     func waitsUntilStill() async throws {
-        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
-        // The first chunk stalls long enough for the writing below to begin, even on a
-        // loaded machine.
-        try await scene.fault(["method": "PATCH", "stall_seconds": 5, "after_bytes": 100_000])
+        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 200)
+        // The first chunk stalls until the file has begun to change; then the stall is lifted,
+        // so the order holds however loaded the machine is.
+        try await scene.fault(["method": "PATCH", "stall_seconds": 150, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         // Written to for 14 s, a few bytes in place every 0.3 s, on a thread of its own so
         // that a loaded machine keeps writing: long enough for several attempts.
-        let path = scene.file, database = scene.session.databasePath
+        let path = scene.file, database = scene.session.databasePath, server = scene.server
         let sawWaiting = try await offThePool {
             let store = try QueueStore(path: database)
             let fd = open(path, O_WRONLY | O_CLOEXEC)
@@ -50,6 +50,7 @@ struct UploadPolicyTests {
             for round in 0..<47 {
                 var stamp = UInt64(round)
                 guard pwrite(fd, &stamp, 8, 0) == 8 else { throw TestFailure("short write to \(path)") }
+                if round == 0 { try server.clearFaults() }
                 usleep(300_000)
                 if let row = try store.transfer(id: Int64(scene.id)), row.reason?.code == .sourceChanged,
                    row.reason?.message.contains("waits until it has been still for 5 s") == true {
@@ -140,10 +141,11 @@ struct UploadPolicyTests {
     @Test("the folder deleted while its upload runs: the server refuses to complete it, the agent makes the folder again and finishes")
     func folderDeletedMidUpload() async throws {
         let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
-        try await scene.faults([InterruptionTests.passThrough(1), ["method": "PATCH", "stall_seconds": 8, "after_bytes": 100_000]])
+        try await scene.faults([InterruptionTests.passThrough(1), ["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000]])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         try FileManager.default.removeItem(atPath: scene.server.tree() + "/" + scene.folder)
+        try await scene.clearFaults()
         try await scene.expectCompletedIdentical()
         #expect(try await scene.requests("MKCOL") == 1, "made again, once")
         #expect(scene.agentLog.contains("made /In again"), "\(scene.agentLog.suffix(1500))")

@@ -4,9 +4,9 @@ _instant_upload() {
     local cur prev words cword
     _init_completion || return
 
-    local commands="upload download queue status show retry cancel clear account run service"
+    local commands="upload download queue status show retry cancel clear account run service help version"
     if [[ $cword -eq 1 ]]; then
-        COMPREPLY=($(compgen -W "$commands --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return
     fi
     local command=${words[1]}

@@ -1,5 +1,5 @@
 # fish completion for instant-upload
-set -l commands upload download queue status show retry cancel clear account run service
+set -l commands upload download queue status show retry cancel clear account run service help version
 complete -c instant-upload -f
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a upload -d 'Queue files to upload into a folder on your server'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a download -d 'Queue files on your server to download'
@@ -12,6 +12,9 @@ complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a cle
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a account -d 'Add, list and remove accounts'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a run -d 'Run the agent in the foreground'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a service -d 'The systemd user service'
+complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a help -d 'Help on a command'
+complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a version -d 'The version of this program'
+complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -l version -d 'The version of this program'
 complete -c instant-upload -n "__fish_seen_subcommand_from upload" -F
 complete -c instant-upload -n "__fish_seen_subcommand_from upload download" -s a -l account -x -d 'The account to use'
 complete -c instant-upload -n "__fish_seen_subcommand_from upload retry" -s t -l to -x -d 'The folder on the server'
@@ -33,3 +36,5 @@ complete -c instant-upload -n "__fish_seen_subcommand_from account" -l password-
 complete -c instant-upload -n "__fish_seen_subcommand_from account" -l ca-file -r -F -d 'Trust this certificate authority (PEM)'
 complete -c instant-upload -n "__fish_seen_subcommand_from account" -l allow-insecure-http -d 'Accept http:// to another machine'
 complete -c instant-upload -n "__fish_seen_subcommand_from account" -l wifi-only -d 'Auto-uploads wait for an unmetered Wi-Fi network'
+complete -c instant-upload -n "__fish_seen_subcommand_from account" -l ca-file -r -F -d 'Trust this CA bundle for the server'
+complete -c instant-upload -n "__fish_seen_subcommand_from account" -l allow-insecure-http -d 'Allow plain http to another machine (password in clear)'

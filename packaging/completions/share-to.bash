@@ -7,7 +7,7 @@ _share_to() {
         --to | -t | --account | -a) return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "--account --to --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--account --to --version --help" -- "$cur"))
     else
         _filedir
     fi

@@ -190,6 +190,8 @@ private struct Parser {
     }
 
     func finish() throws(UsageError) -> ParsedArguments {
+        // `--version` needs nothing else: not a command, not the files.
+        if flags.contains(OptionSpec.version.long) { return ParsedArguments(commandPath: path, flags: flags) }
         if !spec.subcommands.isEmpty {
             let names = spec.subcommands.map(\.name).joined(separator: ", ")
             throw fail(.missingCommand, "missing command: one of \(names)")

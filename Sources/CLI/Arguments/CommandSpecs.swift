@@ -10,7 +10,8 @@ public enum CommandSpecs {
         name: "instant-upload",
         summary: "Moves your files to your own server, and never goes quiet about it.",
         discussion: "Everything you queue is written to disk before any transfer starts; `instant-upload queue` shows exactly what the agent works from, and why anything that is not moving is waiting.",
-        subcommands: [upload, queue, status, show, retry, cancel, clear, account, download, run, service])
+        options: [.version],
+        subcommands: [upload, queue, status, show, retry, cancel, clear, account, download, run, service, help, version])
 
     /// `share-to [--account A] [--to REMOTE_DIR] FILE_OR_URI...`: the desktop "Send to" handler.
     public static let shareTo = CommandSpec(
@@ -20,6 +21,7 @@ public enum CommandSpecs {
         options: [
             .option("account", short: "a", value: "A", help: "the account to use (default: the only one, or the picker asks)"),
             .option("to", short: "t", value: "REMOTE_DIR", kind: .remoteFolder, help: "the folder on the server; without it a folder picker asks"),
+            .version,
         ],
         positionals: [.oneOrMore("FILE_OR_URI", help: "a file or folder, as a path or a file:// URI")])
 
@@ -53,13 +55,14 @@ public enum CommandSpecs {
             .option("state", short: "s", value: "STATE", kind: .choice(TransferState.allCases.map(\.rawValue)),
                     help: "show only this group, in full"),
             .flag("json", help: "print JSON for programs"),
-            .flag("follow", short: "f", help: "keep showing changes until interrupted"),
+            .flag("follow", short: "f", help: "a live view until Ctrl-C or q; one line per change into a pipe"),
         ])
 
     /// `status [--json]`
     public static let status = CommandSpec(
         name: "status",
-        summary: "One line on the queue, e.g. \"12 of 40 uploaded, 2 need attention\".",
+        summary: "One line on the work in flight: what moves, what waits and why, how long is left.",
+        discussion: "For example: 3 uploading, 264 waiting, 2 retrying (server busy), 1 failed; 30 of 300 files, 120 MB of 193 MB, 14 MB/s, about 6 s left. It exits 1 when an item failed or work waits with no agent running.",
         options: [.flag("json", help: "print JSON for programs")])
 
     /// `show ID [--json]`
@@ -107,8 +110,8 @@ public enum CommandSpecs {
     public static let accountAdd = CommandSpec(
         name: "add",
         summary: "Add an account, or change the address or password of one.",
-        usage: ["URL [--user NAME [--password-stdin] | --login] [--name ALIAS]",
-                "--webdav URL --tus URL --user NAME [--name ALIAS] [--password-stdin]"],
+        usage: ["URL [--user NAME [--password-stdin] | --login] [--name ALIAS] [--wifi-only] [--ca-file PATH] [--allow-insecure-http]",
+                "--webdav URL --tus URL --user NAME [--name ALIAS] [--password-stdin] [--wifi-only] [--ca-file PATH] [--allow-insecure-http]"],
         discussion: "Give the address you open in the browser: the server is asked what it is (Nextcloud, ownCloud, ownCloud Infinite Scale, or a plain WebDAV server, with tus beside it at /files/ or not) and uploads go by the best way it offers: tus, Nextcloud's chunked upload, or one PUT per file. Without --user (or with --login), a Nextcloud server is logged in to in the browser, as its desktop client does, and only the app password it gives is kept. With --user, the password is asked for on the terminal, or read from standard input with --password-stdin. --webdav and --tus name both addresses instead. Everything is checked with the server before anything is saved; passwords are kept in the Secret Service (or a file only you can read), never in the config file.",
         options: [
             .option("webdav", value: "URL", help: "the WebDAV address, for listing and creating folders (with --tus)"),
@@ -135,6 +138,17 @@ public enum CommandSpecs {
         name: "remove",
         summary: "Remove an account, its password and its queued transfers.",
         positionals: [.one("NAME", help: "the account's name, as `instant-upload account list` shows it")])
+
+    // MARK: About the program
+
+    /// `help [COMMAND...]`
+    public static let help = CommandSpec(
+        name: "help",
+        summary: "Show the help of a command, e.g. `help account add`.",
+        positionals: [.zeroOrMore("COMMAND", help: "the command, with its subcommand if it has one")])
+
+    /// `version`
+    public static let version = CommandSpec(name: "version", summary: "Print the version.")
 
     // MARK: The agent
 

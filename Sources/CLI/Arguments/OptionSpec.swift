@@ -41,4 +41,7 @@ public struct OptionSpec: Sendable, Equatable {
 
     /// The option every command has.
     static let help = OptionSpec.flag("help", short: "h", help: "show this help")
+
+    /// `--version` on the programs themselves: prints the version whatever else the line holds.
+    static let version = OptionSpec.flag("version", help: "print the version and exit")
 }

@@ -74,13 +74,14 @@ public enum AccountCommands {
             found = try AccountServer.find(request, credentials: credentials, settings: settings, account: provisional)
         } catch let e as DiscoveryError {
             context.complain(e.description)
-            return ExitStatus.environment
+            // Nothing usable at the address is the person's to fix; maintenance passes.
+            return e.code == .maintenance ? ExitStatus.environment : ExitStatus.attention
         } catch let e as AccountServer.Refusal {
             context.complain(e.message)
-            return ExitStatus.environment
+            return e.status
         } catch {
             context.complain("the server at \(Log.redact(url: request.typedAddresses.first ?? "")) did not work: \(explain(error, user: credentials.username))")
-            return ExitStatus.environment
+            return ExitStatus.of(serverError: error)
         }
 
         let name = request.name ?? "\(credentials.username)@\(URL(string: found.webdavURL)?.host ?? "server")"
@@ -116,7 +117,7 @@ public enum AccountCommands {
                 status = try discovery.status()
             } catch {
                 context.complain("the server at \(Log.redact(url: address)) did not work: \(explain(error, user: "you"))")
-                return .exit(ExitStatus.environment)
+                return .exit(ExitStatus.of(serverError: error))
             }
             guard let status, status.kind == .nextcloud else {
                 context.complain((status.map { "\($0.product) does not offer Nextcloud's browser login" } ?? "\(Log.redact(url: address)) offers no browser login")
@@ -133,40 +134,24 @@ public enum AccountCommands {
             case .cancelled:
                 context.complain("login stopped; nothing was saved")
                 return .exit(ExitStatus.interrupted)
-            case .failed(let why):
+            case .failed(let why, let status):
                 context.complain(why)
-                return .exit(ExitStatus.environment)
+                return .exit(status)
             }
         }
         guard let user = request.username else {
             context.complain("missing --user NAME")
             return .exit(ExitStatus.usage)
         }
-        guard let password = readPassword(fromStdin: request.passwordFromStdin, context: context) else { return .exit(ExitStatus.usage) }
+        let host = URL(string: request.address ?? request.webdavURL ?? "")?.host ?? "the server"
+        guard let password = readPassword(fromStdin: request.passwordFromStdin, user: user, host: host, context: context) else {
+            return .exit(ExitStatus.usage)
+        }
         return .success(Credentials(username: user, password: password), fromBrowser: false)
     }
 
-    /// One sentence for what went wrong while checking an account.
-    static func explain(_ error: Error, user: String) -> String {
-        switch error {
-        case let e as HTTPStatusError where e.status == 401:
-            return "the server did not accept the password for \(user); check it and try again"
-        case let e as HTTPStatusError where e.status == 404:
-            return "nothing there (404); check the address"
-        case let e as HTTPStatusError:
-            return "the server answered \(e.status)" + (e.serverMessage.map { ": \($0)" } ?? "")
-        case let e as TransportError where e.kind == .unreachable:
-            return "cannot reach the server (\(e.message)); check the address and that the server is running"
-        case let e as TransportError where e.kind == .tls:
-            return "the server's certificate could not be verified (\(e.message)); if the server uses a private certificate authority, give its certificate with --ca-file PATH"
-        case let e as TransportError:
-            return e.message
-        case let e as ProtocolViolation:
-            return e.message
-        default:
-            return "\(error)"
-        }
-    }
+    /// One line for what went wrong while checking an account.
+    static func explain(_ error: Error, user: String) -> String { FailureWords.of(error, user: user).line }
 
     public static func list(json: Bool, context: CommandContext) -> Int32 {
         do {
@@ -208,8 +193,9 @@ public enum AccountCommands {
     }
 
     /// Reads the password: one line from stdin with `--password-stdin`, else a prompt
-    /// without echo on a terminal.
-    public static func readPassword(fromStdin: Bool, context: CommandContext) -> String? {
+    /// without echo on a terminal that names whose password it asks for
+    /// (`Password for alice at cloud.example.org: `).
+    public static func readPassword(fromStdin: Bool, user: String, host: String, context: CommandContext) -> String? {
         if fromStdin || isatty(0) == 0 {
             guard fromStdin else {
                 context.complain("no terminal to ask for the password: pipe it in with --password-stdin")
@@ -221,7 +207,7 @@ public enum AccountCommands {
             }
             return line
         }
-        context.error("Password: ")
+        context.error("Password for \(DisplayText.escape(user)) at \(DisplayText.escape(host)): ")
         var old = termios()
         tcgetattr(0, &old)
         var silent = old

@@ -19,6 +19,8 @@ enum AccountServer {
     /// A server that answered, but not in a way an account can be made of.
     struct Refusal: Error {
         var message: String
+        /// The exit status it makes (`ExitStatus`).
+        var status: Int32 = ExitStatus.attention
     }
 
     static func find(_ request: AccountCommands.AddRequest, credentials: Credentials, settings: TransferSettings,
@@ -73,7 +75,8 @@ enum AccountServer {
             settings.prepare(client.session, for: account)
             info = try client.discover()
         } catch {
-            throw Refusal(message: "the tus address \(Log.redact(url: tus)) did not work: \(AccountCommands.explain(error, user: credentials.username))")
+            throw Refusal(message: "the tus address \(Log.redact(url: tus)) did not work: \(AccountCommands.explain(error, user: credentials.username))",
+                          status: ExitStatus.of(serverError: error))
         }
         guard info.versions.contains("1.0.0") else {
             throw Refusal(message: "the server speaks tus \(info.versions.joined(separator: ", ")), not 1.0.0")
@@ -87,7 +90,8 @@ enum AccountServer {
         } catch let e as Refusal {
             throw e
         } catch {
-            throw Refusal(message: "the WebDAV address \(Log.redact(url: webdav)) did not work: \(AccountCommands.explain(error, user: credentials.username))")
+            throw Refusal(message: "the WebDAV address \(Log.redact(url: webdav)) did not work: \(AccountCommands.explain(error, user: credentials.username))",
+                          status: ExitStatus.of(serverError: error))
         }
         var extras: [String] = []
         if let max = info.maxSize { extras.append("up to \(HumanFormat.bytes(max)) per file") }

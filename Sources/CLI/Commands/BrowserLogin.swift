@@ -27,7 +27,8 @@ struct BrowserLogin {
         case approved(LoginFlow.Approval)
         /// The person pressed Ctrl-C: nothing was saved.
         case cancelled
-        case failed(String)
+        /// What went wrong, and the exit status it makes.
+        case failed(String, Int32)
     }
 
     func run() -> Outcome {
@@ -38,7 +39,7 @@ struct BrowserLogin {
             settings.prepare(flow.session, for: account)
             pending = try flow.start()
         } catch {
-            return .failed("the server did not start a login: \(AccountCommands.explain(error, user: "you"))")
+            return .failed("the server did not start a login: \(AccountCommands.explain(error, user: "you"))", ExitStatus.of(serverError: error))
         }
         context.say("Log in to your server in a browser, at this address:")
         context.say(pending.loginURL)
@@ -57,7 +58,9 @@ struct BrowserLogin {
             return .cancelled
         } catch {
             if cancellation.isCancelled { return .cancelled }
-            return .failed("the login did not complete: \(AccountCommands.explain(error, user: "you"))")
+            // Nobody approved in time: the person's to do again; a failing server is not.
+            let status = (error as? TransportError)?.kind == .timeout ? ExitStatus.attention : ExitStatus.of(serverError: error)
+            return .failed("the login did not complete: \(AccountCommands.explain(error, user: "you"))", status)
         }
     }
 

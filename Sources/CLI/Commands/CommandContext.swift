@@ -45,8 +45,13 @@ public struct CommandContext {
     static let requestStallSeconds = 30
 
     /// True when an agent answers on the control socket.
-    public var agentRunning: Bool {
-        ControlSocketClient.send("ping", to: paths.controlSocket)?.hasPrefix("pong") ?? false
+    public var agentRunning: Bool { agentPID != nil }
+
+    /// The process ID of the agent that answers on the control socket, if one does (0 when it
+    /// answers without one).
+    public var agentPID: Int32? {
+        guard let reply = ControlSocketClient.send("ping", to: paths.controlSocket), reply.hasPrefix("pong") else { return nil }
+        return Int32(reply.dropFirst("pong".count).trimmingCharacters(in: .whitespaces)) ?? 0
     }
 
     /// Rings the agent's doorbell; false when none is listening (the work waits in the queue).
@@ -76,17 +81,4 @@ public struct CommandContext {
             complain("could not start the agent: the queued items wait safely; start it with `instant-upload run`")
         }
     }
-}
-
-/// Exit statuses scripts can rely on.
-public enum ExitStatus {
-    public static let ok: Int32 = 0
-    /// Something needs the person's attention (a refused file, a failed item).
-    public static let attention: Int32 = 1
-    /// The command line was wrong.
-    public static let usage: Int32 = 2
-    /// The environment is broken (database, config, server unreachable while adding an account).
-    public static let environment: Int32 = 3
-    /// Stopped with Ctrl-C while it waited for the person (a browser login): nothing changed.
-    public static let interrupted: Int32 = 130
 }

@@ -8,38 +8,50 @@ import Transport
 
 /// The seeds' uploads view as commands: status, queue, show, retry, cancel, clear.
 public enum QueueCommands {
+    /// `status`: one line on the batch. Exits 1 when an item failed, or when work waits and
+    /// no agent runs to do it.
     public static func status(json: Bool, context: CommandContext) throws -> Int32 {
-        var summary = try context.openStore().summary()
-        let running = context.agentRunning
-        if running, let live = livePause(context) { summary.pausedReason = live?.rawValue }
+        let store = try context.openStore()
+        var summary = try store.summary()
+        let pid = context.agentPID
+        // A full disk is told by the agent itself: the rows cannot be written then.
+        if pid != nil, let live = livePause(context) { summary.pausedReason = live?.rawValue }
+        let batch = try BatchReader.read(store, summary: summary, agentRunning: pid != nil)
         if json {
-            context.say(JSONOutput.encode(StatusJSON(summary: summary, agentRunning: running)))
+            context.say(JSONOutput.encode(StatusJSON(summary: summary, batch: batch, agentPID: pid)))
         } else {
-            context.say(StatusLine.render(summary, agentRunning: running))
+            context.say(StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: pid != nil))
         }
-        return summary.needAttention > 0 ? ExitStatus.attention : ExitStatus.ok
+        return exitStatus(summary, agentRunning: pid != nil)
+    }
+
+    /// 1 when something needs the person: a failed item, or work that waits for an agent.
+    static func exitStatus(_ summary: QueueSummary, agentRunning: Bool) -> Int32 {
+        let waiting = summary.count(.queued) + summary.count(.inProgress) + summary.count(.retrying)
+        return summary.needAttention > 0 || (waiting > 0 && !agentRunning) ? ExitStatus.attention : ExitStatus.ok
     }
 
     /// `queue`: each group with its count, long ones summarised; `--state` shows one in full.
     public static func queue(state: TransferState?, json: Bool, follow: Bool, context: CommandContext) throws -> Int32 {
         let store = try context.openStore()
+        if follow { return try QueueFollower(store: store, state: state, json: json, context: context).run() }
+        let running = context.agentRunning
+        var summary = try store.summary()
+        if running, let live = livePause(context) { summary.pausedReason = live?.rawValue }
         if json {
             context.say(JSONOutput.encode(try store.transfers(state: state).map(TransferJSON.init)))
-            return try store.summary().needAttention > 0 ? ExitStatus.attention : ExitStatus.ok
+        } else {
+            let batch = try BatchReader.read(store, summary: summary, agentRunning: running)
+            let header = StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: running)
+            context.say(try render(store: store, summary: summary, header: header, state: state, width: terminalWidth()))
         }
-        if follow { return try QueueFollower(store: store, state: state, context: context).run() }
-        var summary = try store.summary()
-        if let live = livePause(context) { summary.pausedReason = live?.rawValue }
-        context.say(try render(store: store, summary: summary, state: state, width: terminalWidth()))
-        return summary.needAttention > 0 ? ExitStatus.attention : ExitStatus.ok
+        return exitStatus(summary, agentRunning: running)
     }
 
     static let rowsPerGroup = 10
 
     /// The text of the queue view, reading only the rows it shows plus counts.
-    static func render(store: QueueStore, summary: QueueSummary? = nil, state: TransferState?, width: Int,
-                       speeds: [Int64: Double] = [:]) throws -> String {
-        let summary = try summary ?? store.summary()
+    static func render(store: QueueStore, summary: QueueSummary, header: String, state: TransferState?, width: Int) throws -> String {
         var groups: [QueueView.Group] = []
         for s in TransferState.allCases where state == nil || state == s {
             let total = summary.count(s)
@@ -50,8 +62,7 @@ public enum QueueCommands {
         if groups.isEmpty {
             return state == nil ? "nothing queued" : "nothing \(state!.rawValue.replacingOccurrences(of: "_", with: " "))"
         }
-        let header = StatusLine.render(summary, agentRunning: true)
-        return header + "\n\n" + QueueView(groups: groups, now: nowMilliseconds(), width: width, speeds: speeds,
+        return header + "\n\n" + QueueView(groups: groups, now: nowMilliseconds(), width: width,
                                            rowsPerGroup: state == nil ? rowsPerGroup : nil).render()
     }
 
@@ -64,13 +75,16 @@ public enum QueueCommands {
 
     public static func show(id: Int64, json: Bool, context: CommandContext) throws -> Int32 {
         guard let row = try context.openStore().transfer(id: id) else {
-            context.complain("there is no transfer \(id); see `instant-upload queue`")
+            context.complain("there is no transfer #\(id); see `instant-upload queue`")
             return ExitStatus.attention
         }
         context.say(json ? JSONOutput.encode(TransferJSON(row)) : TransferDetail.render(row, now: nowMilliseconds(), width: terminalWidth()))
         return ExitStatus.ok
     }
 
+    /// `retry`: failed (or waiting) items go back in the queue once their cause is checked.
+    /// Exits 0 when every item named will be sent: queued again, already queued or moving;
+    /// 1 when one cannot be: unknown, already completed, or its cause is still there.
     public static func retry(ids: [Int64], allFailed: Bool, to folder: String?, now: Bool, context: CommandContext) throws -> Int32 {
         let store = try context.openStore()
         let wanted = allFailed ? try store.failedIDs() : ids
@@ -82,48 +96,52 @@ public enum QueueCommands {
         var movable: [Int64] = []
         for id in wanted {
             guard let row = try store.transfer(id: id) else {
-                context.complain("there is no transfer \(id)")
+                context.complain("there is no transfer #\(id)")
                 status = ExitStatus.attention
                 continue
             }
             switch row.state {
             case .failed, .retrying:
                 if let check = try RetryCheck.problem(for: row, newFolder: folder, store: store, context: context) {
-                    context.complain("\(id) \(row.name): \(check)")
+                    context.complain("#\(id) \(row.name): \(check)")
                     status = ExitStatus.attention
                 } else {
                     movable.append(id)
                 }
-            case .completed: context.say("\(id) \(row.name): already completed")
-            case .inProgress: context.say("\(id) \(row.name): already moving")
+            case .completed:
+                context.complain("#\(id) \(row.name) is already completed, so there is nothing to retry; upload it again with `instant-upload upload`")
+                status = ExitStatus.attention
+            case .inProgress: context.say("#\(id) \(row.name): already moving")
             case .queued where now:
                 // Held by a rule (Wi-Fi only): send this one regardless.
                 try store.setIgnoreRules([id])
-                context.say("\(id) \(row.name): goes now, whatever the rules")
+                context.say("#\(id) \(row.name): goes now, whatever the rules")
                 context.wakeOrStartAgent()
-            case .queued: context.say("\(id) \(row.name): already queued")
+            case .queued: context.say("#\(id) \(row.name): already queued")
             }
         }
         let moved = try store.retry(movable, newRemoteFolder: folder.map(RemotePath.normalize), ignoreRules: now)
         if !moved.isEmpty {
-            context.say("queued again: \(moved.map(String.init).joined(separator: ", "))" + (folder.map { " into \($0)" } ?? ""))
+            context.say("queued again: \(idWords(moved))" + (folder.map { " into \($0)" } ?? ""))
             context.wakeOrStartAgent()
         }
         return status
     }
 
+    /// `cancel`: stops items and takes them out of the queue. Exits 1 for an unknown or
+    /// completed item; the others are still cancelled.
     public static func cancel(ids: [Int64], context: CommandContext) throws -> Int32 {
         let store = try context.openStore()
         var status = ExitStatus.ok
         var asked: [Int64] = []
         for id in ids {
             guard let row = try store.transfer(id: id) else {
-                context.complain("there is no transfer \(id)")
+                context.complain("there is no transfer #\(id)")
                 status = ExitStatus.attention
                 continue
             }
             if row.state == .completed {
-                context.complain("\(id) \(row.name) is already completed; `instant-upload clear completed` removes it from the list")
+                context.complain("#\(id) \(row.name) is already completed; `instant-upload clear completed` removes it from the list")
                 status = ExitStatus.attention
                 continue
             }
@@ -136,8 +154,8 @@ public enum QueueCommands {
             let deadline = monotonicNow() + 5
             while monotonicNow() < deadline, try asked.contains(where: { try store.transfer(id: $0) != nil }) { usleep(50_000) }
             let left = try asked.filter { try store.transfer(id: $0) != nil }
-            if left.isEmpty { context.say("cancelled \(asked.map(String.init).joined(separator: ", "))") }
-            else { context.say("cancelling \(left.map(String.init).joined(separator: ", ")); the agent is finishing it") }
+            if left.isEmpty { context.say("cancelled \(idWords(asked))") }
+            else { context.say("cancelling \(idWords(left)); the agent is finishing it") }
         } else {
             // No agent: nothing is running, so the rows and their partial downloads can go
             // now; server uploads expire by themselves.
@@ -146,10 +164,13 @@ public enum QueueCommands {
                 CancelJob.removeLocalLeftovers(of: row)
                 try store.remove(id, by: .cancel)
             }
-            context.say("cancelled \(asked.map(String.init).joined(separator: ", "))")
+            context.say("cancelled \(idWords(asked))")
         }
         return status
     }
+
+    /// `#3, #4, #5`.
+    static func idWords(_ ids: [Int64]) -> String { ids.map { "#\($0)" }.joined(separator: ", ") }
 
     public static func clear(_ scope: QueueStore.ClearScope, context: CommandContext) throws -> Int32 {
         let n = try context.openStore().clear(scope)

@@ -128,11 +128,7 @@ public enum ServiceCommand {
         return ExitStatus.ok
     }
 
-    /// The pid of the agent that answers on the control socket, if one does.
-    static func agentPID(_ context: CommandContext) -> Int32? {
-        guard let reply = ControlSocketClient.send("ping", to: context.paths.controlSocket), reply.hasPrefix("pong") else { return nil }
-        return Int32(reply.dropFirst("pong".count).trimmingCharacters(in: .whitespaces)) ?? 0
-    }
+    static func agentPID(_ context: CommandContext) -> Int32? { context.agentPID }
 
     private static func systemctlFailed(_ arguments: [String], _ result: UserService.SystemctlResult, context: CommandContext) -> Int32 {
         context.complain("`systemctl --user \(arguments.joined(separator: " "))` failed (\(result.status))" +

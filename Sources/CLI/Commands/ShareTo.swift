@@ -36,7 +36,8 @@ enum ShareTo {
         let account: Account
         let folder: String
         if let given = p.value("to") {
-            guard let chosen = try TransferCommands.account(p.value("account"), store: store, context: context) else { return ExitStatus.attention }
+            let (chosen, refusal) = try TransferCommands.account(p.value("account"), store: store, context: context)
+            guard let chosen else { return refusal }
             (account, folder) = (chosen, given)
         } else {
             switch try ask(selection, accountName: p.value("account"), caFile: configuration.caFile, store: store, context: context) {

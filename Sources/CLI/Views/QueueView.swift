@@ -68,25 +68,15 @@ public struct QueueView: Sendable {
     func render(_ group: Group) -> String {
         let shown = rowsPerGroup.map { Array(group.rows.prefix($0)) } ?? group.rows
         var lines = ["\(Self.title(group.state)) (\(group.total))"]
-        let idWidth = (shown.map { "#\($0.id)".count }.max() ?? 2)
-        var positions: [Direction: Int] = [:]
-        for row in shown {
-            var detail: [String]
-            switch group.state {
-            case .inProgress: detail = progressLines(row)
-            case .retrying: detail = [retryingLine(row)]
-            case .queued:
-                positions[row.direction, default: 0] += 1
-                detail = [queuedLine(row, position: positions[row.direction]!)]
-            case .failed: detail = failedLines(row)
-            case .completed: detail = [completedLine(row)]
-            }
-            lines.append(headLine(row, idWidth: idWidth))
+        let idWidth = Self.idWidth(shown)
+        for (row, position) in zip(shown, Self.positions(shown)) {
+            let rowLines = self.rowLines(row, position: position, idWidth: idWidth)
+            lines.append(rowLines[0])
             let indent = String(repeating: " ", count: 2 + idWidth + 1)
-            for text in detail {
+            for text in rowLines.dropFirst() {
                 // A completed row ends in a path; a path broken at its spaces cannot be copied.
-                if group.state == .completed { lines.append(indent + text); continue }
-                lines.append(TextLayout.wrap(text, width: width, indent: indent + "  ", firstIndent: indent))
+                if group.state == .completed { lines.append(text); continue }
+                lines.append(TextLayout.wrap(String(text.dropFirst(indent.count)), width: width, indent: indent + "  ", firstIndent: indent))
             }
         }
         let hidden = group.total - shown.count
@@ -96,6 +86,34 @@ public struct QueueView: Sendable {
             lines.append(more)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// Columns the `#ID` column takes for these rows.
+    static func idWidth(_ rows: [Transfer]) -> Int { rows.map { "#\($0.id)".count }.max() ?? 2 }
+
+    /// Each row's place in line among the rows of its direction (for queued rows).
+    static func positions(_ rows: [Transfer]) -> [Int] {
+        var counts: [Direction: Int] = [:]
+        return rows.map { row in
+            counts[row.direction, default: 0] += 1
+            return counts[row.direction]!
+        }
+    }
+
+    /// One row as lines, unwrapped: the head line, then what it is doing or why it is not,
+    /// indented under its name. The caller wraps them (`queue`) or clips them (`--follow`).
+    func rowLines(_ row: Transfer, position: Int, idWidth: Int) -> [String] {
+        var detail: [String]
+        switch row.state {
+        case .inProgress: detail = progressLines(row)
+        case .retrying: detail = [retryingLine(row)]
+        case .queued: detail = [queuedLine(row, position: position)]
+        case .failed: detail = failedLines(row)
+        case .completed: detail = [completedLine(row)]
+        }
+        if let note = row.nameNote { detail.append("note: " + note) }
+        let indent = String(repeating: " ", count: 2 + idWidth + 1)
+        return [headLine(row, idWidth: idWidth)] + detail.map { indent + $0 }
     }
 
     /// `  #17 IMG_0042.jpg to alice:/Photos`. When it does not fit, the folder loses its
@@ -116,35 +134,40 @@ public struct QueueView: Sendable {
         return lead + name + " " + row.routeWord + " " + folder + suffix
     }
 
-    /// `[#####---------]  45%  12 MB of 27 MB, 1.5 MB/s, 10 s left`
+    /// `[#####---------]  45%  12 MB of 27 MB, 1.5 MB/s, 10 s left`; once every byte is
+    /// sent, `all 27 MB sent, finishing on the server` instead of a full bar that seems stuck.
     func progressLines(_ row: Transfer) -> [String] {
         let barWidth = min(30, max(10, width - 50))
         var text: String
-        if row.bytesTotal > 0 {
+        if row.bytesTotal > 0, row.bytesDone >= row.bytesTotal {
+            let all = HumanFormat.bytes(row.bytesTotal)
+            text = row.direction == .upload ? "all \(all) sent, finishing on the server" : "all \(all) received, finishing"
+        } else if row.bytesTotal > 0 {
             let fraction = min(1, max(0, Double(row.bytesDone) / Double(row.bytesTotal)))
             let filled = Int(fraction * Double(barWidth))
             let percent = Int(fraction * 100)
             text = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled) + "] "
             text += TextLayout.padLeft("\(percent)%", to: 4) + "  "
             text += "\(HumanFormat.bytes(row.bytesDone)) of \(HumanFormat.bytes(row.bytesTotal))"
+            if let speed = speeds[row.id] { text += speedText(speed, left: row.bytesTotal - row.bytesDone) }
         } else {
             text = "\(HumanFormat.bytes(row.bytesDone)) so far, size not known yet"
-        }
-        if let speed = speeds[row.id] {
-            if speed > 0 {
-                text += ", \(HumanFormat.rate(speed))"
-                let left = row.bytesTotal - row.bytesDone
-                if row.bytesTotal > 0, left > 0 { text += ", \(HumanFormat.duration(seconds: Double(left) / speed)) left" }
-            } else {
-                text += ", stalled"
-            }
+            if let speed = speeds[row.id] { text += speedText(speed, left: 0) }
         }
         var lines = [text]
         if let reason = row.reason { lines.append("note: " + DisplayText.escape(reason.message)) }
         return lines
     }
 
-    /// `connection reset by peer; attempt 3, next try in 12 s`
+    /// `, 1.5 MB/s, 10 s left`, or `, stalled` when nothing moved lately.
+    func speedText(_ speed: Double, left: Int64) -> String {
+        guard speed > 0 else { return ", stalled" }
+        var text = ", \(HumanFormat.rate(speed))"
+        if left > 0 { text += ", \(HumanFormat.duration(seconds: Double(left) / speed)) left" }
+        return text
+    }
+
+    /// `the connection dropped; attempt 3, next try in 12 s; resumes at 12 MB of 27 MB`
     func retryingLine(_ row: Transfer) -> String {
         var text = row.reason.map { DisplayText.escape($0.message) } ?? "retrying"
         text += "; attempt \(max(1, row.attempts))"
@@ -152,7 +175,14 @@ public struct QueueView: Sendable {
             text += next > now ? ", next try in \(HumanFormat.duration(milliseconds: next - now))" : ", trying again now"
         }
         if row.bytesDone > 0, row.bytesTotal > 0 {
-            text += "; resumes at \(HumanFormat.bytes(row.bytesDone)) of \(HumanFormat.bytes(row.bytesTotal))"
+            if row.bytesDone >= row.bytesTotal {
+                // Nothing is left to send: the next try asks the server to finish the file.
+                text += row.direction == .upload
+                    ? "; all \(HumanFormat.bytes(row.bytesTotal)) sent, the server is finishing the file"
+                    : "; all \(HumanFormat.bytes(row.bytesTotal)) received, finishing the file"
+            } else {
+                text += "; resumes at \(HumanFormat.bytes(row.bytesDone)) of \(HumanFormat.bytes(row.bytesTotal))"
+            }
         }
         return text
     }

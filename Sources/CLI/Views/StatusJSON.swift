@@ -12,7 +12,49 @@ public struct StatusJSON: Codable, Sendable, Equatable {
     /// What the agent says holds the queue (`offline`, `wifi`, a sentence), or null.
     public var pausedReason: String?
     public var agentRunning: Bool
+    /// The running agent's process ID, or null.
+    public var agentPID: Int32?
     public var directions: Directions
+    /// The work since the queue was last idle.
+    public var batch: Batch
+
+    /// The current batch: files and bytes done of total, the agent's rate, the time left.
+    public struct Batch: Codable, Sendable, Equatable {
+        public var filesDone: Int
+        public var filesTotal: Int
+        public var bytesDone: Int64
+        public var bytesTotal: Int64
+        /// Null until the agent has measured a rate while something moves.
+        public var rateBytesPerSecond: Double?
+        /// Whole seconds, rounded up; null without a rate.
+        public var etaSeconds: Int64?
+
+        enum CodingKeys: String, CodingKey {
+            case filesDone = "files_done"
+            case filesTotal = "files_total"
+            case bytesDone = "bytes_done"
+            case bytesTotal = "bytes_total"
+            case rateBytesPerSecond = "rate_bytes_per_s"
+            case etaSeconds = "eta_seconds"
+        }
+
+        init(_ b: BatchFigures) {
+            filesDone = b.filesDone; filesTotal = b.filesTotal; bytesDone = b.bytesDone; bytesTotal = b.bytesTotal
+            rateBytesPerSecond = b.active > 0 ? b.rate : nil
+            etaSeconds = b.active > 0 ? b.eta.map { Int64($0.rounded(.up)) } : nil
+        }
+
+        /// Written by hand so unknown figures are `null`, not missing keys.
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(filesDone, forKey: .filesDone)
+            try c.encode(filesTotal, forKey: .filesTotal)
+            try c.encode(bytesDone, forKey: .bytesDone)
+            try c.encode(bytesTotal, forKey: .bytesTotal)
+            try c.encode(rateBytesPerSecond, forKey: .rateBytesPerSecond)
+            try c.encode(etaSeconds, forKey: .etaSeconds)
+        }
+    }
 
     /// Counts for one direction.
     public struct Counts: Codable, Sendable, Equatable {
@@ -44,25 +86,29 @@ public struct StatusJSON: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case total, queued, retrying, completed, failed, directions
+        case total, queued, retrying, completed, failed, directions, batch
         case inProgress = "in_progress"
         case needAttention = "need_attention"
         case pausedReason = "paused_reason"
         case agentRunning = "agent_running"
+        case agentPID = "agent_pid"
     }
 
-    /// The counts of `summary`; `agentRunning` is whether an agent answered on the control socket.
-    public init(summary: QueueSummary, agentRunning: Bool) {
+    /// The counts of `summary` and the figures of `batch`; `agentPID` is the agent that
+    /// answered on the control socket, if one did.
+    public init(summary: QueueSummary, batch: BatchFigures = BatchFigures(), agentPID: Int32?) {
         let all = Counts(summary, nil)
         total = all.total; queued = all.queued; inProgress = all.inProgress
         retrying = all.retrying; completed = all.completed; failed = all.failed
         needAttention = summary.needAttention
         pausedReason = summary.pausedReason
-        self.agentRunning = agentRunning
+        agentRunning = agentPID != nil
+        self.agentPID = agentPID
         directions = Directions(upload: Counts(summary, .upload), download: Counts(summary, .download))
+        self.batch = Batch(batch)
     }
 
-    /// Written by hand so an absent `paused_reason` is `null`, not a missing key.
+    /// Written by hand so an absent `paused_reason` or `agent_pid` is `null`, not a missing key.
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(total, forKey: .total)
@@ -74,6 +120,8 @@ public struct StatusJSON: Codable, Sendable, Equatable {
         try c.encode(needAttention, forKey: .needAttention)
         try c.encode(pausedReason, forKey: .pausedReason)
         try c.encode(agentRunning, forKey: .agentRunning)
+        try c.encode(agentPID, forKey: .agentPID)
         try c.encode(directions, forKey: .directions)
+        try c.encode(batch, forKey: .batch)
     }
 }

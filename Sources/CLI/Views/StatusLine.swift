@@ -1,16 +1,20 @@
 import Platform
 import Queue
 
-/// The tray line: `12 of 40 uploaded, 2 need attention`, and why the queue is not moving.
+/// The tray line: what moves, what is held and why, and how long the batch has left:
+/// `3 uploading, 264 waiting, 2 retrying (server busy), 1 failed; 30 of 300 files, 120 MB of
+/// 193 MB, 14 MB/s, about 8 s left`. Then why the queue is paused, and whether the agent runs.
 public enum StatusLine {
     /// One to three lines, without a trailing newline.
     ///
-    /// - Parameter agentRunning: whether an agent answers on the control socket; when not,
-    ///   queued work waits, and the line says how to start it.
-    public static func render(_ summary: QueueSummary, agentRunning: Bool) -> String {
-        var lines = [headline(summary)]
-        if let paused = summary.pausedReason {
-            lines.append("paused: " + pausedText(paused))
+    /// - Parameters:
+    ///   - pausedReason: what the agent says holds the whole queue (a reason code or a sentence).
+    ///   - agentRunning: whether an agent answers on the control socket; when not, queued
+    ///     work waits, and the line says how to start it.
+    public static func render(_ batch: BatchFigures, pausedReason: String? = nil, agentRunning: Bool) -> String {
+        var lines = [headline(batch)]
+        if let pausedReason {
+            lines.append("paused: " + pausedText(pausedReason))
         }
         if !agentRunning {
             lines.append("the agent is not running: start it with `instant-upload run`")
@@ -18,18 +22,60 @@ public enum StatusLine {
         return lines.joined(separator: "\n")
     }
 
-    static func headline(_ summary: QueueSummary) -> String {
-        guard summary.total() > 0 else { return "nothing queued" }
-        var parts: [String] = []
-        if summary.total(.upload) > 0 {
-            parts.append("\(summary.count(.completed, .upload)) of \(summary.total(.upload)) uploaded")
+    static func headline(_ b: BatchFigures) -> String {
+        var held: [String] = []
+        func add(_ count: Int, _ words: String) { if count > 0 { held.append("\(n(count)) \(words)") } }
+        add(b.uploading, "uploading")
+        add(b.downloading, "downloading")
+        add(b.waiting, "waiting")
+        add(b.waitingForNetwork, "waiting for network")
+        add(b.waitingForWiFi, "waiting for Wi-Fi")
+        add(b.paused, "paused")
+        let retrying = b.retrying.values.reduce(0, +)
+        if retrying > 0 { held.append("\(n(retrying)) retrying (\(retryingWhy(b.retrying)))") }
+        add(b.failed, "failed")
+
+        guard !held.isEmpty else {
+            guard b.filesTotal > 0 else { return "nothing queued" }
+            return "all done: \(files(b.filesTotal))" + (b.bytesTotal > 0 ? ", \(HumanFormat.bytes(b.bytesTotal))" : "")
         }
-        if summary.total(.download) > 0 {
-            parts.append("\(summary.count(.completed, .download)) of \(summary.total(.download)) downloaded")
+        guard b.filesTotal > 0 else { return held.joined(separator: ", ") }
+        var progress = "\(n(b.filesDone)) of \(files(b.filesTotal))"
+        if b.bytesTotal > 0 { progress += ", \(HumanFormat.bytes(b.bytesDone)) of \(HumanFormat.bytes(b.bytesTotal))" }
+        if b.active > 0, let rate = b.rate, rate > 0 {
+            progress += ", \(HumanFormat.rate(rate))"
+            if let eta = b.eta { progress += ", about \(HumanFormat.duration(seconds: eta)) left" }
         }
-        let attention = summary.needAttention
-        if attention > 0 { parts.append(attention == 1 ? "1 needs attention" : "\(attention) need attention") }
-        return parts.joined(separator: ", ")
+        return held.joined(separator: ", ") + "; " + progress
+    }
+
+    static func files(_ count: Int) -> String { count == 1 ? "1 file" : "\(n(count)) files" }
+
+    /// `29,972`: counts read at a glance.
+    static func n(_ count: Int) -> String { HumanFormat.grouped(Int64(count)) }
+
+    /// `server busy`, or `2 server busy, 1 connection dropped` when the reasons differ.
+    static func retryingWhy(_ byReason: [ReasonCode: Int]) -> String {
+        var counts: [String: Int] = [:]
+        for (code, n) in byReason { counts[shortWords(code), default: 0] += n }
+        let ordered = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        if ordered.count == 1 { return ordered[0].key }
+        return ordered.map { "\(n($0.value)) \($0.key)" }.joined(separator: ", ")
+    }
+
+    /// A reason in two or three words, for counts on one line.
+    static func shortWords(_ code: ReasonCode) -> String {
+        switch code {
+        case .serverBusy: "server busy"
+        case .maintenance: "server maintenance"
+        case .serverError: "server error"
+        case .timeout: "no answer"
+        case .connectionReset: "connection dropped"
+        case .offline: "no network"
+        case .checksumMismatch: "damaged chunk"
+        case .sourceChanged, .uploadExpired, .uploadLost: "starting again"
+        default: code.rawValue.replacingOccurrences(of: "_", with: " ")
+        }
     }
 
     /// The agent stores a reason code (`offline`) or a sentence; codes read as their message.

@@ -54,6 +54,47 @@ enum TextLayout {
         return String(text.prefix(width - 1)) + "…"
     }
 
+    /// Terminal cells `text` takes: two for wide characters (CJK, most emoji), none for a
+    /// character that only combines, one for the rest. Control characters are never here:
+    /// names are escaped before they are laid out.
+    static func cells(_ text: String) -> Int { text.reduce(0) { $0 + cells($1) } }
+
+    static func cells(_ character: Character) -> Int {
+        guard let first = character.unicodeScalars.first else { return 0 }
+        if character.unicodeScalars.contains(where: { $0.properties.isEmojiPresentation }) { return 2 }
+        if character.unicodeScalars.contains(where: { $0.value == 0xFE0F }) && first.properties.isEmoji { return 2 }
+        if isWide(first.value) { return 2 }
+        if first.properties.generalCategory == .nonspacingMark || first.properties.generalCategory == .enclosingMark { return 0 }
+        return 1
+    }
+
+    /// East Asian Wide and Fullwidth blocks (UAX #11), the ones names actually use.
+    static func isWide(_ v: UInt32) -> Bool {
+        (0x1100...0x115F).contains(v) || (0x2E80...0x303E).contains(v) || (0x3041...0x33FF).contains(v)
+            || (0x3400...0x4DBF).contains(v) || (0x4E00...0x9FFF).contains(v) || (0xA000...0xA4CF).contains(v)
+            || (0xAC00...0xD7A3).contains(v) || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v)
+            || (0xFF00...0xFF60).contains(v) || (0xFFE0...0xFFE6).contains(v) || (0x20000...0x3FFFD).contains(v)
+    }
+
+    /// `text` cut to at most `width` terminal cells, ending with `…` when cut: a line that
+    /// never wraps, so a live view never grows past the screen.
+    static func clip(_ text: String, cells width: Int) -> String {
+        guard width > 0 else { return "" }
+        if text.unicodeScalars.allSatisfy({ $0.isASCII }) {
+            return text.count <= width ? text : String(text.prefix(width - 1)) + "…"
+        }
+        guard cells(text) > width else { return text }
+        var out = ""
+        var used = 0
+        for character in text {
+            let w = cells(character)
+            if used + w > width - 1 { break }
+            out.append(character)
+            used += w
+        }
+        return out + "…"
+    }
+
     static func pad(_ text: String, to width: Int) -> String {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }

@@ -22,6 +22,14 @@ extension Transfer {
         return String(remotePath.split(separator: "/").last ?? Substring(remotePath))
     }
 
+    /// For an upload whose local name is not UTF-8 text: the name the server stores instead,
+    /// said out loud (a server keeps names as text, so such bytes become U+FFFD there).
+    var nameNote: String? {
+        guard direction == .upload, String(validating: localPath.lastComponent.bytes, as: UTF8.self) == nil else { return nil }
+        let remoteName = String(remotePath.split(separator: "/").last ?? Substring(remotePath))
+        return "named \(DisplayText.escape(remoteName)) on the server, which takes only UTF-8 names"
+    }
+
     /// The reason's action with `ID` replaced by this row's number, ready to copy.
     func actionText(_ reason: Reason) -> String { Self.substituteID(in: reason.action, id: id) }
 

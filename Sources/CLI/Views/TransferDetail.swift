@@ -30,12 +30,14 @@ public enum TransferDetail {
                 add("partial file", t.state == .completed ? nil : t.localPath.display + ".part")
             }
         }
+        add("note", t.nameNote)
         add("progress", progressText(t, speed: speed))
         add("checkpoint", "byte \(HumanFormat.grouped(t.checkpoint.offset))"
             + (t.checkpoint.hashState != nil ? ", with the SHA-256 state up to there" : ""))
         add("attempts", String(t.attempts))
         if let reason = t.reason {
             add("reason", DisplayText.escape(reason.message))
+            add("detail", reason.detail.map { DisplayText.escape($0) })
             add("reason code", reason.code.rawValue + (reason.code.isTransient ? " (retried by itself)" : " (needs you)"))
             add("what to do", DisplayText.escape(t.actionText(reason)))
         }
@@ -56,7 +58,7 @@ public enum TransferDetail {
         add("completed", time(t.completedAt))
 
         // Prose wraps under its label; paths, hashes and URLs stay whole so they can be copied.
-        let prose: Set<String> = ["direction", "progress", "reason", "what to do", "this run", "source file"]
+        let prose: Set<String> = ["direction", "progress", "reason", "detail", "note", "what to do", "this run", "source file"]
         let hanging = String(repeating: " ", count: 2 + labelColumn)
         let lines = rows.map { label, value in
             let lead = "  " + TextLayout.pad(label, to: labelColumn)
@@ -76,6 +78,9 @@ public enum TransferDetail {
 
     static func progressText(_ t: Transfer, speed: Double?) -> String {
         var text = "\(HumanFormat.grouped(t.bytesDone)) of \(HumanFormat.grouped(t.bytesTotal)) bytes"
+        if t.state != .completed, t.bytesTotal > 0, t.bytesDone >= t.bytesTotal {
+            return text + (t.direction == .upload ? ", all sent: the server is finishing the file" : ", all received: finishing the file")
+        }
         if t.bytesTotal > 0 {
             let percent = Int(min(1, max(0, Double(t.bytesDone) / Double(t.bytesTotal))) * 100)
             text += " (\(HumanFormat.bytes(t.bytesDone)) of \(HumanFormat.bytes(t.bytesTotal)), \(percent)%)"

@@ -34,12 +34,28 @@ public struct TransferJSON: Codable, Sendable, Equatable {
     public var cancelRequested: Bool
     public var watchRule: String?
     public var counters: CountersJSON
+    /// Something the person should know that is not a reason, e.g. that the server stores the
+    /// file under another name.
+    public var note: String?
 
     public struct ReasonJSON: Codable, Sendable, Equatable {
         public var code: String
         public var message: String
         /// What the person can do, with `ID` replaced by the transfer's number.
         public var action: String
+        /// The raw words behind the message (a library's error text, the server's reply), or null.
+        public var detail: String?
+
+        enum CodingKeys: String, CodingKey { case code, message, action, detail }
+
+        /// Written by hand so an absent detail is `null`, not a missing key.
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(code, forKey: .code)
+            try c.encode(message, forKey: .message)
+            try c.encode(action, forKey: .action)
+            try c.encode(detail, forKey: .detail)
+        }
     }
 
     public struct CountersJSON: Codable, Sendable, Equatable {
@@ -56,7 +72,7 @@ public struct TransferJSON: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, direction, origin, state, name, source, target, account, attempts, reason, sha256, counters
+        case id, direction, origin, state, name, source, target, account, attempts, reason, sha256, counters, note
         case localPath = "local_path"
         case remotePath = "remote_path"
         case bytesDone = "bytes_done"
@@ -88,7 +104,7 @@ public struct TransferJSON: Codable, Sendable, Equatable {
         bytesTotal = t.bytesTotal
         checkpointOffset = t.checkpoint.offset
         attempts = t.attempts
-        reason = t.reason.map { ReasonJSON(code: $0.code.rawValue, message: $0.message, action: t.actionText($0)) }
+        reason = t.reason.map { ReasonJSON(code: $0.code.rawValue, message: $0.message, action: t.actionText($0), detail: $0.detail) }
         nextAttemptAt = t.nextAttemptAt.map(HumanFormat.iso8601)
         createdAt = HumanFormat.iso8601(t.createdAt)
         startedAt = t.startedAt.map(HumanFormat.iso8601)
@@ -100,6 +116,7 @@ public struct TransferJSON: Codable, Sendable, Equatable {
         watchRule = t.watchRule
         counters = CountersJSON(resumedAt: t.counters.resumedAt, bytesRead: t.counters.bytesRead,
                                 bytesHashed: t.counters.bytesHashed)
+        note = t.nameNote
     }
 
     /// Written by hand so optional fields are `null`, not missing keys.
@@ -130,5 +147,6 @@ public struct TransferJSON: Codable, Sendable, Equatable {
         try c.encode(cancelRequested, forKey: .cancelRequested)
         try c.encode(watchRule, forKey: .watchRule)
         try c.encode(counters, forKey: .counters)
+        try c.encode(note, forKey: .note)
     }
 }

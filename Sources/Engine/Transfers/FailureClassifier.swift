@@ -61,18 +61,22 @@ public enum FailureClassifier {
     }
 
     static func transport(_ e: TransportError, direction: Direction) -> Reason {
+        let words = FailureWords.transport(e)
+        func reason(_ code: ReasonCode, action: String? = nil) -> Reason {
+            Reason(code, words.sentence, action: action, detail: words.detail)
+        }
         switch e.kind {
-        case .unreachable: return Reason(.offline, "cannot reach the server: \(e.message)", action: "it is retried by itself")
-        case .timeout: return Reason(.timeout, "no progress for too long: \(e.message)")
-        case .connectionReset: return Reason(.connectionReset, "connection reset: \(e.message)")
-        case .tls: return Reason(.tls, "the server's certificate could not be verified: \(e.message)")
+        case .unreachable: return reason(.offline, action: "it is retried by itself")
+        case .timeout: return reason(.timeout)
+        case .connectionReset: return reason(.connectionReset)
+        case .tls: return reason(.tls)
         case .sourceRead:
             if e.errno == ENODATA { return Reason(.sourceChanged) }
-            return Reason(.sourceUnreadable, "the file cannot be read: \(e.message)")
-        case .sinkWrite: return Reason(.localWrite, "the download cannot be written: \(e.message)")
-        case .badURL: return Reason(.protocol, "the server address is not usable: \(e.message)", action: "check the account's address with `instant-upload account list`")
+            return reason(.sourceUnreadable)
+        case .sinkWrite: return reason(.localWrite)
+        case .badURL: return reason(.protocol, action: "check the account's address with `instant-upload account list`")
         case .cancelled: return Reason(.paused, "stopped")
-        case .other: return Reason(.connectionReset, e.message)
+        case .other: return reason(.connectionReset)
         }
     }
 

@@ -39,6 +39,16 @@ public enum Intake {
     public struct Result: Sendable {
         public var ids: [Int64] = []
         public var refused: [Refusal] = []
+        /// Files queued under another name than their own: names that are not UTF-8 text
+        /// reach the server with U+FFFD in place of the bytes it cannot store.
+        public var renamed: [Renamed] = []
+    }
+
+    /// A file that goes to the server as `remoteName`, not under its own name.
+    public struct Renamed: Sendable, CustomStringConvertible {
+        public var path: LocalPath
+        public var remoteName: String
+        public var description: String { "\(path.lastComponent.display) goes to the server as \(DisplayText.escape(remoteName))" }
     }
 
     /// Checks `paths`, walking into folders, without touching the queue.
@@ -65,12 +75,16 @@ public enum Intake {
     public static func enqueue(_ selection: Selection, into remoteFolder: String, account: Account, origin: Origin,
                                ignoreRules: Bool = false, store: QueueStore) throws -> Result {
         let folder = RemotePath.normalize(remoteFolder)
+        var renamed: [Renamed] = []
         let items = selection.files.map { file in
-            NewTransfer(direction: .upload, origin: origin, accountID: account.id, localPath: file.path,
-                        remotePath: RemotePath.join(folder, file.relative.joined(separator: "/")),
-                        bytesTotal: file.fingerprint.size, fingerprint: file.fingerprint, ignoreRules: ignoreRules)
+            if String(validating: file.path.lastComponent.bytes, as: UTF8.self) == nil {
+                renamed.append(Renamed(path: file.path, remoteName: file.relative.last ?? file.path.lastComponent.text))
+            }
+            return NewTransfer(direction: .upload, origin: origin, accountID: account.id, localPath: file.path,
+                               remotePath: RemotePath.join(folder, file.relative.joined(separator: "/")),
+                               bytesTotal: file.fingerprint.size, fingerprint: file.fingerprint, ignoreRules: ignoreRules)
         }
-        return Result(ids: try store.enqueue(items), refused: selection.refused)
+        return Result(ids: try store.enqueue(items), refused: selection.refused, renamed: renamed)
     }
 
     /// Validates each of `files` (walking into folders) and queues the good ones for upload

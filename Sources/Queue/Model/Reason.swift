@@ -71,7 +71,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         case .credentials: "waiting for the password: the keyring is locked or not running yet"
         case .diskFull: "the disk is full"
         case .timeout: "the server stopped answering"
-        case .connectionReset: "connection reset by peer"
+        case .connectionReset: "the connection dropped"
         case .serverError: "the server had an internal error"
         case .serverBusy: "the server is busy"
         case .maintenance: "the server is in maintenance mode"

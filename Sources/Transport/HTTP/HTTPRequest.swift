@@ -88,9 +88,12 @@ public struct TransportError: Error, CustomStringConvertible, Sendable, Equatabl
     public var curlCode: Int32
     /// For `sourceRead`/`sinkWrite`: the errno from the file.
     public var errno: Int32?
+    /// For a stall: how long nothing moved before the transfer was given up.
+    public var stalledSeconds: Int?
 
-    public init(kind: Kind, message: String, curlCode: Int32 = 0, errno: Int32? = nil) {
+    public init(kind: Kind, message: String, curlCode: Int32 = 0, errno: Int32? = nil, stalledSeconds: Int? = nil) {
         self.kind = kind; self.message = message; self.curlCode = curlCode; self.errno = errno
+        self.stalledSeconds = stalledSeconds
     }
     public var description: String { message }
 }

@@ -230,7 +230,8 @@ final class ExchangeContext {
         }
         if bodyTooLarge { return TransportError(kind: .other, message: "the server's reply was unexpectedly large", curlCode: code) }
         if stalled {
-            return TransportError(kind: .timeout, message: "no data moved for \(Int(saturating: stallSeconds)) s", curlCode: code)
+            return TransportError(kind: .timeout, message: "no data moved for \(Int(saturating: stallSeconds)) s", curlCode: code,
+                                  stalledSeconds: Int(saturating: stallSeconds))
         }
         switch rc {
         case CURLE_ABORTED_BY_CALLBACK, CURLE_READ_ERROR:

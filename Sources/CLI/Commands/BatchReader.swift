@@ -1,0 +1,132 @@
+import Queue
+
+/// Reads `BatchFigures` from the queue with a few indexed queries, never every row: the
+/// queue may hold 100,000 rows of history and `status` still answers at once.
+///
+/// The batch is the rows created since the queue was last idle. The agent may say when that
+/// was (`agent_state` key `batch_started_at`, milliseconds since the epoch); without it the
+/// start is derived from the rows (`derivedStart`). Rows still moving belong to the batch
+/// whenever they were created. The rate is the agent's to measure (`rate_bytes_per_s`, bytes
+/// per second over its last seconds); it counts only while an agent runs and something moves.
+public enum BatchReader {
+    static let batchStartKey = "batch_started_at"
+    static let rateKey = "rate_bytes_per_s"
+    static let active = "('queued', 'in_progress', 'retrying')"
+
+    /// The figures of the current batch; `agentRunning` decides whether the agent's rate still counts.
+    public static func read(_ store: QueueStore, summary: QueueSummary? = nil, agentRunning: Bool) throws -> BatchFigures {
+        let summary = try summary ?? store.summary()
+        var figures = BatchFigures()
+        try readHeld(store, summary: summary, into: &figures)
+        let firstID: Int64?
+        if let stored = try store.agentValue(batchStartKey), let start = Int64(stored) {
+            firstID = try self.firstID(createdAtOrAfter: start, store)
+        } else {
+            firstID = try derivedStart(store)
+        }
+        if let firstID {
+            // The batch's rows, and rows still moving from before it (a retried old item). A
+            // completed row has all its bytes done, so plain sums do; only failed rows are read
+            // again, for the bytes they will not move by themselves.
+            for condition in ["id >= ?", "id < ? AND state IN \(active)"] {
+                try store.database.query("""
+                    SELECT count(*), total(state = 'completed'), total(bytes_total), total(bytes_done) FROM transfers WHERE \(condition)
+                    """, [.int(firstID)]) { r in
+                    figures.filesTotal += r.int(0)
+                    figures.filesDone += Int(r.double(1))
+                    figures.bytesTotal += Int64(r.double(2))
+                    figures.bytesDone += Int64(r.double(3))
+                }
+            }
+            let stuck = try store.database.query("SELECT total(max(bytes_total - bytes_done, 0)) FROM transfers WHERE state = 'failed' AND id >= ?",
+                                                 [.int(firstID)]) { Int64($0.double(0)) }.first ?? 0
+            // A download of unknown size may have moved more than its total says.
+            figures.bytesDone = min(figures.bytesDone, figures.bytesTotal)
+            figures.bytesLeft = max(0, figures.bytesTotal - figures.bytesDone - stuck)
+        }
+        if agentRunning, figures.uploading + figures.downloading > 0,
+           let stored = try store.agentValue(rateKey), let rate = Double(stored), rate.isFinite, rate >= 0 {
+            figures.rate = rate
+        }
+        return figures
+    }
+
+    /// What holds the rows that are not done. The counts come from the summary; which
+    /// queued rows a gate holds is read only when a gate can hold some and not all of them
+    /// (a Wi-Fi-only account), since reading every queued row's reason costs a scan.
+    static func readHeld(_ store: QueueStore, summary: QueueSummary, into figures: inout BatchFigures) throws {
+        figures.uploading = summary.count(.inProgress, .upload)
+        figures.downloading = summary.count(.inProgress, .download)
+        figures.failed = summary.count(.failed)
+        figures.waiting = summary.count(.queued)
+        if summary.pausedReason == ReasonCode.offline.rawValue {
+            // The agent holds the whole queue while the network is gone.
+            figures.waitingForNetwork = figures.waiting
+            figures.waiting = 0
+        } else if figures.waiting > 0,
+                  !(try store.database.query("SELECT 1 FROM accounts WHERE wifi_only = 1 LIMIT 1") { $0.int(0) }).isEmpty {
+            try store.database.query("""
+                SELECT reason_code, count(*) FROM transfers
+                WHERE state = 'queued' AND reason_code IN ('offline', 'wifi', 'paused') GROUP BY reason_code
+                """) { r in
+                let count = r.int(1)
+                switch ReasonCode(rawValue: r.text(0)) {
+                case .offline: figures.waitingForNetwork += count
+                case .wifi: figures.waitingForWiFi += count
+                default: figures.paused += count
+                }
+                figures.waiting -= count
+            }
+        }
+        try store.database.query("SELECT reason_code, count(*) FROM transfers WHERE state = 'retrying' GROUP BY reason_code") { r in
+            figures.retrying[r.optionalText(0).flatMap(ReasonCode.init(rawValue:)) ?? .serverError, default: 0] += r.int(1)
+        }
+    }
+
+    /// The ID of the batch's first row: the latest row before which every older row had
+    /// already finished, so the queue was idle when it came.
+    ///
+    /// It starts from the oldest row still moving (or, when nothing moves, the newest row)
+    /// and steps back to the oldest row that was still running when the candidate came,
+    /// until none was. Rows keep their creation order in their IDs, and finishing times of
+    /// completed rows are indexed, so each step is one short index search. A failed row
+    /// does not hold the queue busy here: the queue knows when it started, not when it ended.
+    static func derivedStart(_ store: QueueStore) throws -> Int64? {
+        let oldestMoving = try store.database.query("SELECT min(id) FROM transfers WHERE state IN \(active)") { $0.optionalInt64(0) }.first ?? nil
+        let newest = try store.database.query("SELECT max(id) FROM transfers") { $0.optionalInt64(0) }.first ?? nil
+        guard var candidate = oldestMoving ?? newest else { return nil }
+        // Each step goes back at least one row; a batch fed one file at a time for days
+        // stops here, a little late, rather than reading its whole history.
+        for _ in 0..<100 {
+            guard let created = try store.database.query("SELECT created_at FROM transfers WHERE id = ?", [.int(candidate)],
+                                                         row: { $0.int64(0) }).first else { return candidate }
+            let stillRunning = try store.database.query("""
+                SELECT min(id) FROM transfers WHERE state = 'completed' AND completed_at >= ? AND id < ?
+                """, [.int(created), .int(candidate)]) { $0.optionalInt64(0) }.first ?? nil
+            guard let earlier = stillRunning else { return candidate }
+            candidate = earlier
+        }
+        return candidate
+    }
+
+    /// The first row created at or after `time` (milliseconds), found by bisecting IDs, which
+    /// follow creation order.
+    static func firstID(createdAtOrAfter time: Int64, _ store: QueueStore) throws -> Int64? {
+        func createdAt(fromID id: Int64) throws -> (id: Int64, created: Int64)? {
+            try store.database.query("SELECT id, created_at FROM transfers WHERE id >= ? ORDER BY id LIMIT 1", [.int(id)]) {
+                ($0.int64(0), $0.int64(1))
+            }.first
+        }
+        guard let last = try store.database.query("SELECT max(id) FROM transfers", row: { $0.optionalInt64(0) }).first ?? nil else {
+            return nil
+        }
+        // The smallest `low` whose first row (at or after it) is new enough, or past the end.
+        var low: Int64 = 0
+        var high = last + 1
+        while low < high {
+            let middle = low + (high - low) / 2
+            if let row = try createdAt(fromID: middle), row.created < time { low = row.id + 1 } else { high = middle }
+        }
+        return try createdAt(fromID: low)?.id
+    }
+}
