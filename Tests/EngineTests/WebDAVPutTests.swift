@@ -31,4 +31,25 @@ struct WebDAVPutTests {
             #expect(puts.count == 1 && puts.values.first == 2, "twice to the same temporary name: \(puts)")
         }
     }
+
+    @Test("a folder gone when the PUT goes again, answered with 404 as rclone does: the agent makes it again and the file arrives")
+    func folderGoneAnswered404() async throws {
+        try await offThePool {
+            let server = try ReferenceServer(face: .webdav)
+            let s = try AgentHarness()
+            try s.addAccount(address: server.address())
+            let file = try s.home.randomFile("note.txt", size: 300_000, seed: 4)
+            // The first PUT fails with a wait long enough to take the folder away meanwhile.
+            try server.fault(["method": "PUT", "path_prefix": "/dav/", "status": 500, "headers": ["Retry-After": "3"]])
+            #expect(try s.cli(["upload", "--to", "/Notes", file]).status == 0)
+            try s.startAgent()
+            try s.waitFor("the first PUT refused") { $0.first?["state"] as? String == "retrying" }
+            try FileManager.default.removeItem(atPath: server.tree() + "/Notes")
+            // What rclone answers to a PUT into a missing folder, where the others say 409.
+            try server.fault(["method": "PUT", "path_prefix": "/dav/", "status": 404, "body": "Not Found"])
+            try s.waitForAll("completed", count: 1, timeout: 60)
+            #expect(try TestData.sha256(ofFile: server.tree() + "/Notes/note.txt") == (try TestData.sha256(ofFile: file)))
+            #expect(s.agentLog.contains("made /Notes again"))
+        }
+    }
 }

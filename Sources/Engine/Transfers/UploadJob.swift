@@ -151,7 +151,8 @@ final class UploadJob {
                 } catch let e as HTTPStatusError where [404, 409, 410].contains(e.status) && !askedAfterRefusal {
                     // Never resend blindly: ask where the server stands, once, and go on from there.
                     askedAfterRefusal = true
-                    if e.status == 409, try recreateMissingFolder(row) { Log.info("upload \(row.id): made \(row.remoteFolder) again") }
+                    // A missing parent is 409 on most servers, 404 on rclone's (Go's WebDAV handler).
+                    if e.status != 410, try recreateMissingFolder(row) { Log.info("upload \(row.id): made \(row.remoteFolder) again") }
                     server = try ask(&row)
                 }
 
