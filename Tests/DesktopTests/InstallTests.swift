@@ -155,7 +155,7 @@ struct InstallTests {
         #expect(desktop.contains("Exec=/usr/bin/share-to %U"))
         let help = try Shell.capture("/usr/bin/share-to", ["--help"], environment: ["PATH": "/usr/bin:/bin", "HOME": "/tmp"])
         #expect(help.status == 0, "\(help.stderr)")
-        #expect(help.stdout.contains("usage: share-to [--account A] [--to REMOTE_DIR] FILE_OR_URI..."), "\(help.stdout)")
+        #expect(help.stdout.contains("usage: share-to [--account A] [--to REMOTE_DIR] [--version] FILE_OR_URI..."), "\(help.stdout)")
 
         let remove = try Shell.capture("/usr/bin/dpkg", ["-r", "instant-upload"])
         #expect(remove.status == 0, "dpkg -r: \(remove.stdout)\(remove.stderr)")
