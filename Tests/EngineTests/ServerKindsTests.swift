@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Queue
 import TestSupport
 import Testing
 
@@ -77,6 +78,10 @@ struct ServerKindsTests {
             let listed = try #require(try JSONSerialization.jsonObject(with: Data(s.cli(["account", "list", "--json"]).stdout.utf8)) as? [[String: Any]])
             #expect(listed.first?["server_kind"] as? String == kind.expected.kind)
             #expect(listed.first?["upload_protocol"] as? String == kind.expected.upload)
+            if kind == .ocis {
+                let stored = try QueueStore(path: s.databasePath).account(named: "home")
+                #expect(stored?.server.maxChunkSize == 10_000_000 && stored?.server.createsTusInFolders == true)
+            }
 
             let sizes = [300_001, (100 << 20) + 3, 4_097, 0]
             var files: [String] = []

@@ -43,7 +43,8 @@ enum AccountServer {
         let profile = ServerProfile(kind: kind, product: server.product, version: server.version,
                                     baseURL: kind == .webdav ? nil : server.baseURL, uploadMethod: method,
                                     uploadsURL: server.uploadsURL, userID: server.userID,
-                                    putViaTemporary: server.putPlacement == .viaTemporary)
+                                    putViaTemporary: server.putPlacement == .viaTemporary,
+                                    maxChunkSize: server.uploadProtocol == .tus ? server.capabilities?.tus?.maxChunkSize : nil)
         return Found(webdavURL: server.webdavURL, tusURL: server.tusURL, profile: profile, summary: summary(profile))
     }
 

@@ -47,7 +47,8 @@ final class UploadJob {
         switch account.server.uploadMethod {
         case .tus:
             if account.server.createsTusInFolders {
-                return TusUpload(creatingInFoldersOf: account.webdavURL, credentials: credentials)
+                return TusUpload(creatingInFoldersOf: account.webdavURL, credentials: credentials,
+                                 maxChunkSize: account.server.maxChunkSize)
             }
             guard let tus = account.tusURL else { throw missingAddress(account, "tus") }
             return TusUpload(endpoint: tus, credentials: credentials)

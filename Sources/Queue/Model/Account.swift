@@ -73,12 +73,15 @@ public struct ServerProfile: Sendable, Equatable, Codable {
     public var userID: String?
     /// A whole-file PUT goes to a temporary name and is then moved over the real one.
     public var putViaTemporary: Bool
+    /// The largest chunk the server takes, where it says so (oCIS: `max_chunk_size`).
+    public var maxChunkSize: Int64?
 
     public init(kind: Kind = .webdav, product: String? = nil, version: String? = nil, baseURL: String? = nil,
-                uploadMethod: UploadMethod = .tus, uploadsURL: String? = nil, userID: String? = nil, putViaTemporary: Bool = false) {
+                uploadMethod: UploadMethod = .tus, uploadsURL: String? = nil, userID: String? = nil, putViaTemporary: Bool = false,
+                maxChunkSize: Int64? = nil) {
         self.kind = kind; self.product = product; self.version = version; self.baseURL = baseURL
         self.uploadMethod = uploadMethod; self.uploadsURL = uploadsURL; self.userID = userID
-        self.putViaTemporary = putViaTemporary
+        self.putViaTemporary = putViaTemporary; self.maxChunkSize = maxChunkSize
     }
 
     /// True for Nextcloud and ownCloud, whose status.php tells maintenance mode.

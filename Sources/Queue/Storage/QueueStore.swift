@@ -83,6 +83,7 @@ public final class QueueStore {
             ("server_version", .optionalText(server.version)), ("base_url", .optionalText(server.baseURL)),
             ("upload_protocol", .text(server.uploadMethod.rawValue)), ("uploads_url", .optionalText(server.uploadsURL)),
             ("user_id", .optionalText(server.userID)), ("put_via_temporary", .int(server.putViaTemporary ? 1 : 0)),
+            ("max_chunk_size", .optionalInt(server.maxChunkSize)),
         ]
         try database.transaction(durable: true) {
             _ = try database.run("""
@@ -97,7 +98,7 @@ public final class QueueStore {
 
     static let accountColumns = """
         id, name, webdav_url, tus_url, username, wifi_only, created_at, ca_file, server_kind, server_product, server_version,
-        base_url, upload_protocol, uploads_url, user_id, put_via_temporary
+        base_url, upload_protocol, uploads_url, user_id, put_via_temporary, max_chunk_size
         """
 
     public func accounts() throws -> [Account] {
@@ -120,7 +121,8 @@ public final class QueueStore {
             kind: ServerProfile.Kind(rawValue: r.text("server_kind")) ?? .webdav, product: r.optionalText("server_product"),
             version: r.optionalText("server_version"), baseURL: r.optionalText("base_url"),
             uploadMethod: ServerProfile.UploadMethod(rawValue: r.text("upload_protocol")) ?? .tus,
-            uploadsURL: r.optionalText("uploads_url"), userID: r.optionalText("user_id"), putViaTemporary: r.bool("put_via_temporary"))
+            uploadsURL: r.optionalText("uploads_url"), userID: r.optionalText("user_id"), putViaTemporary: r.bool("put_via_temporary"),
+            maxChunkSize: r.optionalInt64("max_chunk_size"))
         return try Account(id: r.int64("id"), name: r.text("name"), webdavURL: r.text("webdav_url"), tusURL: tus.isEmpty ? nil : tus,
                            username: r.text("username"), wifiOnly: r.bool("wifi_only"), createdAt: r.int64("created_at"),
                            caFile: r.optionalText("ca_file"), server: server)

@@ -135,6 +135,7 @@ public enum Schema {
         ALTER TABLE accounts ADD COLUMN uploads_url TEXT;
         ALTER TABLE accounts ADD COLUMN user_id TEXT;
         ALTER TABLE accounts ADD COLUMN put_via_temporary INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE accounts ADD COLUMN max_chunk_size INTEGER;
         """,
     ]
 

@@ -19,18 +19,23 @@ public final class TusUpload: UploadProtocol {
 
     public let client: TusClient
     public let creation: Creation
+    /// The largest PATCH the server takes, as its capabilities said (tus has no header for it).
+    public let maxChunkSize: Int64?
     public var session: HTTPSession { client.session }
 
     public init(endpoint: String, credentials: Credentials?) {
         creation = .endpoint(endpoint)
         client = TusClient(endpoint: endpoint, credentials: credentials)
+        maxChunkSize = nil
     }
 
-    /// Uploads created in the WebDAV folders under `webdavRoot` (ownCloud Infinite Scale).
-    public init(creatingInFoldersOf webdavRoot: String, credentials: Credentials?) {
+    /// Uploads created in the WebDAV folders under `webdavRoot` (ownCloud Infinite Scale),
+    /// in PATCHes of at most `maxChunkSize` bytes when the server named a limit.
+    public init(creatingInFoldersOf webdavRoot: String, credentials: Credentials?, maxChunkSize: Int64? = nil) {
         let root = webdavRoot.hasSuffix("/") ? webdavRoot : webdavRoot + "/"
         creation = .inFolder(webdavRoot: root)
         client = TusClient(endpoint: root, credentials: credentials)
+        self.maxChunkSize = maxChunkSize
     }
 
     public func capabilities() throws -> UploadCapabilities {
@@ -38,7 +43,7 @@ public final class TusUpload: UploadProtocol {
         // Without checksums a broken PATCH keeps what arrived; with them the server checks
         // the whole body first, but some servers still keep a prefix: never assume either.
         return UploadCapabilities(maxSize: info.maxSize, chunkChecksum: info.checksumAlgorithm, keepsPartialChunks: true,
-                                  lastChunkFinishes: true)
+                                  lastChunkFinishes: true, maxChunkSize: maxChunkSize)
     }
 
     public func start(_ target: UploadTarget) throws -> UploadStanding.Started {
