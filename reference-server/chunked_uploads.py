@@ -18,7 +18,7 @@ Semantics, as Nextcloud documents and does them:
     created for the client); an existing file there is overwritten. Answers
     201/204 with `X-OC-MTime: accepted` when the mtime was set. The upload
     folder is removed afterwards.
-  * DELETE <transfer> removes the folder.
+  * DELETE <transfer> removes the folder; DELETE <transfer>/<n> one chunk.
   * A folder untouched for `upload_expire_seconds` is gone (404), as
     Nextcloud's background job removes them after 24 h of inactivity.
 Chunks cannot be downloaded (GET: 403).
@@ -111,14 +111,21 @@ class ChunkedUploads:
         folder, _ = self.existing(user, transfer)
         shutil.rmtree(folder, ignore_errors=True)
 
+    def delete_chunk(self, user: str, transfer: str, name: str) -> None:
+        folder, meta = self.existing(user, transfer)
+        chunk = folder / name
+        if not chunk.is_file():
+            raise UploadError(404, "no such chunk")
+        chunk.unlink()
+        self.touch(folder, meta)
+
     def expire_all(self) -> int:
-        """Make every upload folder expired now (for tests); returns how many."""
+        """Every upload folder expires now and is removed, as Nextcloud's clean-up job
+        does (for tests): a chunk still arriving then finds its folder gone. Returns how many."""
         n = 0
-        for meta_path in self.root.glob(f"*/*/{META}"):
-            meta = self._meta(meta_path.parent)
-            if meta is not None:
-                meta["touched"] = 0
-                meta_path.write_text(json.dumps(meta))
+        with self.lock:
+            for meta_path in self.root.glob(f"*/*/{META}"):
+                shutil.rmtree(meta_path.parent, ignore_errors=True)
                 n += 1
         return n
 

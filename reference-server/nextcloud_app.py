@@ -403,6 +403,12 @@ class NextcloudFace:
         if len(parts) == 1 and method == "DELETE":
             self.uploads.delete(user, parts[0])
             return await respond(send, 204, "")
+        if len(parts) == 2 and method == "DELETE":
+            # Nextcloud's upload folders hold ordinary files: a client may remove one chunk.
+            if chunk_number(parts[1]) is None:
+                raise UploadError(404, "no such chunk")
+            self.uploads.delete_chunk(user, parts[0], parts[1])
+            return await respond(send, 204, "")
         if len(parts) == 2 and method == "PUT":
             return await self.put_chunk(gate, scope, receive, send, user, parts[0], parts[1], fault)
         if len(parts) == 2 and parts[1] == ".file" and method == "MOVE":
@@ -459,8 +465,8 @@ class NextcloudFace:
 
         async def store(scope, receive, send):
             part = folder / f".{name}.part-{id(scope)}"
-            got = 0
             try:
+                got = 0
                 with open(part, "wb") as f:
                     while True:
                         msg = await receive()
@@ -476,6 +482,9 @@ class NextcloudFace:
                 os.replace(part, final)
                 self.uploads.touch(folder, meta)
                 await respond(send, 204 if existed else 201, "")
+            except FileNotFoundError:
+                # The folder was removed (expired) while the chunk arrived: it is not held.
+                await respond(send, 404, "upload folder not found (expired)")
             finally:
                 part.unlink(missing_ok=True)
         await gate.run_inner(store, scope, receive, send, fault, on_bytes=self.counters.chunk_body)
@@ -528,6 +537,13 @@ class NextcloudFace:
             return await respond(send, 400, "Upload-Metadata needs a filename", {"Tus-Resumable": TUS_VERSION})
         folder = "/".join(p for p in rel.split("/") if p)
         meta["path"] = f"{folder}/{name}" if folder else name
+        # oCIS sets the file's mtime from X-OC-Mtime on the creation request (or `mtime`).
+        mtime = (header(scope, b"x-oc-mtime") or meta.get("mtime") or "").strip()
+        meta.pop("mtime", None)
+        if mtime:
+            if not mtime.isdigit():
+                return await respond(send, 400, "X-OC-Mtime must be an integer (unix timestamp)", {"Tus-Resumable": TUS_VERSION})
+            meta["mtime"] = mtime
         headers = with_header(scope["headers"], b"upload-metadata", tus.encode_metadata(meta))
         await gate.tus_create(dict(scope, path="/files/", raw_path=b"/files/", headers=headers), receive, send, user, fault)
 

@@ -226,7 +226,9 @@ def test_chunked_upload_rules(nc):
     assert nc.req("PUT", f"{nc.uploads}r/1", data=b"x", headers={"Destination": nc.dest(rel)}).status_code == 400
     assert nc.chunk("r", 1, b"x", "Rules/other.bin", 10).status_code == 400  # another Destination
     assert nc.chunk("r", 10000, b"x", rel, 10).status_code == 201  # the highest number is fine
-    assert nc.req("DELETE", f"{nc.uploads}r/10000").status_code == 405
+    assert nc.req("DELETE", f"{nc.uploads}r/10000").status_code == 204  # one chunk removed
+    assert nc.req("DELETE", f"{nc.uploads}r/10000").status_code == 404
+    assert nc.held("r") == {}
     assert nc.chunk("nope", 1, b"x", rel, 10).status_code == 404  # no such folder
     # a gap: 1 and 3
     assert nc.chunk("r", 1, b"a" * 1000, rel, 3000).status_code == 201
@@ -309,6 +311,22 @@ def test_upload_folders_expire(nc):
     assert nc.mkcol("e", rel).status_code == 201  # the name is free again
 
 
+def test_a_chunk_arriving_while_its_folder_expires_is_not_held(nc):
+    nc.srv.control("DELETE", "faults")
+    rel = "exp2.bin"
+    assert nc.mkcol("e2", rel).status_code == 201
+    nc.srv.control("POST", "faults", {"method": "PUT", "path_prefix": "/nextcloud/remote.php/dav/uploads/",
+                                      "stall_seconds": 1, "after_bytes": 10})
+    result = {}
+    t = threading.Thread(target=lambda: result.update(r=nc.chunk("e2", 1, b"x" * 2000, rel, 2000)))
+    t.start()
+    time.sleep(0.4)
+    assert nc.srv.control("POST", "uploads/expire")["expired"] >= 1
+    t.join()
+    assert result["r"].status_code == 404
+    assert nc.held("e2") == 404  # not brought back by the chunk
+
+
 def test_upload_folders_expire_with_time(tmp_path):
     s = ServerProcess(tmp_path, "--face", "nextcloud", "--upload-expire-seconds", "1")
     try:
@@ -354,6 +372,13 @@ def test_ocis_tus_creation_at_the_webdav_folder(tmp_path):
         assert s.offset(url) == 1000
         assert raw_patch(url, 1000, data[1000:]).startswith(b"HTTP/1.1 204")
         assert (s.tree() / "Pics" / "a b.jpg").read_bytes() == data
+        # the mtime from X-OC-Mtime at creation is the file's once it is complete
+        r = requests.post(nc.files + "Pics/", auth=ALICE, timeout=5,
+                          headers={"Tus-Resumable": "1.0.0", "Upload-Length": "3", "X-OC-Mtime": "1500000000",
+                                   "Upload-Metadata": "filename bS5qcGc="})
+        assert r.status_code == 201, r.text
+        assert s.patch(r.headers["Location"], 0, b"abc").status_code == 204
+        assert (s.tree() / "Pics" / "m.jpg").stat().st_mtime == 1500000000
     finally:
         s.stop()
 

@@ -210,6 +210,9 @@ def finish_upload(state: State, user: str, data_path: str, metadata: dict) -> No
         raise HTTPException(status_code=409, detail=problem)
     target = state.tree_dir(user).joinpath(*rel.split("/"))
     replaced = place_file(data, target)
+    mtime = metadata.get("mtime", "")
+    if mtime.isdigit():  # set by the oCIS face from X-OC-Mtime at creation
+        os.utime(target, (int(mtime), int(mtime)))
     # keep an empty placeholder + .info, so that HEAD on the upload URL still
     # answers Upload-Offset == Upload-Length until the upload expires
     data.touch()

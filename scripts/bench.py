@@ -8,6 +8,10 @@ What runs (each client once per round, in a rotating order; medians are reported
   sink   the same agent and curl uploads into scripts/tus_sink.py, a minimal tus server
          that discards what it gets (the client's own ceiling, not the server's); the
          agent with 16 and 64 MiB chunks, and with a LARGE (4 GiB) file for its peak RSS;
+  faces  a SMALL upload to the reference server's Nextcloud face by chunked upload v2 (the
+         agent; curl doing the same requests: MKCOL, 16 MiB chunk PUTs from pieces cut
+         beforehand, MOVE .file) and to its plain-WebDAV face by one PUT to a temporary
+         name and a MOVE (the agent; curl doing the same two requests);
   dl     a SMALL download from the reference server (WebDAV GET) by the agent and `curl -o`;
   sha    `openssl dgst -sha256` over the SMALL file, as a reference: the agent hashes with
          a running SHA-256 while it sends.
@@ -18,7 +22,7 @@ SHA-256) before its figures count. Targets print as PASS/MISS; the exit status i
 unless something failed outright (a client error, a wrong file, a crash).
 
     .venv/bin/python scripts/bench.py [--bin .build/release] [--rounds 2] [--quick]
-                                      [--sizes 1G,4G] [--only ref,sink,dl,sha]
+                                      [--sizes 1G,4G] [--only ref,sink,faces,dl,sha]
 
 Results also go to bench/out/latest.json. Units: MB = 10^6 bytes, GiB = 2^30 bytes.
 """
@@ -48,6 +52,7 @@ MiB = 1 << 20
 GiB = 1 << 30
 TUSPY_CHUNK = 8 * MiB
 AGENT_DEFAULT_CHUNK_MB = 16
+CURL_NEXTCLOUD_CHUNK = 16 * MiB
 
 # tuspy as a child process, so it is measured like every other client.
 TUSPY_CHILD = r"""
@@ -370,6 +375,8 @@ class Bench:
         small, large = self.args.small, self.args.large
         # Test files, one copy on the server and one download at a time, plus slack.
         need = small + large + 2 * small + 256 * MiB
+        if "faces" in self.args.only:
+            need += small  # curl's chunk pieces
         free = shutil.disk_usage(self.work).free
         if free < need:
             raise SystemExit(f"bench: {self.work} has {free / GiB:.1f} GiB free; this run needs about "
@@ -411,6 +418,30 @@ class Bench:
             os.path.join(self.work, "sink.log"))
         SERVER_PIDS[:] = [self.ref_proc.pid, self.refsum_proc.pid, self.sink_proc.pid]
         print(f"  reference server {self.ref_url}, sink {self.sink_url}", flush=True)
+        if "faces" in self.args.only:
+            self.start_face_servers()
+
+    def start_face_servers(self):
+        """The reference server as a Nextcloud and as a plain WebDAV server, each with a
+        Bench folder for the account."""
+        self.face_procs = {}
+        self.face_urls = {}
+        self.face_folders = {}
+        for face in ("nextcloud", "webdav"):
+            data = os.path.join(self.work, f"server-{face}")
+            self.face_folders[face] = os.path.join(data, "tree", USER, "Bench")
+            os.makedirs(self.face_folders[face])
+            # A plain WebDAV server computes no checksums (Apache, rclone do not): the
+            # reference server's would hash the whole file when the agent looks at it.
+            extra = ["--no-checksums"] if face == "webdav" else []
+            self.face_procs[face], self.face_urls[face] = start_server(
+                [self.python, os.path.join(REPO, "reference-server", "server.py"), "--data", data, "--port", "0",
+                 "--face", face, "--user", f"{USER}:{PASSWORD}"] + extra, os.path.join(self.work, f"reference-server-{face}.log"))
+            SERVER_PIDS.append(self.face_procs[face].pid)
+        users = json.loads(subprocess.run(["curl", "-s", "--fail", f"{self.face_urls['nextcloud']}/_control/users"],
+                                          capture_output=True, text=True, timeout=30).stdout)
+        self.nc_paths = users[USER]
+        print(f"  Nextcloud face {self.face_urls['nextcloud']}, WebDAV face {self.face_urls['webdav']}", flush=True)
 
     def set_up_agent(self):
         home = os.path.join(self.work, "home")
@@ -431,6 +462,15 @@ class Bench:
                           "--name", name, "--password-stdin"], stdin=PASSWORD + "\n")
             if r.returncode != 0:
                 raise RuntimeError(f"account add {name} failed ({r.returncode}): {r.stderr}{r.stdout}")
+        if "faces" in self.args.only:
+            # As a person adds them: the address alone, the protocol found by discovery.
+            for name, address, protocol in (("nc", self.face_urls["nextcloud"], "nextcloud-chunking"),
+                                            ("dav", f"{self.face_urls['webdav']}/dav/{USER}/", "webdav-put")):
+                r = self.cli(["account", "add", address, "--user", USER, "--name", name, "--password-stdin"],
+                             stdin=PASSWORD + "\n")
+                if r.returncode != 0 or protocol not in r.stdout:
+                    raise RuntimeError(f"account add {address} ({name}) failed ({r.returncode}) or found no {protocol}: "
+                                       f"{r.stderr}{r.stdout}")
 
     def write_agent_config(self, chunk_mb: int):
         with open(f"{self.agent_home}/config/instant-upload/config.ini", "w") as f:
@@ -476,12 +516,15 @@ class Bench:
         if self.args.verify == "full" and sha256_file(stored) != digest:
             raise BenchFailure(f"{who}: the server's copy has a different SHA-256")
 
+    def account_folder(self, account: str) -> str | None:
+        return {"b": self.ref_folder, "c": getattr(self, "refsum_folder", None),
+                "nc": getattr(self, "face_folders", {}).get("nextcloud"),
+                "dav": getattr(self, "face_folders", {}).get("webdav")}.get(account)
+
     def agent_upload(self, account: str, role: str, chunk_mb: int) -> tuple[Sample, dict]:
         path, size, digest = self.files[role]
-        if account == "b":
-            self.clear_remote(os.path.basename(path))
-        if account == "c":
-            self.clear_remote(os.path.basename(path), self.refsum_folder)
+        if self.account_folder(account):
+            self.clear_remote(os.path.basename(path), self.account_folder(account))
         self.cli(["clear", "all"])
         self.write_agent_config(chunk_mb)
         t = time.perf_counter()
@@ -511,6 +554,8 @@ class Bench:
                 stored = os.path.join(self.refsum_folder, os.path.basename(path))
                 if not os.path.exists(stored) or os.path.getsize(stored) != size:
                     raise BenchFailure("agent (checksums): the server's copy is missing or has the wrong size")
+            elif account in ("nc", "dav"):
+                self.check_stored(self.account_folder(account), role, f"agent ({account})")
             else:
                 after = self.sink_stats()
                 got = after["bytes_received"] - sink_before["bytes_received"]
@@ -519,11 +564,103 @@ class Bench:
                 extra["patches"] = after["patches"] - sink_before["patches"]
         finally:
             self.cli(["clear", "all"])
-            if account == "b":
-                self.clear_remote(os.path.basename(path))
-            if account == "c":
-                self.clear_remote(os.path.basename(path), self.refsum_folder)
+            if self.account_folder(account):
+                self.clear_remote(os.path.basename(path), self.account_folder(account))
         return s, extra
+
+    def check_stored(self, folder: str, role: str, who: str):
+        """The file and nothing else (no temporary, no chunk) in `folder`, whole."""
+        path, size, digest = self.files[role]
+        name = os.path.basename(path)
+        stored = os.path.join(folder, name)
+        extra = sorted(e for e in os.listdir(folder) if e != name)
+        if not os.path.exists(stored) or extra:
+            raise BenchFailure(f"{who}: the server's folder holds {sorted(os.listdir(folder))}, not just {name}")
+        if os.path.getsize(stored) != size:
+            raise BenchFailure(f"{who}: the server holds {os.path.getsize(stored)} bytes, not {size}")
+        if self.args.verify == "full" and sha256_file(stored) != digest:
+            raise BenchFailure(f"{who}: the server's copy has a different SHA-256")
+
+    def curl_pieces(self, role: str) -> list[str]:
+        """The file cut into numbered 16 MiB pieces (00001, 00002, ...) once, outside the
+        measurement, so that one curl process can PUT them in turn."""
+        folder = os.path.join(self.work, f"pieces-{role}")
+        if not os.path.isdir(folder):
+            os.makedirs(folder)
+            path, _, _ = self.files[role]
+            with open(path, "rb") as f:
+                n = 1
+                while True:
+                    piece = f.read(CURL_NEXTCLOUD_CHUNK)
+                    if not piece:
+                        break
+                    with open(os.path.join(folder, f"{n:05d}"), "wb") as out:
+                        out.write(piece)
+                    n += 1
+        return sorted(os.path.join(folder, p) for p in os.listdir(folder))
+
+    def curl_nextcloud(self, role: str) -> tuple[Sample, dict]:
+        """What the agent does against Nextcloud, by curl: MKCOL, the chunk PUTs (one
+        process, one connection), MOVE .file."""
+        path, size, _ = self.files[role]
+        name = os.path.basename(path)
+        folder = self.face_folders["nextcloud"]
+        self.clear_remote(name, folder)
+        pieces = self.curl_pieces(role)
+        base = self.face_urls["nextcloud"]
+        transfer = f"bench-{time.monotonic_ns()}"
+        uploads = f"{base}{self.nc_paths['uploads']}{transfer}/"
+        destination = ["-H", f"Destination: {base}{self.nc_paths['webdav']}Bench/{name}", "-H", f"OC-Total-Length: {size}"]
+        auth = ["-s", "-u", f"{USER}:{PASSWORD}", "-o", "/dev/null", "-w", "%{http_code}\n"]
+        t0 = time.perf_counter()
+        steps = [
+            measure(["curl"] + auth + ["-X", "MKCOL"] + destination + [uploads], timeout=60),
+            measure(["curl"] + auth + ["-H", "Expect:"] + destination + ["-T", "{" + ",".join(pieces) + "}", uploads],
+                    timeout=self.timeout_for(size)),
+            measure(["curl"] + auth + ["-X", "MOVE", "-H", "X-OC-Mtime: 1500000000"] + destination + [uploads + ".file"],
+                    timeout=self.timeout_for(size)),
+        ]
+        wall = time.perf_counter() - t0
+        try:
+            codes = [s.stdout.split() for s in steps]
+            if any(s.status != 0 for s in steps) or codes[0] != ["201"] or any(c not in ("201", "204") for c in codes[1]) \
+                    or codes[2] not in (["201"], ["204"]):
+                raise BenchFailure(f"curl's chunked upload failed: HTTP {codes}; {[s.stderr[:200] for s in steps]}")
+            self.check_stored(folder, role, "curl (chunked)")
+        finally:
+            self.clear_remote(name, folder)
+        return self.combined(steps, wall), {"pieces": len(pieces)}
+
+    def curl_webdav(self, role: str) -> tuple[Sample, dict]:
+        """What the agent does against a plain WebDAV server, by curl: PUT to a temporary
+        name in the folder, MOVE over the real one."""
+        path, size, _ = self.files[role]
+        name = os.path.basename(path)
+        folder = self.face_folders["webdav"]
+        self.clear_remote(name, folder)
+        root = f"{self.face_urls['webdav']}/dav/{USER}/Bench/"
+        auth = ["-s", "-u", f"{USER}:{PASSWORD}", "-o", "/dev/null", "-w", "%{http_code}"]
+        t0 = time.perf_counter()
+        steps = [
+            measure(["curl"] + auth + ["-H", "Expect:", "-T", path, root + f".{name}.bench.part"], timeout=self.timeout_for(size)),
+            measure(["curl"] + auth + ["-X", "MOVE", "-H", f"Destination: {root}{name}", "-H", "Overwrite: T",
+                     root + f".{name}.bench.part"], timeout=60),
+        ]
+        wall = time.perf_counter() - t0
+        try:
+            if any(s.status != 0 or s.stdout.strip() not in ("201", "204") for s in steps):
+                raise BenchFailure(f"curl's PUT + MOVE failed: HTTP {[s.stdout for s in steps]}")
+            self.check_stored(folder, role, "curl (PUT)")
+        finally:
+            self.clear_remote(name, folder)
+        return self.combined(steps, wall), {}
+
+    @staticmethod
+    def combined(steps: list[Sample], wall: float) -> Sample:
+        """Several curl processes as one client: their CPU summed, the larger RSS, wall from first to last."""
+        return Sample(wall, sum(s.user for s in steps), sum(s.sys for s in steps), max(s.maxrss_kib for s in steps), 0,
+                      server_cpu=sum(s.server_cpu for s in steps),
+                      other_cores=sum(s.other_cores * s.wall for s in steps) / max(wall, 1e-3))
 
     def sink_stats(self) -> dict:
         r = subprocess.run(["curl", "-s", "--fail", f"{self.sink_url}/_stats"], capture_output=True, text=True,
@@ -699,6 +836,14 @@ class Bench:
             if large:
                 add(Client("sink-agent-large", f"agent ({AGENT_DEFAULT_CHUNK_MB} MiB chunks)", "sink", large,
                            lambda r: self.agent_upload("s", "large", AGENT_DEFAULT_CHUNK_MB), None))
+        if "faces" in only:
+            add(Client("nc-agent", f"agent, chunked v2 ({AGENT_DEFAULT_CHUNK_MB} MiB first chunk)", "nc", small,
+                       lambda r: self.agent_upload("nc", "small", AGENT_DEFAULT_CHUNK_MB), "nc-curl"))
+            add(Client("nc-curl", f"curl (MKCOL, {CURL_NEXTCLOUD_CHUNK // MiB} MiB PUTs, MOVE)", "nc", small,
+                       lambda r: self.curl_nextcloud("small"), "nc-curl"))
+            add(Client("dav-agent", "agent, PUT + MOVE", "dav", small,
+                       lambda r: self.agent_upload("dav", "small", AGENT_DEFAULT_CHUNK_MB), "dav-curl"))
+            add(Client("dav-curl", "curl (PUT + MOVE)", "dav", small, lambda r: self.curl_webdav("small"), "dav-curl"))
         if "dl" in only:
             add(Client("dl-agent", "agent", "dl", small, lambda r: self.agent_download(), "dl-curl"))
             add(Client("dl-curl", "curl -o", "dl", small, lambda r: self.curl_download(), "dl-curl"))
@@ -768,7 +913,7 @@ class Bench:
         by_key = {c.key: c for c in self.clients}
         sums = {c.key: self.summary(c) for c in self.clients}
         target_names = {"ref": "reference server", "sink": "tus sink", "dl": "reference server (GET)",
-                        "sha": "local file"}
+                        "sha": "local file", "nc": "Nextcloud face", "dav": "WebDAV face"}
         header = ["client", "target", "size", "wall s", "MB/s", "CPU s", "peak RSS MB", "wall/curl", "CPU/curl",
                   "server CPU s", "other load"]
         rows = []
@@ -858,6 +1003,11 @@ class Bench:
                 allowed = max(4.0, 0.1 * small["rss_mb_max"])
                 add(growth <= allowed, f"agent peak RSS does not grow with file size: {size_label(self.args.large)} "
                                        f"minus {size_label(self.args.small)} = {growth:+.1f} MB (allowed {allowed:.1f} MB)")
+        for key, what in (("nc", "Nextcloud chunked v2"), ("dav", "plain WebDAV PUT")):
+            a, c = sums.get(f"{key}-agent"), sums.get(f"{key}-curl")
+            if a and c:
+                add(None, f"{what}: agent {a['wall_s']:.2f} s vs curl {c['wall_s']:.2f} s "
+                          f"({a['wall_s'] / c['wall_s']:.2f}x), CPU {a['cpu_s']:.2f} s vs {c['cpu_s']:.2f} s, no target set")
         da, dc = sums.get("dl-agent"), sums.get("dl-curl")
         if da and dc:
             add(None, f"download: agent {da['wall_s']:.2f} s vs curl {dc['wall_s']:.2f} s "
@@ -872,7 +1022,7 @@ class Bench:
     def agent_notes(self):
         """Evidence worth a line: reads and hashes beyond one pass over the file."""
         for c in self.clients:
-            if not c.key.startswith(("ref-agent", "sink-agent", "dl-agent")) or not c.extras:
+            if not c.key.startswith(("ref-agent", "sink-agent", "dl-agent", "nc-agent", "dav-agent")) or not c.extras:
                 continue
             slow = [e.get("enqueue_s", 0) for e in c.extras if e.get("enqueue_s", 0) > 0.5]
             if slow:
@@ -909,6 +1059,8 @@ class Bench:
             stop_server(self.ref_proc)
             stop_server(getattr(self, "refsum_proc", None))
             stop_server(self.sink_proc)
+            for proc in getattr(self, "face_procs", {}).values():
+                stop_server(proc)
             if self.args.keep:
                 print(f"kept {self.work}")
             else:
@@ -955,8 +1107,8 @@ def main() -> int:
                    help="SMALL,LARGE: the file for every client, and the agent's second file for peak RSS "
                         "(default 1G,4G; LARGE 0 skips it)")
     p.add_argument("--quick", action="store_true", help="same as --sizes 64M,256M")
-    p.add_argument("--only", default="ref,sink,dl,sha",
-                   help="comma-separated groups: ref,sink,dl,sha, and diag (a plain Python tus client with "
+    p.add_argument("--only", default="ref,sink,faces,dl,sha",
+                   help="comma-separated groups: ref,sink,faces,dl,sha, and diag (a plain Python tus client with "
                         "16 MiB chunks, with and without Upload-Checksum, against the reference server)")
     p.add_argument("--sink-chunks", default="16,64", help="agent chunk sizes (MiB) into the sink (default 16,64)")
     p.add_argument("--verify", choices=["full", "size"], default="full",

@@ -40,7 +40,8 @@ if [ "$accounts" = "[]" ] || printf '%s' "$accounts" | grep -q '"tus_url":"http:
     mkdir -p "$state/reference-server/tree/demo/Photos"
 fi
 if [ "$accounts" = "[]" ]; then
-    echo demo | "$bin/instant-upload" account add http://127.0.0.1:8080 --user demo --name demo --password-stdin
+    # The WebDAV folder's address: discovery finds the tus server beside it at /files/.
+    echo demo | "$bin/instant-upload" account add http://127.0.0.1:8080/dav/demo/ --user demo --name demo --password-stdin
 fi
 
 cat <<MSG

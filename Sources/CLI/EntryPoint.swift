@@ -137,26 +137,10 @@ public enum Main {
     }
 
     static func accountAdd(_ p: ParsedArguments, context: CommandContext) -> Int32 {
-        guard let user = p.value("user") else {
-            context.complain("missing --user NAME")
-            return ExitStatus.usage
-        }
-        var webdav = p.value("webdav")
-        var tus = p.value("tus")
-        if let base = p.text("URL") {
-            let guessed = AccountCommands.guessLayout(base: base, username: user)
-            webdav = webdav ?? guessed.webdav
-            tus = tus ?? guessed.tus
-        }
-        guard let webdav, let tus else {
-            context.complain("give the server's address: `account add URL --user NAME`, or both --webdav URL and --tus URL")
-            return ExitStatus.usage
-        }
-        let host = URL(string: webdav)?.host ?? "the server"
-        guard let password = AccountCommands.readPassword(fromStdin: p.has("password-stdin"), user: user, host: host, context: context) else {
-            return ExitStatus.usage
-        }
-        var request = AccountCommands.AddRequest(name: p.value("name"), webdavURL: webdav, tusURL: tus, username: user, password: password)
+        var request = AccountCommands.AddRequest(name: p.value("name"), address: p.text("URL"), webdavURL: p.value("webdav"),
+                                                 tusURL: p.value("tus"), username: p.value("user"))
+        request.login = p.has("login")
+        request.passwordFromStdin = p.has("password-stdin")
         request.wifiOnly = p.has("wifi-only")
         request.allowInsecureHTTP = p.has("allow-insecure-http")
         // Kept absolute: the agent reads it later from another working directory.

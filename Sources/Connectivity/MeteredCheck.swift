@@ -86,11 +86,6 @@ public final class MeteredCheck: Sendable {
 
     /// nmcli on `PATH` (or the usual places when PATH is unset), if installed.
     public static func findNmcli(path: String? = ProcessEnvironment.current["PATH"]) -> String? {
-        let folders = (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":")
-        for folder in folders where !folder.isEmpty {
-            let candidate = String(folder) + "/nmcli"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
+        ChildProcess.find("nmcli", path: path)
     }
 }

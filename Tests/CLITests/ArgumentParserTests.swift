@@ -50,7 +50,6 @@ struct ArgumentParserTests {
     @Test("a required option that is absent is named with its placeholder")
     func missingRequiredOption() {
         #expect(usageError("upload", "a.jpg")?.message == "missing --to REMOTE_DIR")
-        #expect(usageError("account", "add", "https://cloud.example.org")?.message == "missing --user NAME")
     }
 
     @Test("one word too many is an unexpected extra argument")
@@ -207,7 +206,7 @@ struct ArgumentParserTests {
         #expect(usageError("retry", "--all-failed", "--to", "/x")?.message == "`--all-failed` and `--to` do not go together")
     }
 
-    @Test("account add takes one URL, or both --webdav and --tus")
+    @Test("account add takes one URL (with --user, --login or neither), or both --webdav and --tus")
     func accountAddForms() throws {
         let short = try parsed(["account", "add", "https://cloud.example.org", "--user", "alice"])
         #expect(short.commandPath == ["instant-upload", "account", "add"])
@@ -220,6 +219,11 @@ struct ArgumentParserTests {
         #expect(usageError("account", "add", "--webdav", "https://c/dav/", "--user", "a")?.message == "--webdav also needs --tus")
         #expect(usageError("account", "add", "--user", "a")?.message == "missing URL, or --webdav and --tus")
         #expect(usageError("account", "add", "https://c", "--tus", "https://c/files/", "--user", "a")?.code == .conflict)
+        // Without --user a browser login is the way in; --login asks for it outright.
+        let login = try parsed(["account", "add", "https://cloud.example.org", "--login"])
+        #expect(login.has("login") && login.value("user") == nil)
+        #expect(try parsed(["account", "add", "https://cloud.example.org"]).value("user") == nil)
+        #expect(usageError("account", "add", "https://c", "--login", "--password-stdin")?.code == .conflict)
     }
 
     @Test("the usage error report has the message, the usage, and where to read more")

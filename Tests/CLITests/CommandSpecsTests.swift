@@ -68,8 +68,8 @@ struct CommandSpecsTests {
     func twoForms() {
         let usage = CommandSpecs.accountAdd.usageText(commandPath: ["instant-upload", "account", "add"])
         #expect(usage == """
-            usage: instant-upload account add --webdav URL --tus URL --user NAME [--name ALIAS] [--password-stdin] [--wifi-only] [--ca-file PATH] [--allow-insecure-http]
-               or: instant-upload account add URL --user NAME [--name ALIAS] [--password-stdin] [--wifi-only] [--ca-file PATH] [--allow-insecure-http]
+            usage: instant-upload account add URL [--user NAME [--password-stdin] | --login] [--name ALIAS] [--wifi-only] [--ca-file PATH] [--allow-insecure-http]
+               or: instant-upload account add --webdav URL --tus URL --user NAME [--name ALIAS] [--password-stdin] [--wifi-only] [--ca-file PATH] [--allow-insecure-http]
             """)
     }
 

@@ -149,7 +149,7 @@ struct ExitStatusTests {
         try expect(session, ["clear", "everything"], 2)
     }
 
-    @Test("account add: 0 saved, 1 a wrong password, 2 not an address, 3 no server there")
+    @Test("account add: 0 saved, 1 a wrong password or address, 2 not an address or no user where one is needed, 3 no server there or in maintenance")
     func accountAdd() throws {
         let server = try ReferenceServer()
         let session = try AgentHarness()
@@ -158,9 +158,20 @@ struct ExitStatusTests {
         try expect(session, add, 0, stdin: "wonderland\n", saying: "added account")
         try expect(session, ["account", "add", "ftp://example.org", "--user", "alice", "--password-stdin"], 2, stdin: "x\n",
                    saying: "not an http(s) address")
-        try expect(session, ["account", "add", "http://example.org"], 2, saying: "missing --user NAME")
+        // No --user: only a Nextcloud offers the browser login instead.
+        try expect(session, ["account", "add", server.webdavURL()], 2, saying: "give your user name with --user NAME")
+        try expect(session, ["account", "add", "--webdav", server.webdavURL(), "--tus", server.tusURL, "--password-stdin"], 2,
+                   stdin: "x\n", saying: "missing --user NAME")
         try expect(session, ["account", "add", "http://127.0.0.1:9", "--user", "alice", "--password-stdin"], 3, stdin: "x\n",
                    saying: "cannot reach the server")
+        try expect(session, ["account", "add", "http://127.0.0.1:9"], 3, saying: "cannot reach the server")
+        // Something answers, but neither Nextcloud, ownCloud nor a WebDAV folder: a wrong address.
+        try expect(session, ["account", "add", server.baseURL, "--user", "alice", "--password-stdin"], 1, stdin: "wonderland\n",
+                   saying: "no WebDAV folder at the address")
+        let nextcloud = try ReferenceServer(face: .nextcloud)
+        try nextcloud.setMaintenance(true)
+        try expect(session, ["account", "add", nextcloud.baseURL, "--user", "alice", "--password-stdin"], 3, stdin: "wonderland\n",
+                   saying: "maintenance mode")
     }
 
     @Test("account list and remove: 0 listed or removed, 1 no such account, 2 no name")

@@ -38,6 +38,15 @@ struct HostileServerTests {
         try await scene.expectQuietAndAlive()
     }
 
+    @Test("a server whose file, once made, has another size than was sent fails the item as integrity")
+    func storedSizeDiffers() async throws {
+        let scene = try await HostileScene.upload()
+        try await scene.misbehave("stored-size", "299999")
+        try await scene.startAgent()
+        let row = try await scene.verdict("failed", "integrity")
+        #expect(row.rowReasonMessage?.contains("299999 bytes, the file 300000") == true, "\(row.rowReason ?? [:])")
+    }
+
     // MARK: tus numbers
 
     @Test("an Upload-Offset in a PATCH reply beyond the chunk, negative, not a number or overflowing fails as protocol", arguments: [

@@ -65,6 +65,11 @@ def deeply_nested(depth=200_000):
     ).encode()
 
 
+def complete_uploads():
+    with STATE_LOCK:
+        return [u for u in STATE["uploads"].values() if u["length"] and len(u["data"]) == u["length"]]
+
+
 def sane_propfind(href):
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n<d:multistatus xmlns:d="DAV:"><d:response>'
@@ -223,6 +228,10 @@ class Handler(BaseHTTPRequestHandler):
                 body = sane_propfind(self.path)
             elif self.path.rstrip("/") in ("/dav/alice", "/dav/alice/In"):
                 body = folder_propfind(self.path)
+            elif name == "stored-size" and self.path == "/dav/alice/In/IMG_0001.jpg" and complete_uploads():
+                # The upload completed, but the file the server says it made has another size.
+                body = sane_propfind(self.path).replace(f"<d:getcontentlength>{len(FILE_BYTES)}".encode(),
+                                                        f"<d:getcontentlength>{value}".encode())
             else:
                 return self.answer(404)
             return self.answer(207, [("Content-Type", "application/xml; charset=utf-8")], body)

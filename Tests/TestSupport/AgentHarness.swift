@@ -68,6 +68,20 @@ public final class AgentHarness: @unchecked Sendable {
         guard r.status == 0 else { throw TestFailure("account add failed (\(r.status)): \(r.stderr)") }
     }
 
+    /// Adds the account at `address` as a person types it (`account add URL --user NAME`):
+    /// discovery finds out what the server is and how to upload to it.
+    public func addAccount(address: String, user: String = "alice", password: String = "wonderland", name: String = "home") throws {
+        let r = try cli(["account", "add", address, "--user", user, "--name", name, "--password-stdin"], stdin: password + "\n")
+        guard r.status == 0 else { throw TestFailure("account add \(address) failed (\(r.status)): \(r.stderr)") }
+    }
+
+    /// Starts `instant-upload ARGS` without waiting for it (a command that waits for the person).
+    public func spawn(_ arguments: [String], environment extra: [String: String] = [:], output: ChildProcess.Stream = .pipe,
+                      error: ChildProcess.Stream = .pipe) throws -> ChildProcess {
+        let (exe, args) = command("instant-upload", arguments)
+        return try ChildProcess(exe, args, environment: environment.merging(extra) { $1 }, output: output, error: error)
+    }
+
     /// Starts `instant-upload run`; ready when `socket` (default: the harness's runtime folder's) exists.
     public func startAgent(socket: String? = nil) throws {
         let (exe, args) = command("instant-upload", ["run"])

@@ -183,6 +183,12 @@ extension ReferenceServer {
         try control("POST", "login", json: body)
     }
 
+    /// The address a person types for this face: the Nextcloud's base (with its path prefix,
+    /// given as `prefix`), or the WebDAV folder of `user` for the tus and plain-WebDAV faces.
+    public func address(prefix: String = "", user: String = "alice") -> String {
+        face == .nextcloud ? baseURL + prefix : webdavURL(user)
+    }
+
     /// Makes every chunked-upload folder expire now.
     public func expireUploads() throws { try control("POST", "uploads/expire") }
 }

@@ -61,14 +61,36 @@ struct ServerDiscoveryTests {
         #expect(found.uploadProtocol == .webdavPut && found.putPlacement == .viaTemporary)
     }
 
-    @Test("an address that is neither says what was tried and what was found")
-    func neither() throws {
+    @Test("a WebDAV folder with tus at /files/ on the same host (a tusd + WebDAV deployment) is uploaded to by tus")
+    func tusBesideWebDAV() throws {
+        let server = try ReferenceServer(face: .tus)
+        let found = try ServerDiscovery(address: server.webdavURL(), credentials: Self.alice).discover()
+        #expect(found.kind == .webdav && found.product == nil)
+        #expect(found.webdavURL == server.webdavURL())
+        #expect(found.uploadProtocol == .tus && found.tusURL == server.tusURL)
+    }
+
+    @Test("an address with tus but no WebDAV folder says what was tried and what was found")
+    func tusWithoutWebDAV() throws {
         let server = try ReferenceServer(face: .tus)
         let error = #expect(throws: DiscoveryError.self) {
             try ServerDiscovery(address: server.baseURL, credentials: Self.alice).discover()
         }
         #expect(error?.code == .notRecognised)
-        #expect(error?.tried == ["GET status.php: HTTP 404", "PROPFIND: HTTP 404"])
+        #expect(error?.tried == ["GET status.php: HTTP 404", "PROPFIND: HTTP 404", "OPTIONS /files/: tus 1.0.0"])
+        #expect(error?.description.contains("has a tus server at \(server.tusURL), but no WebDAV folder at the address") == true)
+    }
+
+    @Test("an address that is neither says what was tried and what was found")
+    func neither() throws {
+        let apache = try ForeignWebDAVServer(.apache)
+        let error = #expect(throws: DiscoveryError.self) {
+            try ServerDiscovery(address: apache.url + "nothing/", credentials: Credentials(username: apache.user, password: apache.password)).discover()
+        }
+        #expect(error?.code == .notRecognised)
+        #expect(error?.tried.first == "GET status.php: HTTP 404")
+        #expect(error?.tried.dropFirst().first == "PROPFIND: HTTP 404")
+        #expect(error?.tried.last?.hasPrefix("OPTIONS /files/: HTTP") == true && error?.tried.last?.hasSuffix(", no tus") == true)
         #expect(error?.description.contains("neither a Nextcloud or ownCloud server nor a WebDAV folder") == true)
         #expect(throws: ProtocolViolation.self) { try ServerDiscovery(address: "ftp://example.org", credentials: nil) }
     }

@@ -23,7 +23,7 @@ struct TusUploadTests {
         #expect(started.expiresAt.map { $0 > Int64(Date().timeIntervalSince1970 * 1000) } == true, "an expiry in the future")
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         defer { close(fd) }
-        let first = try upload.send(.file(descriptor: fd, offset: 0, length: 600_000, observer: nil), to: started.handle, at: 0, checksum: nil)
+        let first = try upload.send(.file(descriptor: fd, offset: 0, length: 600_000, observer: nil), to: started.handle, at: 0, of: target, checksum: nil)
         #expect(first.offset == 600_000 && first.expiresAt != nil)
         guard case .holds(let offset, let length, let expires) = try upload.status(of: started.handle, confirmed: 0) else {
             Issue.record("the server forgot a fresh upload")
@@ -31,9 +31,9 @@ struct TusUploadTests {
         }
         #expect(offset == 600_000 && length == 1_500_000 && expires != nil)
         let rest = try upload.send(.file(descriptor: fd, offset: offset, length: 900_000, observer: nil), to: started.handle,
-                                   at: offset, checksum: nil)
+                                   at: offset, of: target, checksum: nil)
         #expect(rest.offset == 1_500_000)
-        try upload.finish(started.handle, as: target)
+        try upload.finish(started.handle, as: target, sha256: try TestData.sha256(ofFile: path))
         #expect(try TestData.sha256(ofFile: server.tree() + "/Docs/a.bin") == (try TestData.sha256(ofFile: path)))
         #expect(try upload.status(of: started.handle, confirmed: 0) == .holds(offset: 1_500_000, length: 1_500_000, expiresAt: rest.expiresAt))
     }
@@ -47,12 +47,13 @@ struct TusUploadTests {
         try upload.abandon(abandoned.handle) // already gone: fine
         #expect(try upload.status(of: abandoned.handle, confirmed: 0) == .forgotten(expired: false))
 
-        let expiring = try upload.start(UploadTarget(remotePath: "/y.bin", length: 10, contentType: "text/plain"))
+        let y = UploadTarget(remotePath: "/y.bin", length: 10, contentType: "text/plain")
+        let expiring = try upload.start(y)
         usleep(2_200_000)
         #expect(try upload.status(of: expiring.handle, confirmed: 0) == .forgotten(expired: true))
         // Sending to it is an error to classify, never a verdict about the upload.
         #expect(throws: HTTPStatusError.self) {
-            _ = try upload.send(.bytes(Array("0123456789".utf8)), to: expiring.handle, at: 0, checksum: nil)
+            _ = try upload.send(.bytes(Array("0123456789".utf8)), to: expiring.handle, at: 0, of: y, checksum: nil)
         }
     }
 }

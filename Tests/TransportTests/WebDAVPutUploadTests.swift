@@ -4,26 +4,40 @@ import TestSupport
 import Testing
 import Transport
 
-@Suite("Whole-file PUT against the reference server, Apache mod_dav and rclone serve webdav")
+@Suite("Whole-file PUT behind the upload interface, against the reference server, Apache mod_dav and rclone serve webdav")
 struct WebDAVPutUploadTests {
     static let alice = Credentials(username: "alice", password: "wonderland")
     static let names = ["IMG 0001.jpg", "naïve #2 100%.mov", "日本 & Meer.txt"]
 
+    /// Sends the file at `path` as `remotePath` the way the engine does: start, ask, send it
+    /// whole, finish. Returns the handle and what the server said to the PUT.
+    @discardableResult
+    static func send(_ upload: WebDAVPutUpload, _ path: String, to remotePath: String, mtime: Int64? = nil) throws
+        -> (handle: String, put: WebDAVClient.PutResult?) {
+        let size = try #require(UploadTestFiles.size(path))
+        let target = UploadTarget(remotePath: remotePath, length: size, contentType: "application/octet-stream", mtime: mtime)
+        let fd = try UploadTestFiles.open(path)
+        defer { close(fd) }
+        let handle = try upload.start(target).handle
+        #expect(try upload.status(of: handle, confirmed: 0) == .holds(offset: 0, length: nil, expiresAt: nil))
+        let confirmed = try upload.send(.file(descriptor: fd, offset: 0, length: size, observer: nil), to: handle, at: 0,
+                                        of: target, checksum: nil)
+        #expect(confirmed.offset == size)
+        try upload.finish(handle, as: target, sha256: try TestData.sha256(ofFile: path))
+        return (handle, upload.lastPut)
+    }
+
     /// Uploads three named files (one over 100 MiB when `large`) into `folder` and checks them on disk.
-    static func uploadThree(_ dav: WebDAVClient, placement: PutPlacement, folder: String, disk: String, large: Bool,
-                            expectMtime: Bool?) throws {
+    static func uploadThree(_ upload: WebDAVPutUpload, folder: String, disk: String, large: Bool, expectMtime: Bool?) throws {
         let local = TemporaryFolder("iu-put")
         for (i, name) in names.enumerated() {
             let size = large && i == 1 ? (100 << 20) + 7 : 50_000 + i
             let path = try UploadTestFiles.make(local, "f\(i)", size: size, seed: UInt64(10 + i))
-            let fd = try UploadTestFiles.open(path)
-            defer { close(fd) }
-            let result = try dav.upload(descriptor: fd, length: Int64(size), to: folder + "/" + name, placement: placement,
-                                        token: "row-\(i)", mtime: 1_400_000_000)
+            let result = try send(upload, path, to: folder + "/" + name, mtime: 1_400_000_000)
             let onDisk = disk + "/" + name
             #expect(try TestData.sha256(ofFile: onDisk) == (try TestData.sha256(ofFile: path)), "\(name)")
             if let expectMtime {
-                #expect(result.mtimeAccepted == expectMtime, "\(name)")
+                #expect(result.put?.mtimeAccepted == expectMtime, "\(name)")
                 if expectMtime { #expect(try UploadTestFiles.mtime(onDisk) == 1_400_000_000, "\(name)") }
             }
         }
@@ -35,51 +49,59 @@ struct WebDAVPutUploadTests {
     func referenceViaTemporary() throws {
         let server = try ReferenceServer(face: .webdav)
         try server.makeFolder("New")
-        let dav = WebDAVClient(root: server.webdavURL(), credentials: Self.alice)
-        try Self.uploadThree(dav, placement: .viaTemporary, folder: "/New", disk: server.tree() + "/New", large: false, expectMtime: nil)
+        let upload = WebDAVPutUpload(root: server.webdavURL(), credentials: Self.alice, placement: .viaTemporary)
+        #expect(try upload.capabilities().wholeFileOnly)
+        try Self.uploadThree(upload, folder: "/New", disk: server.tree() + "/New", large: false, expectMtime: nil)
         let stats = try server.stats()
         let puts = try #require(stats["puts"] as? [String: Int])
         #expect(puts.keys.allSatisfy { $0.hasPrefix("New/.") && $0.hasSuffix(".part") } && puts.count == 3)
         #expect(stats["moves"] as? Int == 3)
     }
 
-    @Test("an interrupted PUT leaves neither the file nor its temporary; the next try completes")
+    @Test("an interrupted PUT leaves neither the file nor its temporary; one left by a killed try goes before the next; cancel removes it")
     func interrupted() throws {
         let server = try ReferenceServer(face: .webdav)
-        let dav = WebDAVClient(root: server.webdavURL(), credentials: Self.alice)
+        let upload = WebDAVPutUpload(root: server.webdavURL(), credentials: Self.alice, placement: .viaTemporary)
         let local = TemporaryFolder("iu-put")
         let path = try UploadTestFiles.make(local, "v.bin", size: 2_000_000, seed: 5)
         let fd = try UploadTestFiles.open(path)
         defer { close(fd) }
+        let target = UploadTarget(remotePath: "/v.bin", length: 2_000_000, contentType: "application/octet-stream")
+        let handle = try upload.start(target).handle
+        #expect(handle.hasPrefix("/.v.bin.") && handle.hasSuffix(".part"))
         try server.fault(["method": "PUT", "path_prefix": "/dav/", "reset_after_bytes": 700_000])
         #expect(throws: TransportError.self) {
-            _ = try dav.upload(descriptor: fd, length: 2_000_000, to: "/v.bin", placement: .viaTemporary, token: "7")
+            _ = try upload.send(.file(descriptor: fd, offset: 0, length: 2_000_000, observer: nil), to: handle, at: 0, of: target, checksum: nil)
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: server.tree()) == [])
-        // A temporary left by a try that died with the agent is removed on request.
-        _ = try dav.put(.bytes([1, 2, 3]), to: "/" + WebDAVClient.temporaryName(for: "v.bin", token: "7"))
-        try dav.removeTemporary(for: "/v.bin", token: "7")
+        // A temporary left by a try that died with the agent is removed before the next one.
+        _ = try upload.dav.put(.bytes([1, 2, 3]), to: handle)
+        #expect(try upload.status(of: handle, confirmed: 0) == .holds(offset: 0, length: nil, expiresAt: nil))
         #expect(try FileManager.default.contentsOfDirectory(atPath: server.tree()) == [])
-        _ = try dav.upload(descriptor: fd, length: 2_000_000, to: "/v.bin", placement: .viaTemporary, token: "7")
+        // A PUT the server confirmed whole is kept for the MOVE; a temporary with another size is not.
+        _ = try upload.send(.file(descriptor: fd, offset: 0, length: 2_000_000, observer: nil), to: handle, at: 0, of: target, checksum: nil)
+        #expect(try upload.status(of: handle, confirmed: 2_000_000) == .holds(offset: 2_000_000, length: nil, expiresAt: nil))
+        #expect(try upload.status(of: handle, confirmed: 1_999_999) == .forgotten(expired: false))
+        try upload.abandon(handle)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: server.tree()) == [])
+        try Self.send(upload, path, to: "/v.bin")
         #expect(try TestData.sha256(ofFile: server.tree() + "/v.bin") == (try TestData.sha256(ofFile: path)))
     }
 
-    @Test("Nextcloud face: straight PUT with the mtime accepted and the checksum stored; duplicates overwrite")
+    @Test("Nextcloud face: straight PUT with the mtime accepted; duplicates overwrite; an empty file is one empty PUT")
     func nextcloudDirect() throws {
         let server = try ReferenceServer(face: .nextcloud)
         let account = try server.nextcloudAccount()
-        let dav = WebDAVClient(root: account.webdavURL, credentials: Self.alice)
+        let upload = WebDAVPutUpload(root: account.webdavURL, credentials: Self.alice, placement: .direct)
         try server.makeFolder("Camera")
-        try Self.uploadThree(dav, placement: .direct, folder: "/Camera", disk: server.tree() + "/Camera", large: false, expectMtime: true)
+        try Self.uploadThree(upload, folder: "/Camera", disk: server.tree() + "/Camera", large: false, expectMtime: true)
         let local = TemporaryFolder("iu-put")
-        let path = try UploadTestFiles.make(local, "again", size: 1234, seed: 99)
-        let fd = try UploadTestFiles.open(path)
-        defer { close(fd) }
-        let sha = try TestData.sha256(ofFile: path)
-        let again = try dav.upload(descriptor: fd, length: 1234, to: "/Camera/IMG 0001.jpg", placement: .direct, token: "x", sha256: sha)
-        #expect(again.status == 204)
-        #expect(try dav.properties(of: "/Camera/IMG 0001.jpg").sha256 == sha)
+        let again = try Self.send(upload, try UploadTestFiles.make(local, "again", size: 1234, seed: 99), to: "/Camera/IMG 0001.jpg")
+        #expect(again.handle == "/Camera/IMG 0001.jpg" && again.put?.status == 204)
         #expect(try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/Camera").count == 3)
+        try Self.send(upload, try UploadTestFiles.make(local, "empty", size: 0, seed: 1), to: "/Camera/empty.txt", mtime: 1_300_000_000)
+        #expect(UploadTestFiles.size(server.tree() + "/Camera/empty.txt") == 0)
+        #expect(try UploadTestFiles.mtime(server.tree() + "/Camera/empty.txt") == 1_300_000_000)
     }
 
     @Test("a folder that does not exist is a 409 (rclone: 404) from PUT, on every server, and nothing is created")
@@ -88,43 +110,42 @@ struct WebDAVPutUploadTests {
         let apache = try ForeignWebDAVServer(.apache)
         let rclone = try ForeignWebDAVServer(.rclone)
         // rclone (Go's WebDAV handler) says 404 where the others say 409 (RFC 4918 §9.7.1).
-        let targets: [(WebDAVClient, String, Int)] = [
-            (WebDAVClient(root: reference.webdavURL(), credentials: Self.alice), reference.tree(), 409),
-            (WebDAVClient(root: apache.url, credentials: Credentials(username: apache.user, password: apache.password)), apache.root, 409),
-            (WebDAVClient(root: rclone.url, credentials: Credentials(username: rclone.user, password: rclone.password)), rclone.root, 404),
+        let targets: [(String, Credentials, String, Int)] = [
+            (reference.webdavURL(), Self.alice, reference.tree(), 409),
+            (apache.url, Credentials(username: apache.user, password: apache.password), apache.root, 409),
+            (rclone.url, Credentials(username: rclone.user, password: rclone.password), rclone.root, 404),
         ]
         let local = TemporaryFolder("iu-put")
         let path = try UploadTestFiles.make(local, "x", size: 1000, seed: 1)
-        let fd = try UploadTestFiles.open(path)
-        defer { close(fd) }
-        for (dav, disk, status) in targets {
+        for (root, credentials, disk, status) in targets {
             for placement in [PutPlacement.direct, .viaTemporary] {
-                let error = #expect(throws: HTTPStatusError.self, "\(dav.root) \(placement)") {
-                    _ = try dav.upload(descriptor: fd, length: 1000, to: "/No Such Folder/x.bin", placement: placement, token: "1")
+                let upload = WebDAVPutUpload(root: root, credentials: credentials, placement: placement)
+                let error = #expect(throws: HTTPStatusError.self, "\(root) \(placement)") {
+                    try Self.send(upload, path, to: "/No Such Folder/x.bin")
                 }
-                #expect(error?.status == status && error?.step == .put, "\(dav.root) \(placement): \(String(describing: error))")
+                #expect(error?.status == status && error?.step == .put, "\(root) \(placement): \(String(describing: error))")
             }
-            #expect(try FileManager.default.contentsOfDirectory(atPath: disk) == [], "\(dav.root)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: disk) == [], "\(root)")
         }
     }
 
     @Test("Apache httpd mod_dav: three files (one over 100 MiB) with strange names, through a temporary name")
     func apache() throws {
         let server = try ForeignWebDAVServer(.apache)
-        let dav = WebDAVClient(root: server.url, credentials: Credentials(username: server.user, password: server.password))
-        try dav.makeFolder("/Fotos #1")
+        let upload = WebDAVPutUpload(root: server.url, credentials: Credentials(username: server.user, password: server.password),
+                                     placement: .viaTemporary)
+        try upload.dav.makeFolder("/Fotos #1")
         // Apache does not honour X-OC-Mtime.
-        try Self.uploadThree(dav, placement: .viaTemporary, folder: "/Fotos #1", disk: server.root + "/Fotos #1", large: true,
-                             expectMtime: false)
+        try Self.uploadThree(upload, folder: "/Fotos #1", disk: server.root + "/Fotos #1", large: true, expectMtime: false)
     }
 
     @Test("rclone serve webdav: three files (one over 100 MiB) with strange names, through a temporary name")
     func rclone() throws {
         let server = try ForeignWebDAVServer(.rclone)
-        let dav = WebDAVClient(root: server.url, credentials: Credentials(username: server.user, password: server.password))
-        try dav.makeFolder("/Fotos #1")
+        let upload = WebDAVPutUpload(root: server.url, credentials: Credentials(username: server.user, password: server.password),
+                                     placement: .viaTemporary)
+        try upload.dav.makeFolder("/Fotos #1")
         // Debian 12's rclone (1.60) does not honour X-OC-Mtime either.
-        try Self.uploadThree(dav, placement: .viaTemporary, folder: "/Fotos #1", disk: server.root + "/Fotos #1", large: true,
-                             expectMtime: false)
+        try Self.uploadThree(upload, folder: "/Fotos #1", disk: server.root + "/Fotos #1", large: true, expectMtime: false)
     }
 }

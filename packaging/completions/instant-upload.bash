@@ -20,6 +20,10 @@ _instant_upload() {
             COMPREPLY=($(compgen -W "keep trash" -- "$cur"))
             return
             ;;
+        --ca-file)
+            _filedir
+            return
+            ;;
         --state | -s)
             COMPREPLY=($(compgen -W "queued in_progress retrying completed failed" -- "$cur"))
             return
@@ -44,7 +48,7 @@ _instant_upload() {
             if [[ $cword -eq 2 ]]; then
                 COMPREPLY=($(compgen -W "add list remove" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W "--webdav --tus --user --name --password-stdin --wifi-only --ca-file --allow-insecure-http --json --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--webdav --tus --user --login --name --password-stdin --wifi-only --ca-file --allow-insecure-http --json --help" -- "$cur"))
             fi
             ;;
         watch)

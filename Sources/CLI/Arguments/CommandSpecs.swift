@@ -107,25 +107,26 @@ public enum CommandSpecs {
         summary: "Add, list and remove server accounts.",
         subcommands: [accountAdd, accountList, accountRemove])
 
-    /// `account add --webdav URL --tus URL --user NAME ...` or `account add URL --user NAME`
+    /// `account add URL [--user NAME | --login]` or `account add --webdav URL --tus URL --user NAME`
     public static let accountAdd = CommandSpec(
         name: "add",
         summary: "Add an account, or change the address or password of one.",
-        usage: ["--webdav URL --tus URL --user NAME [--name ALIAS] [--password-stdin] [--wifi-only] [--ca-file PATH] [--allow-insecure-http]",
-                "URL --user NAME [--name ALIAS] [--password-stdin] [--wifi-only] [--ca-file PATH] [--allow-insecure-http]"],
-        discussion: "With one URL, the WebDAV and tus addresses are derived from it (URL/dav/NAME/ and URL/files/). Both are checked with the password before anything is saved. The password is asked for on the terminal, or read from standard input with --password-stdin; it is kept in the Secret Service (or a file only you can read), never in the config file.",
+        usage: ["URL [--user NAME [--password-stdin] | --login] [--name ALIAS] [--wifi-only] [--ca-file PATH] [--allow-insecure-http]",
+                "--webdav URL --tus URL --user NAME [--name ALIAS] [--password-stdin] [--wifi-only] [--ca-file PATH] [--allow-insecure-http]"],
+        discussion: "Give the address you open in the browser: the server is asked what it is (Nextcloud, ownCloud, ownCloud Infinite Scale, or a plain WebDAV server, with tus beside it at /files/ or not) and uploads go by the best way it offers: tus, Nextcloud's chunked upload, or one PUT per file. Without --user (or with --login), a Nextcloud server is logged in to in the browser, as its desktop client does, and only the app password it gives is kept. With --user, the password is asked for on the terminal, or read from standard input with --password-stdin. --webdav and --tus name both addresses instead. Everything is checked with the server before anything is saved; passwords are kept in the Secret Service (or a file only you can read), never in the config file.",
         options: [
-            .option("webdav", value: "URL", help: "the WebDAV address, for listing and creating folders"),
-            .option("tus", value: "URL", help: "the tus address, for uploads"),
-            .option("user", short: "u", value: "NAME", help: "the user name on the server", required: true),
+            .option("webdav", value: "URL", help: "the WebDAV address, for listing and creating folders (with --tus)"),
+            .option("tus", value: "URL", help: "the tus address, for uploads (with --webdav)"),
+            .option("user", short: "u", value: "NAME", help: "the user name on the server (without it, a Nextcloud is logged in to in the browser)"),
+            .flag("login", help: "log in in the browser (Nextcloud's Login Flow), even with --user"),
             .option("name", value: "ALIAS", help: "what to call the account here (default: NAME@host)"),
             .flag("password-stdin", help: "read the password from standard input"),
             .flag("wifi-only", help: "auto-uploads to this account wait for an unmetered Wi-Fi network"),
             .option("ca-file", value: "PATH", help: "trust the certificate authority in this PEM file for this server (a private CA)"),
             .flag("allow-insecure-http", help: "accept http:// to another machine, though the password then crosses the network in clear text"),
         ],
-        positionals: [.optional("URL", help: "the server's address, instead of --webdav and --tus")],
-        rules: [.oneOf([["URL"], ["--webdav", "--tus"]])])
+        positionals: [.optional("URL", help: "the server's address, as you open it in the browser")],
+        rules: [.oneOf([["URL"], ["--webdav", "--tus"]]), .conflict("--login", "--password-stdin"), .conflict("--login", "--webdav")])
 
     /// `account list [--json]`
     public static let accountList = CommandSpec(

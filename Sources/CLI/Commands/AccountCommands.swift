@@ -7,99 +7,93 @@ import Queue
 import Transport
 
 /// `account add|list|remove`: accounts live in the queue database without secrets; the
-/// password goes to the Secret Service or a 0600 file.
+/// password (or the app password a browser login gives) goes to the Secret Service or a
+/// 0600 file.
 public enum AccountCommands {
     public struct AddRequest {
         public var name: String?
-        public var webdavURL: String
-        public var tusURL: String
-        public var username: String
-        public var password: String
+        /// The address a person types (`https://cloud.example.org`): discovery finds the rest.
+        public var address: String?
+        /// Given instead of an address: a tus server beside a WebDAV one, as they are.
+        public var webdavURL: String?
+        public var tusURL: String?
+        /// Nil (or `login`) where the server offers a browser login: the person logs in there.
+        public var username: String?
+        public var login = false
+        public var passwordFromStdin = false
         public var wifiOnly = false
         /// A CA file trusted for this server (a private certificate authority).
         public var caFile: String?
         /// Accept `http://` to a host that is not this machine: the password travels in clear text.
         public var allowInsecureHTTP = false
-        public init(name: String?, webdavURL: String, tusURL: String, username: String, password: String) {
-            self.name = name; self.webdavURL = webdavURL; self.tusURL = tusURL; self.username = username; self.password = password
+        public init(name: String?, address: String?, webdavURL: String? = nil, tusURL: String? = nil, username: String?) {
+            self.name = name; self.address = address; self.webdavURL = webdavURL; self.tusURL = tusURL; self.username = username
         }
+
+        var typedAddresses: [String] { ([address] + [webdavURL, tusURL]).compactMap { $0 } }
     }
 
-    /// Guesses the reference server's layout from its base address.
-    public static func guessLayout(base: String, username: String) -> (webdav: String, tus: String) {
-        var root = base
-        while root.hasSuffix("/") { root.removeLast() }
-        let user = username.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? username
-        return (root + "/dav/\(user)/", root + "/files/")
-    }
-
-    /// Checks the server with the given password before anything is saved.
+    /// Finds out what the server is, logs in (or takes the password), checks it against the
+    /// server, and only then saves anything.
     public static func add(_ request: AddRequest, context: CommandContext) -> Int32 {
-        for url in [request.webdavURL, request.tusURL] {
-            guard let parsed = URL(string: url), let scheme = parsed.scheme, ["http", "https"].contains(scheme), parsed.host != nil else {
-                context.complain("`\(url)` is not an http(s) address; give the full URL, e.g. https://cloud.example.org/files/")
+        for url in request.typedAddresses {
+            guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
+                  parsed.host?.isEmpty == false else {
+                context.complain("`\(DisplayText.escape(url))` is not an http(s) address; give the full URL, e.g. https://cloud.example.org")
                 return ExitStatus.usage
             }
         }
         // Basic auth over plain http is readable by anyone on the way; only this machine is exempt.
-        for url in [request.webdavURL, request.tusURL]
+        for url in request.typedAddresses
         where url.lowercased().hasPrefix("http://") && !Account.isLoopback(url) && !request.allowInsecureHTTP {
             context.complain("\(Log.redact(url: url)) is plain http to another machine: the password would cross the network in clear text (Basic auth)\n"
                              + "  use https://, or pass --allow-insecure-http if the network in between is yours alone")
             return ExitStatus.usage
         }
-        if URL(string: request.webdavURL)?.host != URL(string: request.tusURL)?.host {
-            context.complain("note: the WebDAV and tus addresses are on different hosts; the password is sent to both")
-        }
-        let credentials = Credentials(username: request.username, password: request.password)
-        let name = request.name ?? defaultName(request)
-        // The checks below trust exactly what the agent will trust for this account.
-        let account = Account(id: 0, name: name, webdavURL: request.webdavURL, tusURL: request.tusURL, username: request.username,
-                              caFile: request.caFile)
+        // The requests below trust exactly what the agent will trust for this account.
+        let provisional = Account(id: 0, name: request.name ?? "new", webdavURL: request.webdavURL ?? request.address ?? "",
+                                  tusURL: request.tusURL, username: request.username ?? "", caFile: request.caFile)
         let settings: TransferSettings
-        do { settings = try context.transferSettings(for: account) } catch {
+        do { settings = try context.transferSettings(for: provisional) } catch {
             context.complain("\(error)")
             return ExitStatus.environment
         }
-        // 1. tus: version, extensions, size limit.
-        let info: TusServerInfo
+
+        let credentials: Credentials
+        var appPassword = false
+        switch signIn(request, account: provisional, settings: settings, context: context) {
+        case .success(let c, let fromBrowser):
+            credentials = c
+            appPassword = fromBrowser
+        case .exit(let status):
+            return status
+        }
+
+        let found: AccountServer.Found
         do {
-            let tus = TusClient(endpoint: request.tusURL, credentials: credentials)
-            settings.prepare(tus.session, for: account)
-            info = try tus.discover()
+            found = try AccountServer.find(request, credentials: credentials, settings: settings, account: provisional)
+        } catch let e as DiscoveryError {
+            context.complain(e.description)
+            // Nothing usable at the address is the person's to fix; maintenance passes.
+            return e.code == .maintenance ? ExitStatus.environment : ExitStatus.attention
+        } catch let e as AccountServer.Refusal {
+            context.complain(e.message)
+            return e.status
         } catch {
-            context.complain("the tus address \(Log.redact(url: request.tusURL)) did not work: \(explain(error, user: request.username))")
+            context.complain("the server at \(Log.redact(url: request.typedAddresses.first ?? "")) did not work: \(explain(error, user: credentials.username))")
             return ExitStatus.of(serverError: error)
         }
-        guard info.versions.contains("1.0.0") else {
-            context.complain("the server speaks tus \(info.versions.joined(separator: ", ")), not 1.0.0")
-            return ExitStatus.attention
-        }
-        // 2. WebDAV: the root must list, with this password.
-        do {
-            let dav = WebDAVClient(root: request.webdavURL, credentials: credentials)
-            settings.prepare(dav.session, for: account)
-            let root = try dav.properties(of: "/")
-            guard root.isFolder else {
-                context.complain("the WebDAV address \(Log.redact(url: request.webdavURL)) is a file, not a folder")
-                return ExitStatus.attention
-            }
-        } catch {
-            context.complain("the WebDAV address \(Log.redact(url: request.webdavURL)) did not work: \(explain(error, user: request.username))")
-            return ExitStatus.of(serverError: error)
-        }
+
+        let name = request.name ?? "\(credentials.username)@\(URL(string: found.webdavURL)?.host ?? "server")"
         do {
             let store = try context.openStore()
-            let backend = try SecretStore(paths: context.paths).save(account: name, password: request.password)
-            try store.addAccount(name: name, webdavURL: request.webdavURL, tusURL: request.tusURL, username: request.username,
-                                 wifiOnly: request.wifiOnly, caFile: request.caFile)
-            var extras: [String] = []
-            if let max = info.maxSize { extras.append("up to \(HumanFormat.bytes(max)) per file") }
-            if info.checksumAlgorithm != nil { extras.append("chunk checksums") }
-            if info.supportsTermination { extras.append("cancel on server") }
-            context.say("added account \(name) (\(request.username) at \(URL(string: request.tusURL)?.host ?? "?"))"
-                        + (extras.isEmpty ? "" : ": " + extras.joined(separator: ", ")))
-            context.say("password saved in the \(backend.rawValue)")
+            let backend = try SecretStore(paths: context.paths).save(account: name, password: credentials.password)
+            try store.addAccount(name: name, webdavURL: found.webdavURL, tusURL: found.tusURL, username: credentials.username,
+                                 wifiOnly: request.wifiOnly, caFile: request.caFile, server: found.profile)
+            context.say("added account \(DisplayText.escape(name)) (\(DisplayText.escape(credentials.username)) at \(URL(string: found.webdavURL)?.host ?? "?")): "
+                        + found.summary)
+            context.say(appPassword ? "the app password the server gave is saved in the \(backend.rawValue); your own password was not asked for or kept"
+                                    : "password saved in the \(backend.rawValue)")
             // A running agent asks for the password again, and watch rules waiting for this account start.
             context.wakeAgent()
             return ExitStatus.ok
@@ -109,9 +103,53 @@ public enum AccountCommands {
         }
     }
 
-    static func defaultName(_ r: AddRequest) -> String {
-        let host = URL(string: r.webdavURL)?.host ?? "server"
-        return "\(r.username)@\(host)"
+    enum SignIn {
+        case success(Credentials, fromBrowser: Bool)
+        case exit(Int32)
+    }
+
+    /// The credentials to use: from a browser login where asked for (or where no user was
+    /// given and the server offers one), else the user's password from the terminal or stdin.
+    static func signIn(_ request: AddRequest, account: Account, settings: TransferSettings, context: CommandContext) -> SignIn {
+        if let address = request.address, request.login || request.username == nil {
+            let status: ServerStatus?
+            do {
+                let discovery = try ServerDiscovery(address: address, credentials: nil)
+                settings.prepare(discovery.session, for: account)
+                status = try discovery.status()
+            } catch {
+                context.complain("the server at \(Log.redact(url: address)) did not work: \(explain(error, user: "you"))")
+                return .exit(ExitStatus.of(serverError: error))
+            }
+            guard let status, status.kind == .nextcloud else {
+                context.complain((status.map { "\($0.product) does not offer Nextcloud's browser login" } ?? "\(Log.redact(url: address)) offers no browser login")
+                                 + ": give your user name with --user NAME, and the password (or an app password) when asked")
+                return .exit(ExitStatus.usage)
+            }
+            if status.maintenance {
+                context.complain("\(status.product) at \(Log.redact(url: address)) is in maintenance mode; try again when the administrator has finished")
+                return .exit(ExitStatus.environment)
+            }
+            switch BrowserLogin(address: address, account: account, settings: settings, context: context).run() {
+            case .approved(let approval):
+                return .success(Credentials(username: approval.loginName, password: approval.appPassword), fromBrowser: true)
+            case .cancelled:
+                context.complain("login stopped; nothing was saved")
+                return .exit(ExitStatus.interrupted)
+            case .failed(let why, let status):
+                context.complain(why)
+                return .exit(status)
+            }
+        }
+        guard let user = request.username else {
+            context.complain("missing --user NAME")
+            return .exit(ExitStatus.usage)
+        }
+        let host = URL(string: request.address ?? request.webdavURL ?? "")?.host ?? "the server"
+        guard let password = readPassword(fromStdin: request.passwordFromStdin, user: user, host: host, context: context) else {
+            return .exit(ExitStatus.usage)
+        }
+        return .success(Credentials(username: user, password: password), fromBrowser: false)
     }
 
     /// One line for what went wrong while checking an account.
@@ -121,13 +159,17 @@ public enum AccountCommands {
         do {
             let accounts = try context.openStore().accounts()
             if json {
-                context.say(JSONOutput.encode(accounts.map { AccountJSON(name: $0.name, user: $0.username, webdav_url: $0.webdavURL, tus_url: $0.tusURL, wifi_only: $0.wifiOnly) }))
+                context.say(JSONOutput.encode(accounts.map(AccountJSON.init)))
             } else if accounts.isEmpty {
-                context.say("no accounts yet: add one with `instant-upload account add --webdav URL --tus URL --user NAME`")
+                context.say("no accounts yet: add one with `instant-upload account add https://your.server`")
             } else {
                 for a in accounts {
-                    context.say("\(DisplayText.escape(a.name))\t\(a.username)\twebdav \(Log.redact(url: a.webdavURL))\ttus \(Log.redact(url: a.tusURL))"
-                                + (a.wifiOnly ? "\tWi-Fi only" : "") + (a.caFile.map { "\tCA file \(DisplayText.escape($0))" } ?? ""))
+                    var fields = [DisplayText.escape(a.name), DisplayText.escape(a.username), AccountServer.describe(a.server),
+                                  a.server.uploadMethod.rawValue, "webdav \(Log.redact(url: a.webdavURL))"]
+                    if let tus = a.tusURL, !a.server.createsTusInFolders { fields.append("tus \(Log.redact(url: tus))") }
+                    if a.wifiOnly { fields.append("Wi-Fi only") }
+                    if let ca = a.caFile { fields.append("CA file \(DisplayText.escape(ca))") }
+                    context.say(fields.joined(separator: "\t"))
                 }
             }
             return ExitStatus.ok
@@ -181,10 +223,44 @@ public enum AccountCommands {
     }
 }
 
+/// One account in `account list --json`; absent values are `null`.
 struct AccountJSON: Encodable {
     var name: String
     var user: String
+    /// `nextcloud`, `owncloud` or `webdav`.
+    var server_kind: String
+    var server_product: String?
+    var server_version: String?
+    /// `tus`, `nextcloud-chunking` or `webdav-put`.
+    var upload_protocol: String
     var webdav_url: String
-    var tus_url: String
+    var tus_url: String?
+    var uploads_url: String?
+    var user_id: String?
     var wifi_only: Bool
+
+    init(_ a: Account) {
+        name = a.name; user = a.username; server_kind = a.server.kind.rawValue; server_product = a.server.product
+        server_version = a.server.version; upload_protocol = a.server.uploadMethod.rawValue; webdav_url = a.webdavURL
+        tus_url = a.tusURL; uploads_url = a.server.uploadsURL; user_id = a.server.userID; wifi_only = a.wifiOnly
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, user, server_kind, server_product, server_version, upload_protocol, webdav_url, tus_url, uploads_url, user_id, wifi_only
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(user, forKey: .user)
+        try c.encode(server_kind, forKey: .server_kind)
+        try c.encode(server_product, forKey: .server_product)
+        try c.encode(server_version, forKey: .server_version)
+        try c.encode(upload_protocol, forKey: .upload_protocol)
+        try c.encode(webdav_url, forKey: .webdav_url)
+        try c.encode(tus_url, forKey: .tus_url)
+        try c.encode(uploads_url, forKey: .uploads_url)
+        try c.encode(user_id, forKey: .user_id)
+        try c.encode(wifi_only, forKey: .wifi_only)
+    }
 }

@@ -11,6 +11,8 @@ public enum ExitStatus {
     /// The environment is in the way: an unreadable database or config, another agent
     /// already running, a server that cannot be reached or is failing.
     public static let environment: Int32 = 3
+    /// Stopped with Ctrl-C while it waited for the person (a browser login): nothing changed.
+    public static let interrupted: Int32 = 130
 
     /// A server check that failed: no answer or a server error is the environment (3); an
     /// answer that says the address, the user or the password is wrong is the person's (1).

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// Chooses how to ask: a window when there is a display (kdialog first on KDE, zenity
 /// first elsewhere, whichever is installed), else a prompt when standard input is a terminal.
@@ -12,7 +13,7 @@ public enum PickerBackend {
         let hasDisplay = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
         if hasDisplay {
             for program in preferredPrograms(desktop: environment["XDG_CURRENT_DESKTOP"]) {
-                guard let path = find(program, path: environment["PATH"]) else { continue }
+                guard let path = ChildProcess.find(program, path: environment["PATH"]) else { continue }
                 return .success(program == "kdialog" ? KDialog(executable: path, environment: environment)
                                                      : ZenityDialog(executable: path, environment: environment))
             }
@@ -28,10 +29,5 @@ public enum PickerBackend {
         let desktops = (desktop ?? "").split(separator: ":").map { $0.uppercased() }
         let qt = desktops.contains { $0 == "KDE" || $0 == "LXQT" || $0 == "TRINITY" }
         return qt ? ["kdialog", "zenity"] : ["zenity", "kdialog"]
-    }
-
-    static func find(_ program: String, path: String?) -> String? {
-        let folders = (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":").map(String.init)
-        return folders.map { $0 + "/" + program }.first { access($0, X_OK) == 0 }
     }
 }

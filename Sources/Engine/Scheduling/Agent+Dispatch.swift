@@ -24,6 +24,7 @@ extension Agent {
             return answer
         }
         let accounts = Dictionary(uniqueKeysWithValues: try store.accounts().map { ($0.id, $0) })
+        for id in maintenance.takeEnded() { try store.clearWaiting(code: .maintenance, accountID: id) }
         // Accounts that take no new work in this pass (any direction), and what their rows
         // should say when it is news to them (a busy server's rows already say so).
         var heldAccounts: Set<Int64> = []
@@ -56,6 +57,12 @@ extension Agent {
                         heldAccounts.insert(account.id)
                         lookedAtAll = false
                         break // the next query leaves this account out
+                    }
+                    if case .hold(let note) = maintenance.verdict(for: account, answered: { [self] in wake() }) {
+                        heldAccounts.insert(account.id)
+                        notes[account.id] = note
+                        lookedAtAll = false
+                        break
                     }
                     // Watch rules (and the account-wide Wi-Fi flag) hold auto-uploads; what a
                     // person asked for by hand goes (the same rows as QueueStore.HoldScope).
@@ -152,14 +159,16 @@ extension Agent {
                 let jobStore = try QueueStore(path: path)
                 switch transfer.direction {
                 case .upload:
-                    outcome = UploadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,
+                    outcome = try UploadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,
                                         settings: options.settings, serverInfo: serverInfo, cancellation: cancellation).run()
                 case .download:
                     outcome = DownloadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,
                                           settings: options.settings, downloads: options.paths.localDrive, cancellation: cancellation).run()
                 }
             } catch {
-                outcome = .retry(FailureClassifier.classify(error), progressed: false)
+                // The job could not begin (its queue connection, an account it cannot use).
+                let c = FailureClassifier.classify(error)
+                outcome = c.isTransient ? .retry(c, progressed: false) : .failed(c.reason)
             }
             finished(transfer.id, outcome)
         }

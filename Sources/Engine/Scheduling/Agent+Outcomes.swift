@@ -83,6 +83,10 @@ extension Agent {
             if [.serverBusy, .maintenance].contains(classification.reason.code) {
                 easeOff(accountID: row.accountID, retryAfter: classification.retryAfter)
             }
+            if classification.reason.code == .maintenance, let account = try store.account(id: row.accountID) {
+                // A 503: status.php says whether the administrator has the server in maintenance.
+                maintenance.serverUnavailable(account) { [self] in wake() }
+            }
             let attempts = progressed ? 1 : row.attempts + 1
             let (delay, reason) = options.backoff.wait(after: classification, attempt: attempts)
             let at = nowMilliseconds() + Int64(saturating: delay * 1000)

@@ -109,10 +109,12 @@ public final class Agent: Sendable {
     let doorbell = DispatchSemaphore(value: 0)
     let serverInfo = ServerInfoCache()
     let passwords: CredentialCache
+    let maintenance: MaintenanceWatch
 
     public init(options: Options) {
         self.options = options
         passwords = CredentialCache(lookup: options.credentials)
+        maintenance = MaintenanceWatch(ask: MaintenanceWatch.statusPage(settings: options.settings))
     }
 
     /// Wakes the scheduling loop: something changed in the database or in the world.
@@ -253,6 +255,7 @@ public final class Agent: Sendable {
             seconds = min(seconds, max(0.01, Double(next - nowMilliseconds()) / 1000))
         }
         if let ask = passwords.secondsUntilNextAsk { seconds = min(seconds, max(0.01, ask)) }
+        if let check = maintenance.secondsUntilNextCheck { seconds = min(seconds, max(0.01, check)) }
         _ = doorbell.wait(timeout: .now() + seconds)
         while doorbell.wait(timeout: .now()) == .success {}
     }

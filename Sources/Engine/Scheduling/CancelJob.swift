@@ -3,7 +3,8 @@ import Queue
 import Transport
 
 /// Ends what a cancelled transfer leaves behind: its upload on the server (a tus DELETE,
-/// a courtesy: the server lets it expire anyway), its `.part` here, and then its row.
+/// Nextcloud's upload folder, a PUT's temporary: a courtesy, the server lets the first two
+/// expire anyway), its `.part` here, and then its row.
 ///
 /// Runs on a thread of its own. Stopped by the agent's shutdown before the server
 /// answered, it leaves the row and its cancel request for the next agent.
@@ -22,9 +23,11 @@ public struct CancelJob {
         guard let row = try store.transfer(id: id) else { return }
         if row.direction == .upload, let url = row.uploadURL, let account = try store.account(id: row.accountID) {
             if let password = credentials(account) {
-                let upload = UploadJob.uploadProtocol(for: account, credentials: password)
-                settings.prepare(upload.session, for: account, cancellation: cancellation)
-                do { try upload.abandon(url) } catch {
+                do {
+                    let upload = try UploadJob.uploadProtocol(for: account, credentials: password)
+                    settings.prepare(upload.session, for: account, cancellation: cancellation)
+                    try upload.abandon(url)
+                } catch {
                     if cancellation.isCancelled { return }
                     Log.info("\(row.name): could not end the upload on the server (\(error)); it expires there by itself")
                 }

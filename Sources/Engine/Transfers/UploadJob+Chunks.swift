@@ -16,7 +16,7 @@ extension UploadJob {
     /// The largest chunk held in memory when the server checks chunk checksums.
     static let bufferedChunkLimit: Int64 = 8 * 1024 * 1024
 
-    func sendRest(of source: SourceFile, row: inout Transfer, from start: Int64,
+    func sendRest(of source: SourceFile, row: inout Transfer, from start: Int64, to target: UploadTarget,
                   capabilities: UploadCapabilities) throws -> SendResult {
         guard let handle = row.uploadURL else { throw ProtocolViolation("no upload to send to") }
         let size = source.size
@@ -33,8 +33,12 @@ extension UploadJob {
         // the file's size. Streamed chunks adapt to the link: each aims to take about
         // `chunkSeconds`, so a fast link is not slowed by many small requests and a slow one
         // never has much to resend. Buffered (checksummed) chunks stay small.
+        // Whatever the link, a chunk stays within the server's bounds (Nextcloud: at least
+        // 5 MiB but the last, at most 10,000 of them).
         let checksum = capabilities.chunkChecksum
+        let bounds = ChunkSizing.bounds(for: capabilities, size: size)
         var chunkSize = checksum == nil ? settings.chunkSize : min(settings.chunkSize, Self.bufferedChunkLimit)
+        chunkSize = min(max(chunkSize, bounds.lowerBound), bounds.upperBound)
         if capabilities.wholeFileOnly { chunkSize = max(size, 1) }
         let chunkBuffer = checksum == nil ? nil : UnsafeMutableRawBufferPointer.allocate(byteCount: Int(max(1, min(chunkSize, size))), alignment: 64)
         defer { chunkBuffer?.deallocate() }
@@ -64,10 +68,10 @@ extension UploadJob {
                 let digest = ChunkDigest(checksum)
                 digest.update(UnsafeRawBufferPointer(chunk))
                 confirmed = try upload.send(.buffer(UnsafeRawBufferPointer(chunk), observer: recorder), to: handle, at: offset,
-                                            checksum: (checksum, digest.base64))
+                                            of: target, checksum: (checksum, digest.base64))
             } else {
                 confirmed = try upload.send(.file(descriptor: source.fd, offset: offset, length: length, observer: recorder),
-                                            to: handle, at: offset, checksum: nil)
+                                            to: handle, at: offset, of: target, checksum: nil)
                 counters.bytesRead += recorder.bytesRead
             }
             counters.bytesHashed += recorder.bytesRead
@@ -82,7 +86,7 @@ extension UploadJob {
             }
             if offset > sentFrom { progressed = true }
             if checksum == nil, length == chunkSize {
-                chunkSize = ChunkSizing.next(after: chunkSize, took: monotonicSeconds() - began, settings: settings)
+                chunkSize = ChunkSizing.next(after: chunkSize, took: monotonicSeconds() - began, settings: settings, within: bounds)
             }
             if let expiresAt = confirmed.expiresAt, expiresAt != row.uploadExpiresAt {
                 try store.setUpload(row.id, url: handle, expiresAt: expiresAt)

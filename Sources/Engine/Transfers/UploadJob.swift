@@ -23,24 +23,52 @@ final class UploadJob {
 
     var counters = ResumeCounters()
     var progressed = false
+    /// The protocol sends whole files only: a broken try starts again from zero.
+    var wholeFileOnly = false
+    /// The bytes are all on the server and the file is being made of them.
+    var finishing = false
 
     init(transfer: Transfer, account: Account, credentials: Credentials?, store: QueueStore,
-         settings: TransferSettings, serverInfo: ServerInfoCache, cancellation: CancellationFlag) {
+         settings: TransferSettings, serverInfo: ServerInfoCache, cancellation: CancellationFlag) throws {
         self.transfer = transfer
         self.account = account
         self.store = store
         self.settings = settings
         self.serverInfo = serverInfo
         self.cancellation = cancellation
-        upload = UploadJob.uploadProtocol(for: account, credentials: credentials)
+        upload = try UploadJob.uploadProtocol(for: account, credentials: credentials)
         dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
         settings.prepare(upload.session, for: account, cancellation: cancellation)
         settings.prepare(dav.session, for: account, cancellation: cancellation)
     }
 
-    /// The protocol the account's server speaks: tus, the only one so far.
-    static func uploadProtocol(for account: Account, credentials: Credentials?) -> UploadProtocol {
-        TusUpload(endpoint: account.tusURL, credentials: credentials)
+    /// The protocol discovery chose for the account's server when it was added.
+    static func uploadProtocol(for account: Account, credentials: Credentials?) throws -> UploadProtocol {
+        switch account.server.uploadMethod {
+        case .tus:
+            if account.server.createsTusInFolders {
+                return TusUpload(creatingInFoldersOf: account.webdavURL, credentials: credentials,
+                                 maxChunkSize: account.server.maxChunkSize)
+            }
+            guard let tus = account.tusURL else { throw missingAddress(account, "tus") }
+            return TusUpload(endpoint: tus, credentials: credentials)
+        case .nextcloudChunking:
+            guard let uploads = account.server.uploadsURL else { throw missingAddress(account, "upload folders") }
+            return NextcloudUpload(uploadsURL: uploads, webdavURL: account.webdavURL, credentials: credentials)
+        case .webdavPut:
+            return WebDAVPutUpload(root: account.webdavURL, credentials: credentials,
+                                   placement: account.server.putViaTemporary ? .viaTemporary : .direct)
+        }
+    }
+
+    private static func missingAddress(_ account: Account, _ what: String) -> Classified {
+        Classified(Reason(.protocol, "the account \(DisplayText.escape(account.name)) has no \(what) address",
+                          action: "add the account again: `instant-upload account add`"))
+    }
+
+    /// What the server's capabilities are remembered under: one protocol at one address.
+    static func capabilityKey(_ account: Account) -> String {
+        account.server.uploadMethod.rawValue + " " + (account.tusURL ?? account.server.uploadsURL ?? account.webdavURL)
     }
 
     func run() -> JobOutcome {
@@ -54,6 +82,10 @@ final class UploadJob {
                 // next attempt asks the server before anything starts again.
                 c.reason = Reason(c.reason.code, "the server did not find the upload while it was sent; asking it again before starting over")
             }
+            if c.isTransient, wholeFileOnly, !finishing {
+                // A plain PUT keeps nothing of a broken try: say so, the bar goes back to zero.
+                c.reason.message += "; this server cannot resume an upload, so the file is sent again from the start"
+            }
             return c.isTransient ? .retry(c, progressed: progressed) : .failed(c.reason)
         }
     }
@@ -63,7 +95,8 @@ final class UploadJob {
     private func attempt() throws -> JobOutcome {
         let source = try SourceFile(transfer.localPath)
         let size = source.size
-        let capabilities = try serverInfo.info(for: account.tusURL) { try upload.capabilities() }
+        let capabilities = try serverInfo.info(for: Self.capabilityKey(account)) { try upload.capabilities() }
+        wholeFileOnly = capabilities.wholeFileOnly
         if let max = capabilities.maxSize, size > max {
             throw Classified(Reason(.tooLarge, "the file is \(size) bytes; the server accepts at most \(max)"))
         }
@@ -100,7 +133,7 @@ final class UploadJob {
                 case .uploadTo(let path):
                     row.remotePath = path
                 }
-                let started = try upload.start(target(row, size: size))
+                let started = try upload.start(target(row, source))
                 try store.setUpload(row.id, url: started.handle, expiresAt: started.expiresAt)
                 row.uploadURL = started.handle
                 row.uploadExpiresAt = started.expiresAt
@@ -109,7 +142,7 @@ final class UploadJob {
 
             case .send(let offset):
                 do {
-                    switch try sendRest(of: source, row: &row, from: offset, capabilities: capabilities) {
+                    switch try sendRest(of: source, row: &row, from: offset, to: target(row, source), capabilities: capabilities) {
                     case .sent(let sha):
                         digest = sha
                         server = .holds(offset: size, length: size)
@@ -119,7 +152,8 @@ final class UploadJob {
                 } catch let e as HTTPStatusError where [404, 409, 410].contains(e.status) && !askedAfterRefusal {
                     // Never resend blindly: ask where the server stands, once, and go on from there.
                     askedAfterRefusal = true
-                    if e.status == 409, try recreateMissingFolder(row) { Log.info("upload \(row.id): made \(row.remoteFolder) again") }
+                    // A missing parent is 409 on most servers, 404 on rclone's (Go's WebDAV handler).
+                    if e.status != 410, try recreateMissingFolder(row) { Log.info("upload \(row.id): made \(row.remoteFolder) again") }
                     server = try ask(&row)
                 }
 
@@ -129,8 +163,9 @@ final class UploadJob {
                     return .retry(Classification(reason: stillBeingWritten, retryAfter: settings.settleSeconds), progressed: progressed)
                 }
                 let sha = try digest ?? finishedHash(source, row: row)
-                try upload.finish(handle, as: target(row, size: size))
-                try verifyOnServer(row.remotePath, digest: sha)
+                finishing = true
+                try finish(handle, row: row, source: source, sha256: sha)
+                try verifyOnServer(row.remotePath, size: size, digest: sha)
                 return .completed(sha256: sha, bytes: size)
             }
         }
@@ -154,9 +189,23 @@ final class UploadJob {
         return .upload(expiryPassed: row.uploadExpiresAt.map { $0 < nowMilliseconds() } ?? false)
     }
 
-    private func target(_ row: Transfer, size: Int64) -> UploadTarget {
+    /// The file the upload becomes, with the local file's size and mtime.
+    private func target(_ row: Transfer, _ source: SourceFile) -> UploadTarget {
         let name = String(row.remotePath.split(separator: "/").last ?? "")
-        return UploadTarget(remotePath: row.remotePath, length: size, contentType: MediaType.guess(name))
+        let mtime = source.fingerprint.mtimeNanoseconds / 1_000_000_000
+        return UploadTarget(remotePath: row.remotePath, length: source.size, contentType: MediaType.guess(name), mtime: mtime)
+    }
+
+    /// Makes the uploaded bytes the file. A folder removed since the upload began is made
+    /// again once (Nextcloud's MOVE and a temporary's MOVE answer 409 without it).
+    private func finish(_ handle: String, row: Transfer, source: SourceFile, sha256: String) throws {
+        do {
+            try upload.finish(handle, as: target(row, source), sha256: sha256)
+        } catch let e as HTTPStatusError where e.status == 409 && (e.step == .move || e.step == .put) {
+            guard try recreateMissingFolder(row) else { throw e }
+            Log.info("upload \(row.id): made \(row.remoteFolder) again")
+            try upload.finish(handle, as: target(row, source), sha256: sha256)
+        }
     }
 
     /// Where the server stands on the row's upload; the expiry it gives is kept with the row.
@@ -202,12 +251,16 @@ final class UploadJob {
         return true
     }
 
-    /// Where the server reports a checksum of what it stored, compare it with ours.
-    private func verifyOnServer(_ path: String, digest: String) throws {
+    /// The file the server made must have the file's size, and where the server reports a
+    /// checksum of what it stored, the file's SHA-256.
+    private func verifyOnServer(_ path: String, size: Int64, digest: String) throws {
         let item: RemoteItem
         do { item = try dav.properties(of: path) } catch {
-            Log.debug("upload \(transfer.id): could not ask the server for its checksum (\(error)); trusting the upload's offsets")
+            Log.debug("upload \(transfer.id): could not ask the server about the file (\(error)); trusting the upload's offsets")
             return
+        }
+        if let stored = item.size, stored != size {
+            throw Classified(Reason(.integrity, "the server's copy has \(stored) bytes, the file \(size)"))
         }
         guard let theirs = item.sha256, theirs != digest else { return }
         throw Classified(Reason(.integrity, "the server's copy does not match the file (SHA-256 \(theirs.prefix(12))… instead of \(digest.prefix(12))…)"))

@@ -75,6 +75,13 @@ public final class ChildProcess: @unchecked Sendable {
         standardError = ours[2]
     }
 
+    /// `program` in the first folder of `path` (a `PATH` value; the usual folders when unset)
+    /// that holds it as an executable, as an absolute path.
+    public static func find(_ program: String, path: String? = ProcessEnvironment.current["PATH"]) -> String? {
+        let folders = (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":").map(String.init)
+        return folders.map { $0 + "/" + program }.first { access($0, X_OK) == 0 }
+    }
+
     /// Starts `executable` with the given descriptors as its 0, 1, 2 (-1: inherit).
     static func spawn(_ executable: String, _ arguments: [String], environment: [String: String]?,
                       descriptors: (Int32, Int32, Int32), newSession: Bool) throws(SystemError) -> pid_t {

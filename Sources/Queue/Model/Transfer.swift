@@ -81,37 +81,3 @@ public struct ResumeCounters: Sendable, Equatable, Codable {
         self.resumedAt = resumedAt; self.bytesRead = bytesRead; self.bytesHashed = bytesHashed
     }
 }
-
-/// A server account as the queue knows it. The password is never here.
-public struct Account: Sendable, Equatable, Codable {
-    public var id: Int64
-    public var name: String
-    public var webdavURL: String
-    public var tusURL: String
-    public var username: String
-    public var wifiOnly: Bool
-    public var createdAt: Int64
-    /// A CA bundle trusted for this account's server (a private certificate authority).
-    public var caFile: String?
-
-    public init(id: Int64, name: String, webdavURL: String, tusURL: String, username: String, wifiOnly: Bool = false,
-                createdAt: Int64 = 0, caFile: String? = nil) {
-        self.id = id; self.name = name; self.webdavURL = webdavURL; self.tusURL = tusURL; self.username = username
-        self.wifiOnly = wifiOnly; self.createdAt = createdAt; self.caFile = caFile
-    }
-
-    /// True when both addresses point at this machine (loopback): no network is needed.
-    public var isOnThisMachine: Bool { [webdavURL, tusURL].allSatisfy(Self.isLoopback) }
-
-    /// True when the URL's host is this machine (`localhost`, 127.x.x.x, `[::1]`).
-    public static func isLoopback(_ url: String) -> Bool {
-        guard let start = url.range(of: "://") else { return false }
-        var host = url[start.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        if let at = host.lastIndex(of: "@") { host = host[host.index(after: at)...] }
-        if host.hasPrefix("[") { return host.hasPrefix("[::1]") }
-        let name = (host.split(separator: ":").first.map(String.init) ?? "").lowercased()
-        // 127.x.x.x as digits only: `127.example.org` is a name anyone can point anywhere.
-        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-        return name == "localhost" || (parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil })
-    }
-}

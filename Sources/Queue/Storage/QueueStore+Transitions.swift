@@ -195,12 +195,12 @@ extension QueueStore {
         }
     }
 
-    /// Clears a waiting note (e.g. `offline`) from queued rows.
-    public func clearWaiting(code: ReasonCode) throws {
+    /// Clears a waiting note (e.g. `offline`) from queued rows (of one account, when given).
+    public func clearWaiting(code: ReasonCode, accountID: Int64? = nil) throws {
         try database.run("""
             UPDATE transfers SET reason_code = NULL, reason_message = NULL, reason_action = NULL, reason_detail = NULL
-            WHERE state = 'queued' AND reason_code = ?
-            """, [.text(code.rawValue)])
+            WHERE state = 'queued' AND reason_code = ?\(accountID == nil ? "" : " AND account_id = ?")
+            """, [.text(code.rawValue)] + (accountID.map { [.int($0)] } ?? []))
     }
 
     /// Rows the scheduler may start now: queued ones, and retrying ones whose time has come,

@@ -71,22 +71,35 @@ public final class QueueStore {
 
     // MARK: Accounts
 
+    /// Adds an account, or changes the one with that name (its rows stay).
     @discardableResult
-    public func addAccount(name: String, webdavURL: String, tusURL: String, username: String, wifiOnly: Bool = false,
-                           caFile: String? = nil) throws -> Account {
+    public func addAccount(name: String, webdavURL: String, tusURL: String?, username: String, wifiOnly: Bool = false,
+                           caFile: String? = nil, server: ServerProfile = ServerProfile()) throws -> Account {
         let now = nowMilliseconds()
+        let columns: [(String, SQLValue)] = [
+            ("webdav_url", .text(webdavURL)), ("tus_url", .text(tusURL ?? "")), ("username", .text(username)),
+            ("wifi_only", .int(wifiOnly ? 1 : 0)), ("ca_file", .optionalText(caFile)),
+            ("server_kind", .text(server.kind.rawValue)), ("server_product", .optionalText(server.product)),
+            ("server_version", .optionalText(server.version)), ("base_url", .optionalText(server.baseURL)),
+            ("upload_protocol", .text(server.uploadMethod.rawValue)), ("uploads_url", .optionalText(server.uploadsURL)),
+            ("user_id", .optionalText(server.userID)), ("put_via_temporary", .int(server.putViaTemporary ? 1 : 0)),
+            ("max_chunk_size", .optionalInt(server.maxChunkSize)),
+        ]
         try database.transaction(durable: true) {
             _ = try database.run("""
-                INSERT INTO accounts (name, webdav_url, tus_url, username, wifi_only, created_at, ca_file) VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(name) DO UPDATE SET webdav_url = excluded.webdav_url, tus_url = excluded.tus_url,
-                    username = excluded.username, wifi_only = excluded.wifi_only, ca_file = excluded.ca_file
-                """, [.text(name), .text(webdavURL), .text(tusURL), .text(username), .int(wifiOnly ? 1 : 0), .int(now), .optionalText(caFile)])
+                INSERT INTO accounts (name, created_at, \(columns.map(\.0).joined(separator: ", ")))
+                VALUES (?, ?, \(columns.map { _ in "?" }.joined(separator: ", ")))
+                ON CONFLICT(name) DO UPDATE SET \(columns.map { "\($0.0) = excluded.\($0.0)" }.joined(separator: ", "))
+                """, [.text(name), .int(now)] + columns.map(\.1))
         }
         guard let account = try account(named: name) else { throw QueueError("the account \(name) vanished while it was saved") }
         return account
     }
 
-    static let accountColumns = "id, name, webdav_url, tus_url, username, wifi_only, created_at, ca_file"
+    static let accountColumns = """
+        id, name, webdav_url, tus_url, username, wifi_only, created_at, ca_file, server_kind, server_product, server_version,
+        base_url, upload_protocol, uploads_url, user_id, put_via_temporary, max_chunk_size
+        """
 
     public func accounts() throws -> [Account] {
         try database.query("SELECT \(Self.accountColumns) FROM accounts ORDER BY name", row: Self.account)
@@ -101,9 +114,18 @@ public final class QueueStore {
     }
 
     static func account(_ r: Row) throws -> Account {
-        try Account(id: r.int64("id"), name: r.text("name"), webdavURL: r.text("webdav_url"), tusURL: r.text("tus_url"),
-                    username: r.text("username"), wifiOnly: r.bool("wifi_only"), createdAt: r.int64("created_at"),
-                    caFile: r.optionalText("ca_file"))
+        let tus = try r.text("tus_url")
+        // A kind or protocol this program does not know (a newer one wrote it) reads as
+        // what every account was before: tus beside WebDAV.
+        let server = try ServerProfile(
+            kind: ServerProfile.Kind(rawValue: r.text("server_kind")) ?? .webdav, product: r.optionalText("server_product"),
+            version: r.optionalText("server_version"), baseURL: r.optionalText("base_url"),
+            uploadMethod: ServerProfile.UploadMethod(rawValue: r.text("upload_protocol")) ?? .tus,
+            uploadsURL: r.optionalText("uploads_url"), userID: r.optionalText("user_id"), putViaTemporary: r.bool("put_via_temporary"),
+            maxChunkSize: r.optionalInt64("max_chunk_size"))
+        return try Account(id: r.int64("id"), name: r.text("name"), webdavURL: r.text("webdav_url"), tusURL: tus.isEmpty ? nil : tus,
+                           username: r.text("username"), wifiOnly: r.bool("wifi_only"), createdAt: r.int64("created_at"),
+                           caFile: r.optionalText("ca_file"), server: server)
     }
 
     // MARK: Enqueue

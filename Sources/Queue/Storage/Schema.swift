@@ -162,6 +162,19 @@ public enum Schema {
         CREATE INDEX watch_taken_by_transfer ON watch_taken (transfer_id);
         CREATE INDEX transfers_by_watch_rule ON transfers (watch_rule, state);
         """,
+        // 7: what each account's server is and how files go up to it (found by discovery).
+        // Accounts from before were all tus + WebDAV; tus_url stays NOT NULL, '' for none.
+        """
+        ALTER TABLE accounts ADD COLUMN server_kind TEXT NOT NULL DEFAULT 'webdav';
+        ALTER TABLE accounts ADD COLUMN server_product TEXT;
+        ALTER TABLE accounts ADD COLUMN server_version TEXT;
+        ALTER TABLE accounts ADD COLUMN base_url TEXT;
+        ALTER TABLE accounts ADD COLUMN upload_protocol TEXT NOT NULL DEFAULT 'tus';
+        ALTER TABLE accounts ADD COLUMN uploads_url TEXT;
+        ALTER TABLE accounts ADD COLUMN user_id TEXT;
+        ALTER TABLE accounts ADD COLUMN put_via_temporary INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE accounts ADD COLUMN max_chunk_size INTEGER;
+        """,
     ]
 
     public static var latest: Int { migrations.count }

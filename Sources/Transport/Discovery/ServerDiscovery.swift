@@ -9,7 +9,9 @@ import Platform
 /// PROPFIND of the WebDAV root with the credentials. The upload protocol is tus where the
 /// server offers it (ownCloud Infinite Scale), else Nextcloud chunked upload, else a plain
 /// PUT. An address that is not Nextcloud/ownCloud but answers PROPFIND itself is a plain
-/// WebDAV root. Anything else is a `DiscoveryError` that lists what was tried.
+/// WebDAV root, uploaded to with tus when a tus server answers at `/files/` on the same
+/// host (tusd's default, as a tusd + WebDAV deployment has it), else by PUT. Anything else
+/// is a `DiscoveryError` that lists what was tried.
 ///
 /// Not Sendable: it owns an `HTTPSession`. Redirects are never followed, so credentials go
 /// nowhere but the address given.
@@ -104,7 +106,7 @@ public final class ServerDiscovery {
         return id
     }
 
-    // MARK: Plain WebDAV
+    // MARK: Plain WebDAV, with tus beside it or not
 
     private func discoverWebDAV(tried: [String]) throws -> DiscoveredServer {
         var tried = tried
@@ -114,12 +116,37 @@ public final class ServerDiscovery {
         guard response.status == 207, let entries = try? MultistatusParser.parse(response.body),
               entries.first?.isCollection == true else {
             tried.append("PROPFIND: HTTP \(response.status)" + (response.status == 207 ? " without a folder in it" : ""))
+            if let tus = try findTus(tried: &tried) {
+                throw DiscoveryError(code: .notRecognised,
+                                     message: "\(Log.redact(url: address)) has a tus server at \(Log.redact(url: tus)), but no WebDAV folder at the address; give the WebDAV folder's address (the one a file manager opens), or both with --webdav URL --tus URL",
+                                     tried: tried)
+            }
             throw DiscoveryError(code: .notRecognised,
                                  message: "\(Log.redact(url: address)) is neither a Nextcloud or ownCloud server nor a WebDAV folder; give the address you open in the browser, or the WebDAV folder's address",
                                  tried: tried)
         }
-        return DiscoveredServer(kind: .webdav, baseURL: address, webdavURL: root, uploadProtocol: .webdavPut,
-                                putPlacement: try offersMove(root) ? .viaTemporary : .direct)
+        let placement: PutPlacement = try offersMove(root) ? .viaTemporary : .direct
+        if let tus = try findTus(tried: &tried) {
+            return DiscoveredServer(kind: .webdav, baseURL: address, webdavURL: root, tusURL: tus, uploadProtocol: .tus,
+                                    putPlacement: placement)
+        }
+        return DiscoveredServer(kind: .webdav, baseURL: address, webdavURL: root, uploadProtocol: .webdavPut, putPlacement: placement)
+    }
+
+    /// tus 1.0 beside a WebDAV server on the same host, where tusd serves it by default
+    /// (`/files/`); nil when nothing there speaks it with the creation extension.
+    private func findTus(tried: inout [String]) throws -> String? {
+        guard var parts = URLComponents(string: address) else { return nil }
+        parts.percentEncodedPath = "/files/"
+        guard let url = parts.string else { return nil }
+        let response = try session.perform(HTTPRequest(method: "OPTIONS", url: url, headers: [("Tus-Resumable", "1.0.0")]))
+        guard response.status == 200 || response.status == 204, response.header("tus-version") != nil,
+              let info = try? TusReply.serverInfo(response), info.versions.contains("1.0.0"), info.supportsCreation else {
+            tried.append("OPTIONS /files/: HTTP \(response.status)" + (response.header("tus-version") != nil ? " without tus 1.0 creation" : ", no tus"))
+            return nil
+        }
+        tried.append("OPTIONS /files/: tus 1.0.0")
+        return url
     }
 
     /// Whether the server lists MOVE among the methods it allows on the root (RFC 4918

@@ -128,6 +128,13 @@ public final class NextcloudChunkedUpload {
                         etag: response.header("oc-etag") ?? response.header("etag"))
     }
 
+    /// Removes one chunk (one that cannot stay, so that the assembly never meets it).
+    /// A chunk already gone is success.
+    public func deleteChunk(_ transfer: String, number: Int) throws {
+        let response = try session.perform(HTTPRequest(method: "DELETE", url: try chunkURL(transfer, number)))
+        guard response.isSuccess || response.status == 404 else { throw HTTPStatusError(step: .delete, response: response) }
+    }
+
     /// Removes the upload folder and the chunks in it. A folder already gone is success.
     public func delete(_ transfer: String) throws {
         let response = try session.perform(HTTPRequest(method: "DELETE", url: try folderURL(transfer)))

@@ -26,11 +26,13 @@ public final class TusClient {
     }
 
     /// Creates an upload and returns its URL (resolved against the endpoint, same origin only).
-    public func create(length: Int64, metadata: [(String, String)]) throws -> (url: String, expiresAt: Int64?) {
+    /// `url` is where to POST when it is not the endpoint (oCIS: the folder the file goes into).
+    public func create(length: Int64, metadata: [(String, String)], at url: String? = nil,
+                       headers extra: [(String, String)] = []) throws -> (url: String, expiresAt: Int64?) {
         let encoded = metadata.map { key, value in "\(key) \(Data(value.utf8).base64EncodedString())" }.joined(separator: ",")
-        let response = try session.perform(HTTPRequest(method: "POST", url: endpoint, headers: [
+        let response = try session.perform(HTTPRequest(method: "POST", url: url ?? endpoint, headers: [
             ("Tus-Resumable", Self.version), ("Upload-Length", String(length)), ("Upload-Metadata", encoded),
-        ]))
+        ] + extra))
         guard response.status == 201 else { throw HTTPStatusError(step: .create, response: response) }
         guard let location = response.header("location"), !location.isEmpty else {
             throw ProtocolViolation("the server created an upload but did not say where (no Location header)")

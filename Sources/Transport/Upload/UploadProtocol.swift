@@ -23,14 +23,16 @@ public protocol UploadProtocol: AnyObject {
     /// is a protocol violation, never a quiet rewind.
     func status(of handle: String, confirmed: Int64) throws -> UploadStanding
 
-    /// Sends `body` (the bytes from `offset` on) and returns what the server confirmed,
-    /// which may be less than was sent when the protocol keeps parts of a chunk.
-    /// `checksum` is the body's digest in base64, when `capabilities` offered an algorithm.
-    func send(_ body: RequestBody, to handle: String, at offset: Int64,
+    /// Sends `body` (the bytes from `offset` on) of the upload that becomes `target`, and
+    /// returns what the server confirmed, which may be less than was sent when the protocol
+    /// keeps parts of a chunk. `checksum` is the body's digest in base64, when
+    /// `capabilities` offered an algorithm.
+    func send(_ body: RequestBody, to handle: String, at offset: Int64, of target: UploadTarget,
               checksum: (ChecksumAlgorithm, String)?) throws -> UploadStanding.Confirmed
 
     /// Makes a whole upload the file at its target (a no-op where the last chunk did that).
-    func finish(_ handle: String, as target: UploadTarget) throws
+    /// `sha256` (hex) is the whole file's, for servers that store it beside the file.
+    func finish(_ handle: String, as target: UploadTarget, sha256: String) throws
 
     /// Ends an upload on the server without creating the file; one already gone is fine.
     func abandon(_ handle: String) throws
@@ -50,12 +52,20 @@ public struct UploadCapabilities: Sendable, Equatable {
     /// True when the chunk that reaches the length makes the file (tus), so the file must be
     /// checked once more before its last byte goes; false when `finish` does it.
     public var lastChunkFinishes: Bool
+    /// Every chunk but the last must be at least this long (Nextcloud: 5 MiB).
+    public var minChunkSize: Int64?
+    /// No chunk may be longer than this (the server says so, or refuses it).
+    public var maxChunkSize: Int64?
+    /// A file may be sent in at most this many chunks (Nextcloud: 10,000).
+    public var maxChunkCount: Int64?
 
     public init(maxSize: Int64? = nil, chunkChecksum: ChecksumAlgorithm? = nil, keepsPartialChunks: Bool = true,
-                wholeFileOnly: Bool = false, lastChunkFinishes: Bool = false) {
+                wholeFileOnly: Bool = false, lastChunkFinishes: Bool = false, minChunkSize: Int64? = nil,
+                maxChunkSize: Int64? = nil, maxChunkCount: Int64? = nil) {
         self.maxSize = maxSize; self.chunkChecksum = chunkChecksum
         self.keepsPartialChunks = keepsPartialChunks; self.wholeFileOnly = wholeFileOnly
-        self.lastChunkFinishes = lastChunkFinishes
+        self.lastChunkFinishes = lastChunkFinishes; self.minChunkSize = minChunkSize
+        self.maxChunkSize = maxChunkSize; self.maxChunkCount = maxChunkCount
     }
 }
 
@@ -65,9 +75,12 @@ public struct UploadTarget: Sendable, Equatable {
     public var remotePath: String
     public var length: Int64
     public var contentType: String
+    /// The local file's modification time in seconds since the epoch, for servers that set
+    /// the file's from it (`X-OC-Mtime`).
+    public var mtime: Int64?
 
-    public init(remotePath: String, length: Int64, contentType: String) {
-        self.remotePath = remotePath; self.length = length; self.contentType = contentType
+    public init(remotePath: String, length: Int64, contentType: String, mtime: Int64? = nil) {
+        self.remotePath = remotePath; self.length = length; self.contentType = contentType; self.mtime = mtime
     }
 
     /// The last component of `remotePath`.

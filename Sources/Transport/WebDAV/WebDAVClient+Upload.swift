@@ -11,50 +11,8 @@ extension WebDAVClient {
         public var etag: String?
     }
 
-    /// Uploads `length` bytes of `descriptor` (from its start) as `path` in one PUT, streamed
-    /// from the file in bounded buffers: memory does not grow with the file.
-    ///
-    /// With `.viaTemporary` the bytes go to a hidden name in the same folder
-    /// (`temporaryName(for:token:)`), which is then MOVEd over `path`, so an interruption
-    /// never leaves half a file under the real name; a temporary left by an interrupted try
-    /// is overwritten by the next one and removed when this one fails. `token` must be the
-    /// same for every try of one transfer (the row's id will do). `mtime` (seconds since
-    /// the epoch) is sent as `X-OC-Mtime` where servers honour it, and `sha256` (hex) as
-    /// `OC-Checksum` (Nextcloud and ownCloud store it). A missing folder is an
-    /// `HTTPStatusError` with step `.put`, status 409 (Nextcloud, Apache, wsgidav) or 404
-    /// (rclone, Go's WebDAV handler): folders are not created here.
-    public func upload(descriptor: Int32, length: Int64, to path: String, placement: PutPlacement, token: String,
-                       mtime: Int64? = nil, sha256: String? = nil, observer: ByteObserver? = nil) throws -> PutResult {
-        let target = WebDAVPath.normalize(path)
-        var headers: [(String, String)] = [("Content-Type", "application/octet-stream")]
-        if let mtime { headers.append(("X-OC-Mtime", String(mtime))) }
-        if let sha256 { headers.append(("OC-Checksum", "SHA256:" + sha256.lowercased())) }
-        let body = RequestBody.file(descriptor: descriptor, offset: 0, length: length, observer: observer)
-        switch placement {
-        case .direct:
-            return try put(body, to: target, headers: headers)
-        case .viaTemporary:
-            let temporary = try Self.temporaryPath(for: target, token: token)
-            let sent: PutResult
-            do {
-                sent = try put(body, to: temporary, headers: headers)
-                try move(temporary, to: target, overwrite: true)
-            } catch {
-                // Best effort: the next try overwrites it anyway, and `removeTemporary` is there for cancel.
-                if !session.cancellation.isCancelled { try? delete(temporary) }
-                throw error
-            }
-            return sent
-        }
-    }
-
-    /// Removes the temporary file an interrupted `.viaTemporary` upload of `path` may have
-    /// left (nothing there is fine).
-    public func removeTemporary(for path: String, token: String) throws {
-        try delete(try Self.temporaryPath(for: WebDAVPath.normalize(path), token: token))
-    }
-
-    /// The hidden name a `.viaTemporary` upload uses: `.<name>.<token>.part`, in the same folder.
+    /// The hidden name a `.viaTemporary` upload (`WebDAVPutUpload`) uses: `.<name>.<token>.part`,
+    /// in the same folder, so an interrupted PUT never leaves half a file under the real name.
     public static func temporaryName(for name: String, token: String) -> String {
         let safeToken = String(token.unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-") }.prefix(40))
         // Keep the whole name within the usual 255-byte limit: shorten a long name's middle.

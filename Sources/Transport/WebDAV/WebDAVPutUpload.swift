@@ -1,0 +1,84 @@
+import Foundation
+
+/// A whole-file WebDAV PUT behind `UploadProtocol`, for servers with neither tus nor
+/// chunked upload (ownCloud 10, Apache mod_dav, nginx, `rclone serve webdav`).
+///
+/// Nothing survives a break, so the engine sends the file in one piece and starts it from
+/// zero after any interruption. With `.viaTemporary` the handle is a hidden temporary name
+/// in the target's folder (`WebDAVClient.temporaryName`), the PUT goes there and `finish`
+/// MOVEs it over the real name, so half a file is never seen under it; a temporary left by
+/// a broken PUT is removed (when the PUT fails, and again before the next try). With
+/// `.direct` the handle is the target itself and `finish` has nothing to do.
+public final class WebDAVPutUpload: UploadProtocol {
+    public let dav: WebDAVClient
+    public let placement: PutPlacement
+    public var session: HTTPSession { dav.session }
+
+    public init(root: String, credentials: Credentials?, placement: PutPlacement) {
+        dav = WebDAVClient(root: root, credentials: credentials)
+        self.placement = placement
+    }
+
+    public func capabilities() throws -> UploadCapabilities {
+        UploadCapabilities(keepsPartialChunks: false, wholeFileOnly: true, lastChunkFinishes: false)
+    }
+
+    public func start(_ target: UploadTarget) throws -> UploadStanding.Started {
+        switch placement {
+        case .direct:
+            return UploadStanding.Started(handle: WebDAVPath.normalize(target.remotePath), expiresAt: nil)
+        case .viaTemporary:
+            let token = String(UUID().uuidString.lowercased().prefix(13))
+            return UploadStanding.Started(handle: try WebDAVClient.temporaryPath(for: WebDAVPath.normalize(target.remotePath), token: token),
+                                          expiresAt: nil)
+        }
+    }
+
+    /// A PUT the server confirmed whole is held whole (when its file is still there, with
+    /// that size); anything less is nothing: the temporary is removed and the file goes
+    /// again from zero.
+    public func status(of handle: String, confirmed: Int64) throws -> UploadStanding {
+        if confirmed > 0 {
+            let item: RemoteItem
+            do { item = try dav.properties(of: handle) } catch let e as HTTPStatusError where e.status == 404 {
+                return .forgotten(expired: false)
+            }
+            return item.size == confirmed && !item.isFolder ? .holds(offset: confirmed, length: nil, expiresAt: nil)
+                                                            : .forgotten(expired: false)
+        }
+        if placement == .viaTemporary { try dav.delete(handle) }
+        return .holds(offset: 0, length: nil, expiresAt: nil)
+    }
+
+    public func send(_ body: RequestBody, to handle: String, at offset: Int64, of target: UploadTarget,
+                     checksum: (ChecksumAlgorithm, String)?) throws -> UploadStanding.Confirmed {
+        guard offset == 0, body.length == target.length else {
+            throw ProtocolViolation("a plain WebDAV upload goes in one piece, not from byte \(offset)")
+        }
+        var headers: [(String, String)] = [("Content-Type", "application/octet-stream")]
+        // Nextcloud and ownCloud set the file's mtime from it; others ignore it.
+        if let mtime = target.mtime { headers.append(("X-OC-Mtime", String(mtime))) }
+        do {
+            lastPut = try dav.put(body, to: handle, headers: headers)
+        } catch {
+            // Best effort: the next try removes it too, and cancel does.
+            if placement == .viaTemporary, !session.cancellation.isCancelled { try? dav.delete(handle) }
+            throw error
+        }
+        return UploadStanding.Confirmed(offset: body.length, expiresAt: nil)
+    }
+
+    /// What the server said to the last PUT (mtime accepted or not), for the log.
+    public private(set) var lastPut: WebDAVClient.PutResult?
+
+    public func finish(_ handle: String, as target: UploadTarget, sha256: String) throws {
+        // An empty file has no chunk to send: its one PUT (of nothing) is made here.
+        if target.length == 0 { _ = try send(.bytes([]), to: handle, at: 0, of: target, checksum: nil) }
+        guard placement == .viaTemporary else { return }
+        try dav.move(handle, to: target.remotePath, overwrite: true)
+    }
+
+    public func abandon(_ handle: String) throws {
+        if placement == .viaTemporary { try dav.delete(handle) }
+    }
+}

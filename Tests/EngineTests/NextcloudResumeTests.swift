@@ -1,0 +1,150 @@
+import Foundation
+import Glibc
+import Queue
+import TestSupport
+import Testing
+
+/// One file going to a Nextcloud by chunked upload v2 while things go wrong: an agent
+/// killed again and again, an upload folder that expires on the server.
+struct NextcloudScene: Sendable {
+    let server: ReferenceServer
+    let session: AgentHarness
+    let file: String
+    let size: Int
+    let remote = "Big Uploads/video #1.mov"
+
+    /// Chunks of 5 MiB that stay 5 MiB (each is held up for a second by the server, so a
+    /// chunk never takes less than that), a stall limit the server's pauses never reach.
+    init(size: Int, agentStallSeconds: Int = 30) throws {
+        server = try ReferenceServer(face: .nextcloud)
+        session = try AgentHarness()
+        try session.writeConfig("[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 5\nchunk_seconds = 1\nstall_seconds = \(agentStallSeconds)\n")
+        try session.addAccount(address: server.address())
+        self.size = size
+        file = try session.home.randomFile("videos/video #1.mov", size: size, seed: 77)
+        let r = try session.cli(["upload", "--to", "/Big Uploads", file])
+        guard r.status == 0 else { throw TestFailure("upload failed (\(r.status)): \(r.stderr)") }
+    }
+
+    /// Every chunk PUT: the server reads 1 MiB, then nothing for a second, then the rest.
+    func slowEveryChunk() throws {
+        try server.fault(["method": "PUT", "path_prefix": "/remote.php/dav/uploads/", "stall_seconds": 1,
+                          "after_bytes": 1 << 20, "count": 10_000])
+    }
+
+    func stat(_ key: String) throws -> Int { try server.stats()[key] as? Int ?? -1 }
+
+    /// The one row, read straight from the queue (a poll costs a millisecond).
+    func row(_ store: QueueStore) throws -> Transfer {
+        guard let row = try store.transfers().first else { throw TestFailure("the queue is empty") }
+        return row
+    }
+
+    /// The file is there, identical, assembled once; `moves` MOVEs were asked for in all.
+    func expectArrivedOnce(moves: Int = 1) throws {
+        #expect(try TestData.sha256(ofFile: server.tree() + "/" + remote) == (try TestData.sha256(ofFile: file)))
+        let stats = try server.stats()
+        #expect(stats["moves"] as? Int == moves, "MOVEs: \(stats["moves"] ?? "-")")
+        #expect(stats["assemblies"] as? [String: Int] == [remote: 1])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/Big Uploads") == ["video #1.mov"])
+    }
+}
+
+@Suite("Nextcloud chunked upload v2 under fire")
+struct NextcloudResumeTests {
+    @Test("the agent SIGKILLed 3 times during a slowed large upload: it completes identical, the server received at most the file plus one chunk per kill, and exactly one MOVE happened")
+    func killedAgain() async throws {
+        try await offThePool {
+            let scene = try NextcloudScene(size: (40 << 20) + 12_345)
+            try scene.slowEveryChunk()
+            let kills = 3
+            var rng = SystemRandomNumberGenerator()
+            for _ in 0..<kills {
+                try scene.session.startAgent()
+                usleep(UInt32.random(in: 1_200_000...2_600_000, using: &rng))
+                scene.session.killAgent()
+            }
+            let beforeLast = try scene.stat("chunk_bytes")
+            #expect(beforeLast > 0 && beforeLast < scene.size, "killed while it was being sent (\(beforeLast) bytes so far)")
+            try scene.session.startAgent()
+            try scene.session.waitForAll("completed", count: 1, timeout: 120)
+            try scene.expectArrivedOnce()
+            let received = try scene.stat("chunk_bytes")
+            #expect(received <= scene.size + kills * (5 << 20), "the server read \(received) bytes for a \(scene.size)-byte file")
+            // The last run went on from the chunks the server held; none started over.
+            let row = try scene.row(try QueueStore(path: scene.session.databasePath))
+            #expect(row.counters.resumedAt > 0, "the last run resumed at \(row.counters.resumedAt)")
+            #expect(!scene.session.agentLog.contains("no longer has the partial upload"))
+        }
+    }
+
+    @Test("the upload folder expiring mid-way: the next chunk finds it gone, the agent asks, starts over with upload_lost, and the file arrives once")
+    func folderExpires() async throws {
+        try await offThePool {
+            let scene = try NextcloudScene(size: (30 << 20) + 99)
+            try scene.slowEveryChunk()
+            let store = try QueueStore(path: scene.session.databasePath)
+            try scene.session.startAgent()
+            let deadline = Date().addingTimeInterval(60)
+            while try scene.row(store).checkpoint.offset < 10 << 20 {
+                guard Date() < deadline else { throw TestFailure("no progress: \(scene.session.agentLog.suffix(2000))") }
+                usleep(20_000)
+            }
+            try scene.server.expireUploads()
+            var notes: [String] = []
+            while try scene.row(store).state != .completed {
+                guard Date() < deadline.addingTimeInterval(60) else { throw TestFailure("not completed; notes \(notes): \(scene.session.agentLog.suffix(3000))") }
+                if let code = try scene.row(store).reason?.code.rawValue, notes.last != code { notes.append(code) }
+                usleep(20_000)
+            }
+            #expect(notes.contains("upload_lost"), "the row said it started over: \(notes)")
+            #expect(notes == ["upload_lost"], "no other note: \(notes)")
+            try scene.expectArrivedOnce()
+            #expect(scene.session.agentLog.contains("no longer has the partial upload (not found)"))
+        }
+    }
+
+    @Test("the target folder removed while chunks go up: MOVE finds no folder (409), the agent makes it again, and the file arrives once")
+    func folderRemovedBeforeMove() async throws {
+        try await offThePool {
+            let scene = try NextcloudScene(size: (12 << 20) + 1)
+            try scene.slowEveryChunk()
+            let store = try QueueStore(path: scene.session.databasePath)
+            try scene.session.startAgent()
+            let deadline = Date().addingTimeInterval(60)
+            while try scene.row(store).checkpoint.offset < 5 << 20 {
+                guard Date() < deadline else { throw TestFailure("no progress: \(scene.session.agentLog.suffix(2000))") }
+                usleep(20_000)
+            }
+            try FileManager.default.removeItem(atPath: scene.server.tree() + "/Big Uploads")
+            try scene.session.waitForAll("completed", count: 1, timeout: 60)
+            try scene.expectArrivedOnce(moves: 2) // the one refused with 409, and the one that made the file
+            #expect(scene.session.agentLog.contains("made /Big Uploads again"))
+        }
+    }
+
+    @Test("cancel during a chunked upload deletes its upload folder on the server")
+    func cancelDeletesTheFolder() async throws {
+        try await offThePool {
+            let scene = try NextcloudScene(size: (20 << 20) + 1)
+            try scene.slowEveryChunk()
+            let store = try QueueStore(path: scene.session.databasePath)
+            try scene.session.startAgent()
+            let deadline = Date().addingTimeInterval(60)
+            while try scene.row(store).checkpoint.offset < 5 << 20 {
+                guard Date() < deadline else { throw TestFailure("no progress: \(scene.session.agentLog.suffix(2000))") }
+                usleep(20_000)
+            }
+            let handle = try #require(try scene.row(store).uploadURL)
+            let uploads = scene.server.data.path + "/uploads/alice/" + handle
+            #expect(FileManager.default.fileExists(atPath: uploads), "the upload folder is there while it goes")
+            let id = try scene.row(store).id
+            #expect(try scene.session.cli(["cancel", String(id)]).status == 0)
+            while try FileManager.default.fileExists(atPath: uploads) || !store.transfers().isEmpty {
+                guard Date() < deadline else { throw TestFailure("still there: \(scene.session.agentLog.suffix(2000))") }
+                usleep(50_000)
+            }
+            #expect(!FileManager.default.fileExists(atPath: scene.server.tree() + "/" + scene.remote))
+        }
+    }
+}
