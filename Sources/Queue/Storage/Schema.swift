@@ -124,6 +124,12 @@ public enum Schema {
         ALTER TABLE transfers ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
         CREATE INDEX transfers_by_remote_path ON transfers (account_id, remote_path);
         """,
+        // 6: the person's pause of one row, kept through restarts; the few paused rows are
+        // found through a partial index without reading every queued one.
+        """
+        ALTER TABLE transfers ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX transfers_paused ON transfers (state, id) WHERE paused = 1;
+        """,
     ]
 
     public static var latest: Int { migrations.count }
