@@ -119,7 +119,9 @@ struct PauseStoreTests {
         // An agent's gate coming and going leaves the person's notes alone.
         try store.pauseAllWaiting(reason: Reason(.offline))
         try store.clearWaiting(code: .offline)
+        try store.hold(.account(account.id), reason: Reason(.credentials))
         #expect(try store.transfer(id: ids[0])?.reason == Reason(.paused))
+        try store.clearWaiting(code: .credentials)
 
         let resumed = try store.resumeQueue()
         #expect(resumed.queueWasPaused && resumed.rows == 1)

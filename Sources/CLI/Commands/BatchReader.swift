@@ -58,8 +58,14 @@ public enum BatchReader {
         figures.uploading = summary.count(.inProgress, .upload)
         figures.downloading = summary.count(.inProgress, .download)
         figures.failed = summary.count(.failed)
-        figures.waiting = summary.count(.queued)
-        if summary.pausedReason == ReasonCode.offline.rawValue {
+        // Rows the person paused one by one wait for the person, whatever else holds the queue.
+        figures.paused = min(summary.pausedRows, summary.count(.queued))
+        figures.waiting = summary.count(.queued) - figures.paused
+        if summary.pausedReason == ReasonCode.paused.rawValue {
+            // The person paused the whole queue.
+            figures.paused += figures.waiting
+            figures.waiting = 0
+        } else if summary.pausedReason == ReasonCode.offline.rawValue {
             // The agent holds the whole queue while the network is gone.
             figures.waitingForNetwork = figures.waiting
             figures.waiting = 0
@@ -67,7 +73,7 @@ public enum BatchReader {
                   !(try store.database.query("SELECT 1 FROM accounts WHERE wifi_only = 1 LIMIT 1") { $0.int(0) }).isEmpty {
             try store.database.query("""
                 SELECT reason_code, count(*) FROM transfers
-                WHERE state = 'queued' AND reason_code IN ('offline', 'wifi', 'paused') GROUP BY reason_code
+                WHERE state = 'queued' AND paused = 0 AND reason_code IN ('offline', 'wifi', 'paused') GROUP BY reason_code
                 """) { r in
                 let count = r.int(1)
                 switch ReasonCode(rawValue: r.text(0)) {

@@ -13,7 +13,9 @@ public enum StatusLine {
     ///     work waits, and the line says how to start it.
     public static func render(_ batch: BatchFigures, pausedReason: String? = nil, agentRunning: Bool) -> String {
         var lines = [headline(batch)]
-        if let pausedReason {
+        if pausedReason == ReasonCode.paused.rawValue {
+            lines.append("paused by you: nothing starts until `instant-upload resume --all`")
+        } else if let pausedReason {
             lines.append("paused: " + pausedText(pausedReason))
         }
         if !agentRunning {
@@ -30,7 +32,7 @@ public enum StatusLine {
         add(b.waiting, "waiting")
         add(b.waitingForNetwork, "waiting for network")
         add(b.waitingForWiFi, "waiting for Wi-Fi")
-        add(b.paused, "paused")
+        add(b.paused, "paused by you")
         let retrying = b.retrying.values.reduce(0, +)
         if retrying > 0 { held.append("\(n(retrying)) retrying (\(retryingWhy(b.retrying)))") }
         add(b.failed, "failed")

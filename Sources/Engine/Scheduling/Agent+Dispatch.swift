@@ -12,8 +12,8 @@ extension Agent {
     static let lookahead = 16
 
     func dispatch(_ store: QueueStore) throws {
-        let (online, diskFull) = state.withLock { ($0.online, $0.diskFull) }
-        guard !diskFull else { return }
+        let (online, diskFull, pausedByYou) = state.withLock { ($0.online, $0.diskFull, $0.pausedByYou) }
+        guard !diskFull, !pausedByYou else { return }
         let now = nowMilliseconds()
         // Asked only when a held row comes up, and then once per pass.
         var wifiAnswer: Bool?
