@@ -9,8 +9,8 @@ import Queue
 /// whenever they were created. The rate is the agent's to measure (`rate_bytes_per_s`, bytes
 /// per second over its last seconds); it counts only while an agent runs and something moves.
 public enum BatchReader {
-    static let batchStartKey = "batch_started_at"
-    static let rateKey = "rate_bytes_per_s"
+    static let batchStartKey = QueueStore.batchStartedAtKey
+    static let rateKey = QueueStore.rateKey
     static let active = "('queued', 'in_progress', 'retrying')"
 
     /// The figures of the current batch; `agentRunning` decides whether the agent's rate still counts.
@@ -116,7 +116,8 @@ public enum BatchReader {
     }
 
     /// The first row created at or after `time` (milliseconds), found by bisecting IDs, which
-    /// follow creation order.
+    /// follow creation order; past the last row when none was (only an older row, retried,
+    /// moves in this batch).
     static func firstID(createdAtOrAfter time: Int64, _ store: QueueStore) throws -> Int64? {
         func createdAt(fromID id: Int64) throws -> (id: Int64, created: Int64)? {
             try store.database.query("SELECT id, created_at FROM transfers WHERE id >= ? ORDER BY id LIMIT 1", [.int(id)]) {
@@ -133,6 +134,6 @@ public enum BatchReader {
             let middle = low + (high - low) / 2
             if let row = try createdAt(fromID: middle), row.created < time { low = row.id + 1 } else { high = middle }
         }
-        return try createdAt(fromID: low)?.id
+        return try createdAt(fromID: low)?.id ?? last + 1
     }
 }

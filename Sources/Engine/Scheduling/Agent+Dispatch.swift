@@ -120,7 +120,10 @@ extension Agent {
     private func launch(_ row: Transfer, account: Account, credentials: Credentials, store: QueueStore) throws -> Bool {
         guard let started = try store.start(row.id, resumedAt: row.checkpoint.offset) else { return false }
         let cancellation = CancellationFlag()
-        state.withLock { $0.running[row.id] = Running(direction: row.direction, accountID: row.accountID, cancellation: cancellation) }
+        state.withLock { s in
+            s.running[row.id] = Running(direction: row.direction, accountID: row.accountID, cancellation: cancellation)
+            s.batch.throughput.started(row.id, at: started.bytesDone)
+        }
         let options = self.options
         let serverInfo = self.serverInfo
         let path = options.paths.queueDatabase

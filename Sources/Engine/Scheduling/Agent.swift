@@ -86,6 +86,8 @@ public final class Agent: Sendable {
         var pausedByYou = false
         /// The pause as the rows last saw it, so each change is written once.
         var appliedPause: ReasonCode?
+        /// The figures `status` reads for the current batch: its rate and when it started.
+        var batch = BatchRecord()
 
         /// What holds the whole queue, if anything, as `status` hears it from the agent.
         var pause: ReasonCode? { diskFull ? .diskFull : recordedPause }
@@ -208,6 +210,7 @@ public final class Agent: Sendable {
         try applyPersonsPause(store)
         try applyPause(store)
         try dispatch(store)
+        recordBatch(store)
     }
 
     /// Nothing left that moves by itself: rows the person paused wait for the person.
@@ -243,7 +246,15 @@ public final class Agent: Sendable {
             seconds = min(seconds, max(0.01, Double(next - nowMilliseconds()) / 1000))
         }
         if let ask = passwords.secondsUntilNextAsk { seconds = min(seconds, max(0.01, ask)) }
-        _ = doorbell.wait(timeout: .now() + seconds)
+        // While transfers run, the batch's rate is sampled every second between passes.
+        let deadline = monotonicSeconds() + seconds
+        while true {
+            let left = deadline - monotonicSeconds()
+            if left <= 0 { break }
+            let sampling = trouble == nil && state.withLock { !$0.running.isEmpty || $0.batch.rateWritten }
+            if doorbell.wait(timeout: .now() + (sampling ? min(left, BatchRecord.sampleInterval) : left)) == .success { break }
+            if sampling { recordBatch(store) }
+        }
         while doorbell.wait(timeout: .now()) == .success {}
     }
 
