@@ -72,6 +72,10 @@ public enum Main {
             return try QueueCommands.show(id: p.numbers("ID").first ?? 0, json: p.has("json"), context: context)
         case "retry":
             return try QueueCommands.retry(ids: p.numbers("ID"), allFailed: p.has("all-failed"), to: p.value("to"), now: p.has("now"), context: context)
+        case "pause":
+            return try PauseCommands.pause(ids: p.numbers("ID"), all: p.has("all"), context: context)
+        case "resume":
+            return try PauseCommands.resume(ids: p.numbers("ID"), all: p.has("all"), context: context)
         case "cancel":
             return try QueueCommands.cancel(ids: p.numbers("ID"), context: context)
         case "clear":

@@ -304,7 +304,8 @@ struct BadInputTests {
 /// Every command that opens the queue, run against a broken database file.
 private func expectRefusedDatabase(_ session: AgentHarness, good: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
     let commands = [["status"], ["status", "--json"], ["queue"], ["queue", "--json"], ["queue", "--state", "failed"],
-                    ["show", "1"], ["upload", "--to", "/X", good], ["cancel", "1"], ["retry", "1"], ["clear", "completed"]]
+                    ["show", "1"], ["upload", "--to", "/X", good], ["cancel", "1"], ["retry", "1"], ["clear", "completed"],
+                    ["pause", "1"], ["pause", "--all"], ["resume", "1"], ["resume", "--all"]]
     for arguments in commands {
         let r = try session.cli(arguments)
         #expect(r.status == 3, "\(arguments) exited \(r.status): \(r.stderr)", sourceLocation: sourceLocation)

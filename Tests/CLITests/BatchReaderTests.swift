@@ -88,6 +88,18 @@ struct BatchReaderTests {
         #expect(try BatchReader.read(q.store, agentRunning: true).filesTotal == 2)
     }
 
+    @Test("a batch that started after every row is made of the older rows moving again (a retried item)")
+    func retriedOldRowIsTheBatch() throws {
+        let q = try Scratch()
+        let ids = try q.enqueue([1_000, 2_000, 3_000])
+        try q.complete(ids[0], bytes: 1_000)
+        try q.complete(ids[2], bytes: 3_000)
+        try q.store.start(ids[1], resumedAt: 0)
+        try q.store.setAgentValue("batch_started_at", String(nowMilliseconds() + 1_000))
+        let figures = try BatchReader.read(q.store, agentRunning: true)
+        #expect(figures.filesTotal == 1 && figures.bytesTotal == 2_000, "\(figures)")
+    }
+
     @Test("the rate is the agent's: read only while an agent runs and something moves")
     func rate() throws {
         let q = try Scratch()

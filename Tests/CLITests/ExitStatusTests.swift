@@ -142,6 +142,37 @@ struct ExitStatusTests {
         try expect(session, ["cancel"], 2)
     }
 
+    @Test("pause and resume: 0 done or already so, 1 unknown, completed or failed, 2 neither IDs nor --all or both")
+    func pauseAndResume() throws {
+        let (session, store) = try session()
+        let ids = try store.enqueue((0..<3).map {
+            NewTransfer(direction: .upload, origin: .manual, accountID: 1, localPath: LocalPath("/f\($0)"), remotePath: "/f\($0)")
+        })
+        try store.start(ids[0], resumedAt: 0)
+        try store.complete(ids[0], sha256: nil, bytes: 0)
+        try store.start(ids[1], resumedAt: 0)
+        try store.fail(ids[1], reason: Reason(.quota))
+        let id = String(ids[2])
+        try expect(session, ["pause", id], 0, saying: "paused #\(id); `instant-upload resume \(id)` lets them go on")
+        try expect(session, ["pause", id], 0, saying: "#\(id) f2: already paused")
+        try expect(session, ["pause", String(ids[0])], 1, saying: "is already completed, so there is nothing to pause")
+        try expect(session, ["pause", String(ids[1])], 1, saying: "has failed, so it is not moving; `instant-upload retry \(ids[1])` queues it again")
+        try expect(session, ["pause", "99"], 1, saying: "there is no transfer #99")
+        try expect(session, ["pause"], 2)
+        try expect(session, ["pause", "--all", id], 2)
+        try expect(session, ["pause", "x"], 2)
+        try expect(session, ["resume", id], 0, saying: "resumed #\(id)")
+        try expect(session, ["resume", id], 0, saying: "is not paused: it is on its way")
+        try expect(session, ["resume", String(ids[0])], 1, saying: "is already completed, so there is nothing to resume")
+        try expect(session, ["resume", "99"], 1, saying: "there is no transfer #99")
+        try expect(session, ["resume"], 2)
+        try expect(session, ["pause", "--all"], 0, saying: "paused the queue")
+        try expect(session, ["resume", id], 0, saying: "the whole queue is paused: `instant-upload resume --all` lets it go on")
+        try expect(session, ["resume", "--all"], 0, saying: "the queue goes on")
+        try expect(session, ["resume", "--all"], 0, saying: "nothing is paused")
+        // 3, a queue database that cannot be read: with every command, in BadInputTests.
+    }
+
     @Test("clear: 0 whatever there was to clear, 2 an unknown group")
     func clear() throws {
         let (session, _) = try session()

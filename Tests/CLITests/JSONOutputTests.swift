@@ -73,7 +73,7 @@ struct JSONOutputTests {
         "id", "direction", "origin", "state", "name", "source", "target", "account", "local_path", "remote_path",
         "bytes_done", "bytes_total", "checkpoint_offset", "attempts", "reason", "next_attempt_at", "created_at",
         "started_at", "completed_at", "upload_expires_at", "sha256", "upload_host", "cancel_requested", "watch_rule", "counters",
-        "note",
+        "note", "paused",
     ]
 
     @Test("an upload item has every key, times in ISO 8601 UTC, nulls for what does not apply")
@@ -102,7 +102,20 @@ struct JSONOutputTests {
         #expect(reason["action"] as? String == "nothing: it is retried by itself")
         #expect(reason["detail"] is NSNull)
         #expect(object["note"] is NSNull)
+        #expect(object["paused"] as? Bool == false)
         #expect(object["counters"] as? [String: Int] == ["resumed_at": 4, "bytes_read": 6, "bytes_hashed": 6])
+    }
+
+    @Test("a paused item says so: paused true, and the reason paused with the command that resumes it")
+    func pausedItem() throws {
+        var row = makeTransfer(id: 12, state: .queued, reason: Reason(.paused), bytesDone: 10, bytesTotal: 20)
+        row.paused = true
+        let object = try #require(try jsonObject(JSONOutput.encode(TransferJSON(row))) as? [String: Any])
+        #expect(object["paused"] as? Bool == true)
+        let reason = try #require(object["reason"] as? [String: Any])
+        #expect(reason["code"] as? String == "paused")
+        #expect(reason["message"] as? String == "paused by you")
+        #expect(reason["action"] as? String == "`instant-upload resume 12` lets it go on from where it stopped")
     }
 
     @Test("a download item swaps source and target and gives the local path; no reason is null")

@@ -30,7 +30,7 @@ struct StatusLineTests {
         var b = makeBatch(waiting: 1, files: (0, 6), bytes: (0, 6_000))
         b.waitingForNetwork = 2; b.waitingForWiFi = 2; b.paused = 1
         #expect(StatusLine.render(b, agentRunning: true)
-                == "1 waiting, 2 waiting for network, 2 waiting for Wi-Fi, 1 paused; 0 of 6 files, 0 B of 6.0 kB")
+                == "1 waiting, 2 waiting for network, 2 waiting for Wi-Fi, 1 paused by you; 0 of 6 files, 0 B of 6.0 kB")
     }
 
     @Test("rows a watch rule holds for mains power say so, and watch troubles follow the line")
@@ -66,6 +66,14 @@ struct StatusLineTests {
         #expect(StatusLine.render(b, pausedReason: "offline", agentRunning: true) == "3 waiting; 0 of 3 files\npaused: waiting for network")
         #expect(StatusLine.render(b, pausedReason: "metered\nconnection", agentRunning: true)
                 == "3 waiting; 0 of 3 files\npaused: metered\\nconnection")
+    }
+
+    @Test("the person's pause of the whole queue says so, and how to lift it")
+    func pausedByYou() {
+        var b = makeBatch(files: (0, 3))
+        b.paused = 3
+        #expect(StatusLine.render(b, pausedReason: "paused", agentRunning: true)
+                == "3 paused by you; 0 of 3 files\npaused by you: nothing starts until `instant-upload resume --all`")
     }
 
     @Test("an agent that is not running is named, with the command that starts it")

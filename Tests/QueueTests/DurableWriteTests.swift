@@ -43,6 +43,10 @@ struct DurableWriteTests {
         try store.start(ids[3], resumedAt: 0)
         try store.complete(ids[3], sha256: nil, bytes: 10)
         #expect(try syncs { try store.clear(.completed) } > 0, "clear")
+        #expect(try syncs { _ = try store.pause([ids[1]]) } > 0, "pause")
+        #expect(try syncs { _ = try store.resume([ids[1]]) } > 0, "resume")
+        #expect(try syncs { try store.pauseQueue() } > 0, "pause --all")
+        #expect(try syncs { try store.resumeQueue() } > 0, "resume --all")
         #expect(try syncs { try store.removeAccount(named: "home") } > 0, "account remove")
     }
 

@@ -12,7 +12,7 @@ public enum CommandSpecs {
         summary: "Moves your files to your own server, and never goes quiet about it.",
         discussion: "Everything you queue is written to disk before any transfer starts; `instant-upload queue` shows exactly what the agent works from, and why anything that is not moving is waiting.",
         options: [.version],
-        subcommands: [upload, queue, status, show, retry, cancel, clear, account, watch, download, run, service, help, version])
+        subcommands: [upload, queue, status, show, retry, pause, resume, cancel, clear, account, watch, download, run, service, help, version])
 
     /// `share-to [--account A] [--to REMOTE_DIR] FILE_OR_URI...`: the desktop "Send to" handler.
     public static let shareTo = CommandSpec(
@@ -85,6 +85,25 @@ public enum CommandSpecs {
         ],
         positionals: [.zeroOrMore("ID", kind: .number, help: "a transfer's number")],
         rules: [.oneOf([["ID"], ["--all-failed"]]), .conflict("--all-failed", "--to")])
+
+    /// `pause ID...` or `pause --all`
+    public static let pause = CommandSpec(
+        name: "pause",
+        summary: "Hold transfers until you resume them; running ones stop at their last checkpoint.",
+        usage: ["ID...", "--all"],
+        discussion: "Nothing is thrown away: the server keeps what it received, a download keeps its .part file, and `instant-upload resume` goes on from there. A paused item stays paused when the agent restarts. With --all the whole queue waits, new items included, until `instant-upload resume --all`: for a moment on a metered link or during a video call.",
+        options: [.flag("all", help: "pause the whole queue, new items included")],
+        positionals: [.zeroOrMore("ID", kind: .number, help: "a transfer's number")],
+        rules: [.oneOf([["ID"], ["--all"]])])
+
+    /// `resume ID...` or `resume --all`
+    public static let resume = CommandSpec(
+        name: "resume",
+        summary: "Let paused transfers go on from where they stopped.",
+        usage: ["ID...", "--all"],
+        options: [.flag("all", help: "lift the pause of the whole queue and of every paused transfer")],
+        positionals: [.zeroOrMore("ID", kind: .number, help: "a transfer's number")],
+        rules: [.oneOf([["ID"], ["--all"]])])
 
     /// `cancel ID...`
     public static let cancel = CommandSpec(

@@ -9,8 +9,8 @@ import Queue
 /// whenever they were created. The rate is the agent's to measure (`rate_bytes_per_s`, bytes
 /// per second over its last seconds); it counts only while an agent runs and something moves.
 public enum BatchReader {
-    static let batchStartKey = "batch_started_at"
-    static let rateKey = "rate_bytes_per_s"
+    static let batchStartKey = QueueStore.batchStartedAtKey
+    static let rateKey = QueueStore.rateKey
     static let active = "('queued', 'in_progress', 'retrying')"
 
     /// The figures of the current batch; `agentRunning` decides whether the agent's rate still counts.
@@ -58,8 +58,14 @@ public enum BatchReader {
         figures.uploading = summary.count(.inProgress, .upload)
         figures.downloading = summary.count(.inProgress, .download)
         figures.failed = summary.count(.failed)
-        figures.waiting = summary.count(.queued)
-        if summary.pausedReason == ReasonCode.offline.rawValue {
+        // Rows the person paused one by one wait for the person, whatever else holds the queue.
+        figures.paused = min(summary.pausedRows, summary.count(.queued))
+        figures.waiting = summary.count(.queued) - figures.paused
+        if summary.pausedReason == ReasonCode.paused.rawValue {
+            // The person paused the whole queue.
+            figures.paused += figures.waiting
+            figures.waiting = 0
+        } else if summary.pausedReason == ReasonCode.offline.rawValue {
             // The agent holds the whole queue while the network is gone.
             figures.waitingForNetwork = figures.waiting
             figures.waiting = 0
@@ -70,7 +76,7 @@ public enum BatchReader {
                       """) { $0.int(0) }).isEmpty {
             try store.database.query("""
                 SELECT reason_code, count(*) FROM transfers
-                WHERE state = 'queued' AND reason_code IN ('offline', 'wifi', 'battery', 'paused') GROUP BY reason_code
+                WHERE state = 'queued' AND paused = 0 AND reason_code IN ('offline', 'wifi', 'battery', 'paused') GROUP BY reason_code
                 """) { r in
                 let count = r.int(1)
                 switch ReasonCode(rawValue: r.text(0)) {
@@ -114,7 +120,8 @@ public enum BatchReader {
     }
 
     /// The first row created at or after `time` (milliseconds), found by bisecting IDs, which
-    /// follow creation order.
+    /// follow creation order; past the last row when none was (only an older row, retried,
+    /// moves in this batch).
     static func firstID(createdAtOrAfter time: Int64, _ store: QueueStore) throws -> Int64? {
         func createdAt(fromID id: Int64) throws -> (id: Int64, created: Int64)? {
             try store.database.query("SELECT id, created_at FROM transfers WHERE id >= ? ORDER BY id LIMIT 1", [.int(id)]) {
@@ -131,6 +138,6 @@ public enum BatchReader {
             let middle = low + (high - low) / 2
             if let row = try createdAt(fromID: middle), row.created < time { low = row.id + 1 } else { high = middle }
         }
-        return try createdAt(fromID: low)?.id
+        return try createdAt(fromID: low)?.id ?? last + 1
     }
 }

@@ -14,8 +14,7 @@ public enum QueueCommands {
         let store = try context.openStore()
         var summary = try store.summary()
         let pid = context.agentPID
-        // A full disk is told by the agent itself: the rows cannot be written then.
-        if pid != nil, let live = livePause(context) { summary.pausedReason = live?.rawValue }
+        if pid != nil { hearAgent(&summary, context) }
         let batch = try BatchReader.read(store, summary: summary, agentRunning: pid != nil)
         let watch = pid != nil ? try WatchCommands.troubles(store: store, context: context) : []
         if json {
@@ -27,10 +26,19 @@ public enum QueueCommands {
         return watch.isEmpty ? exitStatus(summary, agentRunning: pid != nil) : ExitStatus.attention
     }
 
-    /// 1 when something needs the person: a failed item, or work that waits for an agent.
+    /// 1 when something needs the person: a failed item, or work that waits for an agent
+    /// (what the person paused waits for the person).
     static func exitStatus(_ summary: QueueSummary, agentRunning: Bool) -> Int32 {
-        let waiting = summary.count(.queued) + summary.count(.inProgress) + summary.count(.retrying)
-        return summary.needAttention > 0 || (waiting > 0 && !agentRunning) ? ExitStatus.attention : ExitStatus.ok
+        summary.needAttention > 0 || (summary.waitingForAgent > 0 && !agentRunning) ? ExitStatus.attention : ExitStatus.ok
+    }
+
+    /// What holds the whole queue, in the running agent's words: a full disk cannot be
+    /// written to the database for the CLI to read. The person's own pause holds from the
+    /// moment it is written, before the agent has looked.
+    static func hearAgent(_ summary: inout QueueSummary, _ context: CommandContext) {
+        guard let live = livePause(context) else { return }
+        let yours = summary.pausedReason == ReasonCode.paused.rawValue ? summary.pausedReason : nil
+        summary.pausedReason = live?.rawValue ?? yours
     }
 
     /// `queue`: each group with its count, long ones summarised; `--state` shows one in full.
@@ -39,7 +47,7 @@ public enum QueueCommands {
         if follow { return try QueueFollower(store: store, state: state, json: json, context: context).run() }
         let running = context.agentRunning
         var summary = try store.summary()
-        if running, let live = livePause(context) { summary.pausedReason = live?.rawValue }
+        if running { hearAgent(&summary, context) }
         if json {
             context.say(JSONOutput.encode(try store.transfers(state: state).map(TransferJSON.init)))
         } else {

@@ -15,7 +15,9 @@ public enum StatusLine {
     public static func render(_ batch: BatchFigures, pausedReason: String? = nil, agentRunning: Bool,
                               watchTroubles: [String] = []) -> String {
         var lines = [headline(batch)]
-        if let pausedReason {
+        if pausedReason == ReasonCode.paused.rawValue {
+            lines.append("paused by you: nothing starts until `instant-upload resume --all`")
+        } else if let pausedReason {
             lines.append("paused: " + pausedText(pausedReason))
         }
         lines += watchTroubles.map { "watch " + $0 }
@@ -34,7 +36,7 @@ public enum StatusLine {
         add(b.waitingForNetwork, "waiting for network")
         add(b.waitingForWiFi, "waiting for Wi-Fi")
         add(b.waitingForPower, "waiting for mains power")
-        add(b.paused, "paused")
+        add(b.paused, "paused by you")
         let retrying = b.retrying.values.reduce(0, +)
         if retrying > 0 { held.append("\(n(retrying)) retrying (\(retryingWhy(b.retrying)))") }
         add(b.failed, "failed")

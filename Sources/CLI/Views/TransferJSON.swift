@@ -32,6 +32,8 @@ public struct TransferJSON: Codable, Sendable, Equatable {
     /// The host of the tus upload URL; never the URL itself.
     public var uploadHost: String?
     public var cancelRequested: Bool
+    /// The person paused it (`pause ID`): it waits until `resume ID`.
+    public var paused: Bool
     public var watchRule: String?
     public var counters: CountersJSON
     /// Something the person should know that is not a reason, e.g. that the server stores the
@@ -72,7 +74,7 @@ public struct TransferJSON: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, direction, origin, state, name, source, target, account, attempts, reason, sha256, counters, note
+        case id, direction, origin, state, name, source, target, account, attempts, reason, sha256, counters, note, paused
         case localPath = "local_path"
         case remotePath = "remote_path"
         case bytesDone = "bytes_done"
@@ -113,6 +115,7 @@ public struct TransferJSON: Codable, Sendable, Equatable {
         sha256 = t.sha256
         uploadHost = t.uploadHost
         cancelRequested = t.cancelRequested
+        paused = t.paused
         watchRule = t.watchRule
         counters = CountersJSON(resumedAt: t.counters.resumedAt, bytesRead: t.counters.bytesRead,
                                 bytesHashed: t.counters.bytesHashed)
@@ -145,6 +148,7 @@ public struct TransferJSON: Codable, Sendable, Equatable {
         try c.encode(sha256, forKey: .sha256)
         try c.encode(uploadHost, forKey: .uploadHost)
         try c.encode(cancelRequested, forKey: .cancelRequested)
+        try c.encode(paused, forKey: .paused)
         try c.encode(watchRule, forKey: .watchRule)
         try c.encode(counters, forKey: .counters)
         try c.encode(note, forKey: .note)

@@ -12,8 +12,8 @@ extension Agent {
     static let lookahead = 16
 
     func dispatch(_ store: QueueStore) throws {
-        let (online, diskFull) = state.withLock { ($0.online, $0.diskFull) }
-        guard !diskFull else { return }
+        let (online, diskFull, pausedByYou) = state.withLock { ($0.online, $0.diskFull, $0.pausedByYou) }
+        guard !diskFull, !pausedByYou else { return }
         let now = nowMilliseconds()
         // Asked only when a held row comes up, and then once per pass.
         var wifiAnswer: Bool?
@@ -147,7 +147,10 @@ extension Agent {
     private func launch(_ row: Transfer, account: Account, credentials: Credentials, store: QueueStore) throws -> Bool {
         guard let started = try store.start(row.id, resumedAt: row.checkpoint.offset) else { return false }
         let cancellation = CancellationFlag()
-        state.withLock { $0.running[row.id] = Running(direction: row.direction, accountID: row.accountID, cancellation: cancellation) }
+        state.withLock { s in
+            s.running[row.id] = Running(direction: row.direction, accountID: row.accountID, cancellation: cancellation)
+            s.batch.throughput.started(row.id, at: started.bytesDone)
+        }
         let options = self.options
         let serverInfo = self.serverInfo
         let path = options.paths.queueDatabase

@@ -79,6 +79,9 @@ extension Agent {
             // changed password is picked up once the person has saved it.
             if reason.code == .auth { passwords.forget(accountID: row.accountID) }
             Log.warning("\(row.name): \(reason.message)")
+        case .retry(_, _) where isHeldByPerson(row):
+            // Paused meanwhile: it waits for the person, not for a backoff.
+            try store.requeue(id, reason: heldReason(for: row, cause: cause))
         case .retry(let classification, let progressed):
             if [.serverBusy, .maintenance].contains(classification.reason.code) {
                 easeOff(accountID: row.accountID, retryAfter: classification.retryAfter)
@@ -93,7 +96,7 @@ extension Agent {
             try store.retryLater(id, reason: reason, at: at, attempts: attempts)
             Log.info("\(row.name): \(reason.message); retrying in \(String(format: "%.1f", delay)) s (attempt \(attempts))")
         case .stopped:
-            try store.requeue(id, reason: cause == .offline ? Reason(.offline) : nil)
+            try store.requeue(id, reason: heldReason(for: row, cause: cause))
         }
     }
 }

@@ -53,7 +53,7 @@ public final class Agent: Sendable {
     }
 
     /// Why a running transfer is being stopped from outside.
-    enum StopCause: Sendable { case cancel, shutdown, offline }
+    enum StopCause: Sendable { case cancel, shutdown, offline, pause }
 
     struct Running: Sendable {
         var direction: Direction
@@ -95,13 +95,18 @@ public final class Agent: Sendable {
         var online = true
         /// The disk holding the queue is full: nothing can be recorded, so nothing starts.
         var diskFull = false
+        /// The person paused the whole queue (`pause --all`): nothing starts, nothing runs.
+        var pausedByYou = false
         /// The pause as the rows last saw it, so each change is written once.
         var appliedPause: ReasonCode?
+        /// The figures `status` reads for the current batch: its rate and when it started.
+        var batch = BatchRecord()
 
         /// What holds the whole queue, if anything, as `status` hears it from the agent.
         var pause: ReasonCode? { diskFull ? .diskFull : recordedPause }
-        /// The part of it written to the rows: a full disk takes no notes.
-        var recordedPause: ReasonCode? { online ? nil : .offline }
+        /// The part of it written to the rows: a full disk takes no notes. The person's pause
+        /// holds the queue whatever the network does, so it is the one the rows tell.
+        var recordedPause: ReasonCode? { pausedByYou ? .paused : online ? nil : .offline }
     }
 
     let options: Options
@@ -218,13 +223,16 @@ public final class Agent: Sendable {
         try applyFinished(store)
         guard !stopping else { return }
         try handleCancellations(store)
+        try applyPersonsPause(store)
         try applyPause(store)
         try dispatch(store)
+        recordBatch(store)
     }
 
+    /// Nothing left that moves by itself: rows the person paused wait for the person.
     private func isIdle(_ store: QueueStore) -> Bool {
         let quiet = state.withLock { $0.running.isEmpty && $0.finished.isEmpty && $0.unapplied.isEmpty && $0.cancelling.isEmpty }
-        return quiet && ((try? store.isIdle()) ?? false)
+        return quiet && ((try? store.isQueuePaused() || store.isIdle(countingPaused: false)) ?? false)
     }
 
     func handle(_ request: String) -> String {
@@ -256,7 +264,15 @@ public final class Agent: Sendable {
         }
         if let ask = passwords.secondsUntilNextAsk { seconds = min(seconds, max(0.01, ask)) }
         if let check = maintenance.secondsUntilNextCheck { seconds = min(seconds, max(0.01, check)) }
-        _ = doorbell.wait(timeout: .now() + seconds)
+        // While transfers run, the batch's rate is sampled every second between passes.
+        let deadline = monotonicSeconds() + seconds
+        while true {
+            let left = deadline - monotonicSeconds()
+            if left <= 0 { break }
+            let sampling = trouble == nil && state.withLock { !$0.running.isEmpty || $0.batch.rateWritten }
+            if doorbell.wait(timeout: .now() + (sampling ? min(left, BatchRecord.sampleInterval) : left)) == .success { break }
+            if sampling { recordBatch(store) }
+        }
         while doorbell.wait(timeout: .now()) == .success {}
     }
 
@@ -268,7 +284,7 @@ public final class Agent: Sendable {
         guard wanted != applied else { return }
         if let applied { try store.clearWaiting(code: applied) }
         if let wanted {
-            try store.pauseAllWaiting(reason: Reason(wanted))
+            try store.pauseAllWaiting(reason: wanted == .paused ? .queuePaused : Reason(wanted))
         }
         try store.setAgentValue("paused_reason", wanted?.rawValue)
         state.withLock { $0.appliedPause = wanted }

@@ -16,6 +16,9 @@ public struct Reason: Sendable, Equatable, Codable, CustomStringConvertible {
     }
 
     public var description: String { "\(message) (\(code.rawValue))" }
+
+    /// A row held by the person's pause of the whole queue (`pause --all`), rather than its own.
+    public static let queuePaused = Reason(.paused, action: "`instant-upload resume --all` lets the queue go on")
 }
 
 public enum ReasonCode: String, Sendable, Codable, CaseIterable {
@@ -102,7 +105,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         switch self {
         case .offline: "it resumes when the network returns"
         case .wifi: "it starts on Wi-Fi; `instant-upload retry --now ID` sends it anyway"
-        case .paused: "it continues when the agent runs again"
+        case .paused: "`instant-upload resume ID` lets it go on from where it stopped"
         case .battery: "it starts when the computer is plugged in; `instant-upload retry --now ID` sends it anyway"
         case .credentials: "unlock your keyring (log in to the desktop); it starts by itself then"
         case .diskFull: "free some space on the disk; it continues by itself"

@@ -24,6 +24,8 @@ public struct Transfer: Sendable, Equatable {
     public var sha256: String?
     public var etag: String?
     public var cancelRequested: Bool
+    /// The person paused it (`pause ID`): it waits, whatever else allows, until resumed.
+    public var paused: Bool
     public var ignoreRules: Bool
     public var watchRule: String?
     public var counters: ResumeCounters
@@ -38,7 +40,7 @@ public struct Transfer: Sendable, Equatable {
                 checkpoint: Checkpoint = Checkpoint(), sha256: String? = nil, etag: String? = nil,
                 cancelRequested: Bool = false, ignoreRules: Bool = false, watchRule: String? = nil,
                 counters: ResumeCounters = ResumeCounters(), createdAt: Int64 = 0, startedAt: Int64? = nil,
-                completedAt: Int64? = nil) {
+                completedAt: Int64? = nil, paused: Bool = false) {
         self.id = id; self.direction = direction; self.origin = origin; self.accountID = accountID
         self.accountName = accountName; self.localPath = localPath; self.remotePath = remotePath; self.state = state
         self.reason = reason; self.attempts = attempts; self.nextAttemptAt = nextAttemptAt; self.bytesDone = bytesDone
@@ -46,6 +48,7 @@ public struct Transfer: Sendable, Equatable {
         self.fingerprint = fingerprint; self.checkpoint = checkpoint; self.sha256 = sha256; self.etag = etag
         self.cancelRequested = cancelRequested; self.ignoreRules = ignoreRules; self.watchRule = watchRule
         self.counters = counters; self.createdAt = createdAt; self.startedAt = startedAt; self.completedAt = completedAt
+        self.paused = paused
     }
 
     /// The name a person recognises.

@@ -44,13 +44,17 @@ extension QueueStore {
 
     // MARK: The agent
 
-    /// The agent takes a row: `queued`/`retrying` -> `in_progress`.
+    /// The agent takes a row: `queued`/`retrying` -> `in_progress`. Nil when the row is gone,
+    /// or the person paused it since the agent picked it.
     @discardableResult
     public func start(_ id: Int64, resumedAt: Int64) throws -> Transfer? {
-        try move(id, to: .inProgress, set: Self.reasonColumns(nil) + [
-            ("started_at", .int(nowMilliseconds())), ("next_attempt_at", .null),
-            ("resumed_at", .int(resumedAt)), ("bytes_read", .int(0)), ("bytes_hashed", .int(0)),
-        ])
+        try database.transaction {
+            guard let row = try transfer(id: id), !row.paused else { return nil }
+            return try move(row.id, to: .inProgress, set: Self.reasonColumns(nil) + [
+                ("started_at", .int(nowMilliseconds())), ("next_attempt_at", .null),
+                ("resumed_at", .int(resumedAt)), ("bytes_read", .int(0)), ("bytes_hashed", .int(0)),
+            ])
+        }
     }
 
     /// A chunk the server confirmed: offset and hash state in one row update.
@@ -132,10 +136,15 @@ extension QueueStore {
     }
 
     /// On start, the agent takes back rows it left `in_progress` when it died; they resume
-    /// from their checkpoints.
+    /// from their checkpoints, except those the person paused meanwhile, which say so and wait.
     @discardableResult
     public func recoverAbandoned() throws -> Int {
-        try moveAll(from: [.inProgress], to: .queued, expressions: ["bytes_done = checkpoint_offset"])
+        try database.transaction {
+            let rewind = ["bytes_done = checkpoint_offset"]
+            let paused = try moveAll(from: [.inProgress], to: .queued, set: Self.reasonColumns(Reason(.paused)), expressions: rewind,
+                                     where: "paused = 1")
+            return try paused + moveAll(from: [.inProgress], to: .queued, expressions: rewind)
+        }
     }
 
     /// Rows the account-wide Wi-Fi flag holds while there is no unmetered Wi-Fi: auto-uploads
@@ -179,41 +188,43 @@ extension QueueStore {
                         where: "\(condition) AND next_attempt_at <= ? AND cancel_requested = 0", args + [.int(now)])
             try database.run("""
                 UPDATE transfers SET \(cols.map { "\($0.0) = ?" }.joined(separator: ", "))
-                WHERE state = 'queued' AND cancel_requested = 0 AND \(condition) AND reason_code IS NOT ?
+                WHERE state = 'queued' AND cancel_requested = 0 AND paused = 0 AND \(condition) AND reason_code IS NOT ?
                 """, cols.map(\.1) + args + [.text(reason.code.rawValue)])
         }
     }
 
-    /// A gate for the whole queue (network gone, disk full): every waiting row says so, and
-    /// retrying rows go back to queued (their backoff means nothing while it is shut).
+    /// A gate for the whole queue (network gone, paused by the person): every waiting row says
+    /// so, except those paused on their own, and retrying rows go back to queued (their
+    /// backoff means nothing while it is shut).
     public func pauseAllWaiting(reason: Reason) throws {
         let cols = Self.reasonColumns(reason)
         try database.transaction {
             try moveAll(from: [.retrying], to: .queued, set: cols + [("next_attempt_at", .null)])
-            try database.run("UPDATE transfers SET \(cols.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE state = 'queued'",
+            try database.run("UPDATE transfers SET \(cols.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE state = 'queued' AND paused = 0",
                              cols.map(\.1))
         }
     }
 
-    /// Clears a waiting note (e.g. `offline`) from queued rows (of one account, when given).
+    /// Clears a waiting note (e.g. `offline`) from queued rows (of one account, when given);
+    /// rows the person paused keep theirs.
     public func clearWaiting(code: ReasonCode, accountID: Int64? = nil) throws {
         try database.run("""
             UPDATE transfers SET reason_code = NULL, reason_message = NULL, reason_action = NULL, reason_detail = NULL
-            WHERE state = 'queued' AND reason_code = ?\(accountID == nil ? "" : " AND account_id = ?")
+            WHERE state = 'queued' AND paused = 0 AND reason_code = ?\(accountID == nil ? "" : " AND account_id = ?")
             """, [.text(code.rawValue)] + (accountID.map { [.int($0)] } ?? []))
     }
 
-    /// Rows the scheduler may start now: queued ones, and retrying ones whose time has come,
-    /// hand-made work first, then oldest first. Rows of `excludingAccounts`, rows of the
-    /// watch rules `holdingRules` and, with `holdingWifiRule`, rows the account-wide Wi-Fi
-    /// flag holds are left out here, so however many of them wait, they never hide the
-    /// rows behind them.
+    /// Rows the scheduler may start now: queued ones the person has not paused, and retrying
+    /// ones whose time has come, hand-made work first, then oldest first. Rows of
+    /// `excludingAccounts`, rows of the watch rules `holdingRules` and, with
+    /// `holdingWifiRule`, rows the account-wide Wi-Fi flag holds are left out here, so
+    /// however many of them wait, they never hide the rows behind them.
     public func runnable(direction: Direction, now: Int64, limit: Int, excluding: Set<Int64> = [],
                          excludingAccounts: Set<Int64> = [], holdingWifiRule: Bool = false,
                          holdingRules: Set<String> = []) throws -> [Transfer] {
         var sql = """
             SELECT \(Self.columns) FROM transfers t JOIN accounts a ON a.id = t.account_id
-            WHERE t.direction = ? AND t.cancel_requested = 0
+            WHERE t.direction = ? AND t.cancel_requested = 0 AND t.paused = 0
               AND (t.state = 'queued' OR (t.state = 'retrying' AND t.next_attempt_at <= ?))
             """
         var args: [SQLValue] = [.text(direction.rawValue), .int(now)]
@@ -241,9 +252,11 @@ extension QueueStore {
                            + (includeAuto ? "" : " AND origin != 'auto'")) { $0.int(0) }.first ?? 0
     }
 
-    /// True when no row is queued, running or retrying.
-    public func isIdle() throws -> Bool {
-        try database.query("SELECT count(*) FROM transfers WHERE state IN ('queued', 'in_progress', 'retrying')") { $0.int(0) }.first == 0
+    /// True when no row is queued, running or retrying; with `countingPaused: false`, rows
+    /// the person paused do not count (they wait for the person, not for the agent).
+    public func isIdle(countingPaused: Bool = true) throws -> Bool {
+        try database.query("SELECT 1 FROM transfers WHERE state IN ('queued', 'in_progress', 'retrying')"
+                           + (countingPaused ? "" : " AND paused = 0") + " LIMIT 1") { $0.int(0) }.isEmpty
     }
 
     public func cancelRequested() throws -> [Transfer] {
@@ -253,15 +266,18 @@ extension QueueStore {
 
     // MARK: The person
 
-    /// `failed` -> `queued` (or a waiting `retrying` row -> `queued` to go now). Returns
-    /// the ids that moved; completed and running rows are left as they are.
+    /// `failed` -> `queued` (or a waiting `retrying` row -> `queued` to go now), no longer
+    /// paused: retrying is asking it to go. Returns the ids that moved; completed and
+    /// running rows are left as they are.
     @discardableResult
     public func retry(_ ids: [Int64], newRemoteFolder: String? = nil, ignoreRules: Bool = false) throws -> [Int64] {
         try database.transaction(durable: true) {
             var moved: [Int64] = []
+            let note: Reason? = try isQueuePaused() ? .queuePaused : nil
             for id in ids {
                 guard let row = try transfer(id: id), row.state == .failed || row.state == .retrying else { continue }
-                var cols = Self.reasonColumns(nil) + [("attempts", SQLValue.int(0)), ("restarts", .int(0)), ("next_attempt_at", .null)]
+                var cols = Self.reasonColumns(note) + [("attempts", SQLValue.int(0)), ("restarts", .int(0)), ("next_attempt_at", .null),
+                                                      ("paused", .int(0))]
                 if ignoreRules { cols.append(("ignore_rules", .int(1))) }
                 if let folder = newRemoteFolder {
                     let name = row.remotePath.split(separator: "/").last.map(String.init) ?? row.remotePath

@@ -131,6 +131,7 @@ public final class QueueStore {
     // MARK: Enqueue
 
     /// Writes all `items` in one transaction, before any network call, and returns their ids.
+    /// While the person has paused the whole queue, new rows say so from the start.
     @discardableResult
     public func enqueue(_ items: [NewTransfer]) throws -> [Int64] {
         guard !items.isEmpty else { return [] }
@@ -138,11 +139,14 @@ public final class QueueStore {
         return try database.transaction(durable: true) {
             var ids: [Int64] = []
             ids.reserveCapacity(items.count)
+            let held: Reason? = try isQueuePaused() ? .queuePaused : nil
+            let note: [SQLValue] = [.optionalText(held?.code.rawValue), .optionalText(held?.message), .optionalText(held?.action)]
             for item in items {
                 try database.run("""
                     INSERT INTO transfers (direction, origin, lane, account_id, local_path, remote_path, state, bytes_total,
-                        fp_device, fp_inode, fp_size, fp_mtime_ns, ignore_rules, watch_rule, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)
+                        fp_device, fp_inode, fp_size, fp_mtime_ns, ignore_rules, watch_rule, created_at,
+                        reason_code, reason_message, reason_action)
+                    VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [
                         .text(item.direction.rawValue), .text(item.origin.rawValue), .int(item.origin.lane), .int(item.accountID),
                         .blob(item.localPath.bytes), .text(item.remotePath), .int(item.bytesTotal),
@@ -150,7 +154,7 @@ public final class QueueStore {
                         .optionalInt(item.fingerprint.map { Int64(bitPattern: $0.inode) }),
                         .optionalInt(item.fingerprint?.size), .optionalInt(item.fingerprint?.mtimeNanoseconds),
                         .int(item.ignoreRules ? 1 : 0), .optionalText(item.watchRule), .int(now),
-                    ])
+                    ] + note)
                 ids.append(database.lastInsertRowID)
             }
             return ids
@@ -166,7 +170,7 @@ public final class QueueStore {
         "reason_action", "reason_detail", "attempts", "next_attempt_at", "bytes_done", "bytes_total", "upload_url",
         "upload_expires_at", "fp_device", "fp_inode", "fp_size", "fp_mtime_ns", "checkpoint_offset", "hash_state", "sha256",
         "etag", "cancel_requested", "ignore_rules", "watch_rule", "resumed_at", "bytes_read", "bytes_hashed", "created_at",
-        "started_at", "completed_at",
+        "started_at", "completed_at", "paused",
     ]
 
     static let columns = (transferColumns.map { "t.\($0) AS \($0)" } + ["a.name AS account_name"]).joined(separator: ", ")
@@ -193,7 +197,8 @@ public final class QueueStore {
             sha256: r.optionalText("sha256"), etag: r.optionalText("etag"), cancelRequested: r.bool("cancel_requested"),
             ignoreRules: r.bool("ignore_rules"), watchRule: r.optionalText("watch_rule"),
             counters: ResumeCounters(resumedAt: r.int64("resumed_at"), bytesRead: r.int64("bytes_read"), bytesHashed: r.int64("bytes_hashed")),
-            createdAt: r.int64("created_at"), startedAt: r.optionalInt64("started_at"), completedAt: r.optionalInt64("completed_at"))
+            createdAt: r.int64("created_at"), startedAt: r.optionalInt64("started_at"), completedAt: r.optionalInt64("completed_at"),
+            paused: r.bool("paused"))
     }
 
     public func transfer(id: Int64) throws -> Transfer? {
@@ -222,7 +227,9 @@ public final class QueueStore {
             let state = TransferState(rawValue: r.text(1)) ?? .failed
             summary.counts[direction, default: [:]][state] = r.int(2)
         }
-        summary.pausedReason = try agentValue("paused_reason")
+        // The person's pause of the whole queue comes first: it holds whatever else would.
+        summary.pausedReason = try isQueuePaused() ? ReasonCode.paused.rawValue : agentValue("paused_reason")
+        summary.pausedRows = try pausedCount()
         return summary
     }
 
@@ -264,11 +271,15 @@ public struct NewTransfer: Sendable {
 /// Counts derived from the rows, for the one-line status.
 public struct QueueSummary: Sendable, Equatable {
     public var counts: [Direction: [TransferState: Int]] = [:]
+    /// What holds the whole queue: `paused` (the person), `offline`, `disk_full`, or nil.
     public var pausedReason: String?
+    /// Queued rows the person paused one by one.
+    public var pausedRows: Int
 
-    public init(counts: [Direction: [TransferState: Int]] = [:], pausedReason: String? = nil) {
+    public init(counts: [Direction: [TransferState: Int]] = [:], pausedReason: String? = nil, pausedRows: Int = 0) {
         self.counts = counts
         self.pausedReason = pausedReason
+        self.pausedRows = pausedRows
     }
 
     public func count(_ state: TransferState, _ direction: Direction? = nil) -> Int {
@@ -282,4 +293,11 @@ public struct QueueSummary: Sendable, Equatable {
 
     /// Rows a person has to act on.
     public var needAttention: Int { count(.failed) }
+
+    /// Rows that wait for an agent to move them: queued, running or retrying, and not held by
+    /// the person's pause (those wait for the person).
+    public var waitingForAgent: Int {
+        if pausedReason == ReasonCode.paused.rawValue { return 0 }
+        return max(0, count(.queued) + count(.inProgress) + count(.retrying) - pausedRows)
+    }
 }

@@ -175,6 +175,12 @@ public enum Schema {
         ALTER TABLE accounts ADD COLUMN put_via_temporary INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE accounts ADD COLUMN max_chunk_size INTEGER;
         """,
+        // 8: the person's pause of one row, kept through restarts; the few paused rows are
+        // found through a partial index without reading every queued one.
+        """
+        ALTER TABLE transfers ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX transfers_paused ON transfers (state, id) WHERE paused = 1;
+        """,
     ]
 
     public static var latest: Int { migrations.count }

@@ -1,0 +1,58 @@
+import Foundation
+import Platform
+import Queue
+
+/// `status`'s batch figures, kept by the agent: where the batch starts (when the queue goes
+/// from idle to busy) and the rate over every running transfer, written at most once a second
+/// while anything runs and deleted when nothing does. The rate comes from the progress the
+/// transfers already record; no write per chunk is added.
+extension Agent {
+    /// Never fails a pass: these are figures for people, not the queue's state.
+    func recordBatch(_ store: QueueStore) {
+        do {
+            try recordBatchStart(store)
+            try recordRate(store)
+        } catch {
+            Log.debug("the batch's figures could not be written this time: \(error)")
+        }
+    }
+
+    private func recordBatchStart(_ store: QueueStore) throws {
+        let idle = try store.isIdle()
+        let phase = state.withLock { $0.batch.phase }
+        if phase == (idle ? .idle : .busy) { return }
+        let nowIdle = try store.markBatch()
+        state.withLock { $0.batch.phase = nowIdle ? .idle : .busy }
+    }
+
+    private func recordRate(_ store: QueueStore) throws {
+        let now = monotonicSeconds()
+        // A little early is still a second apart for the reader.
+        let (due, counted, running) = state.withLock { s in
+            (now - s.batch.lastSample >= BatchRecord.sampleInterval * 0.9, s.batch.throughput.rows, !s.running.isEmpty)
+        }
+        guard due else { return }
+        if !running && counted.isEmpty {
+            let written = state.withLock { s in
+                s.batch.throughput.reset()
+                s.batch.lastSample = now
+                defer { s.batch.rateWritten = false }
+                return s.batch.rateWritten
+            }
+            if written { try store.setAgentValue(QueueStore.rateKey, nil) }
+            return
+        }
+        let progress = try store.runningProgress()
+        var ended: [Int64: Int64?] = [:]
+        for id in counted where progress[id] == nil { ended[id] = try store.transfer(id: id)?.bytesDone }
+        let rate = state.withLock { s -> Double? in
+            for (id, bytes) in progress where counted.contains(id) { s.batch.throughput.saw(id, at: bytes) }
+            for (id, bytes) in ended { s.batch.throughput.ended(id, at: bytes) }
+            s.batch.lastSample = now
+            return s.batch.throughput.rate(at: now)
+        }
+        guard let rate else { return }
+        try store.setAgentValue(QueueStore.rateKey, String(Int64(rate.rounded())))
+        state.withLock { $0.batch.rateWritten = true }
+    }
+}
