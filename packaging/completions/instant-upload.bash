@@ -4,7 +4,7 @@ _instant_upload() {
     local cur prev words cword
     _init_completion || return
 
-    local commands="upload download queue status show retry cancel clear account watch run service help version"
+    local commands="upload download queue status show retry pause resume cancel clear account watch run service help version"
     if [[ $cword -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return
@@ -41,6 +41,7 @@ _instant_upload() {
         queue) COMPREPLY=($(compgen -W "--state --json --follow --help" -- "$cur")) ;;
         status | show) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
         retry) COMPREPLY=($(compgen -W "--to --now --all-failed --help" -- "$cur")) ;;
+        pause | resume) COMPREPLY=($(compgen -W "--all --help" -- "$cur")) ;;
         cancel) COMPREPLY=($(compgen -W "--help" -- "$cur")) ;;
         run) COMPREPLY=($(compgen -W "--until-idle --help" -- "$cur")) ;;
         clear) COMPREPLY=($(compgen -W "completed failed all" -- "$cur")) ;;

@@ -1,5 +1,5 @@
 # fish completion for instant-upload
-set -l commands upload download queue status show retry cancel clear account watch run service help version
+set -l commands upload download queue status show retry pause resume cancel clear account watch run service help version
 complete -c instant-upload -f
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a upload -d 'Queue files to upload into a folder on your server'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a download -d 'Queue files on your server to download'
@@ -7,6 +7,9 @@ complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a que
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a status -d 'One line on the queue'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a show -d 'Everything about one transfer'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a retry -d 'Queue failed transfers again'
+complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a pause -d 'Stop transfers at their last checkpoint and hold them'
+complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a resume -d 'Let paused transfers go on'
+complete -c instant-upload -n "__fish_seen_subcommand_from pause resume; and not __fish_seen_subcommand_from watch" -l all -d 'The whole queue, new items included'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a cancel -d 'Stop transfers and remove them'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a clear -d 'Remove finished transfers from the list'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a account -d 'Add, list and remove accounts'
