@@ -33,13 +33,13 @@ public enum BatchReader {
                     SELECT count(*), total(state = 'completed'), total(bytes_total), total(bytes_done) FROM transfers WHERE \(condition)
                     """, [.int(firstID)]) { r in
                     figures.filesTotal += r.int(0)
-                    figures.filesDone += Int(r.double(1))
-                    figures.bytesTotal += Int64(r.double(2))
-                    figures.bytesDone += Int64(r.double(3))
+                    figures.filesDone += Int(saturating: r.double(1))
+                    figures.bytesTotal += Int64(saturating: r.double(2))
+                    figures.bytesDone += Int64(saturating: r.double(3))
                 }
             }
             let stuck = try store.database.query("SELECT total(max(bytes_total - bytes_done, 0)) FROM transfers WHERE state = 'failed' AND id >= ?",
-                                                 [.int(firstID)]) { Int64($0.double(0)) }.first ?? 0
+                                                 [.int(firstID)]) { Int64(saturating: $0.double(0)) }.first ?? 0
             // A download of unknown size may have moved more than its total says.
             figures.bytesDone = min(figures.bytesDone, figures.bytesTotal)
             figures.bytesLeft = max(0, figures.bytesTotal - figures.bytesDone - stuck)

@@ -55,7 +55,7 @@ public struct StatusJSON: Codable, Sendable, Equatable {
         init(_ b: BatchFigures) {
             filesDone = b.filesDone; filesTotal = b.filesTotal; bytesDone = b.bytesDone; bytesTotal = b.bytesTotal
             rateBytesPerSecond = b.active > 0 ? b.rate : nil
-            etaSeconds = b.active > 0 ? b.eta.map { Int64($0.rounded(.up)) } : nil
+            etaSeconds = b.active > 0 ? b.eta.map { Int64(saturating: $0.rounded(.up)) } : nil
         }
 
         /// Written by hand so unknown figures are `null`, not missing keys.

@@ -52,7 +52,7 @@ extension Agent {
             return s.batch.throughput.rate(at: now)
         }
         guard let rate else { return }
-        try store.setAgentValue(QueueStore.rateKey, String(Int64(rate.rounded())))
+        try store.setAgentValue(QueueStore.rateKey, String(Int64(saturating: rate.rounded())))
         state.withLock { $0.batch.rateWritten = true }
     }
 }
