@@ -127,6 +127,22 @@ struct RemovalTests {
         #expect(rows[0].attempts == 2 && rows[0].nextAttemptAt == nil)
     }
 
+    @Test("a gate that spares an account (its server is on this machine) leaves that account's rows as they were")
+    func pauseSparesAccounts() throws {
+        let (store, remote) = try makeStore()
+        let local = try store.addAccount(name: "here", webdavURL: "http://127.0.0.1:2/dav/a/", tusURL: nil, username: "a")
+        let far = try enqueue(store, remote, 1)
+        let near = try enqueue(store, local, 2)
+        try store.start(near[0], resumedAt: 0)
+        let later = nowMilliseconds() + 60_000
+        try store.retryLater(near[0], reason: Reason(.timeout), at: later, attempts: 1)
+        try store.pauseAllWaiting(reason: Reason(.offline), sparing: [local.id])
+        #expect(try store.transfer(id: far[0])?.reason?.code == .offline)
+        let retrying = try #require(try store.transfer(id: near[0]))
+        #expect(retrying.state == .retrying && retrying.nextAttemptAt == later && retrying.reason?.code == .timeout)
+        #expect(try store.transfer(id: near[1])?.reason == nil)
+    }
+
     @Test("removing an account takes every one of its rows, and only its rows")
     func accountRemoval() throws {
         let (store, account) = try makeStore()

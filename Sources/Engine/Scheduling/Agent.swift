@@ -284,7 +284,9 @@ public final class Agent: Sendable {
         guard wanted != applied else { return }
         if let applied { try store.clearWaiting(code: applied) }
         if let wanted {
-            try store.pauseAllWaiting(reason: wanted == .paused ? .queuePaused : Reason(wanted))
+            // Without a network a server on this machine is still reached (takesWork).
+            let local = wanted == .offline ? Set(try store.accounts().filter(\.isOnThisMachine).map(\.id)) : []
+            try store.pauseAllWaiting(reason: wanted == .paused ? .queuePaused : Reason(wanted), sparing: local)
         }
         try store.setAgentValue("paused_reason", wanted?.rawValue)
         state.withLock { $0.appliedPause = wanted }

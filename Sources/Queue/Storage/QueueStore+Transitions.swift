@@ -195,12 +195,15 @@ extension QueueStore {
 
     /// A gate for the whole queue (network gone, paused by the person): every waiting row says
     /// so, except those paused on their own, and retrying rows go back to queued (their
-    /// backoff means nothing while it is shut).
-    public func pauseAllWaiting(reason: Reason) throws {
+    /// backoff means nothing while it is shut). Rows of the `sparing` accounts, which the
+    /// gate does not hold (a server on this machine while the network is down), are left alone.
+    public func pauseAllWaiting(reason: Reason, sparing accounts: Set<Int64> = []) throws {
         let cols = Self.reasonColumns(reason)
+        let spared = accounts.sorted().map(String.init).joined(separator: ", ")
+        let condition = accounts.isEmpty ? "1" : "account_id NOT IN (\(spared))"
         try database.transaction {
-            try moveAll(from: [.retrying], to: .queued, set: cols + [("next_attempt_at", .null)])
-            try database.run("UPDATE transfers SET \(cols.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE state = 'queued' AND paused = 0",
+            try moveAll(from: [.retrying], to: .queued, set: cols + [("next_attempt_at", .null)], where: condition)
+            try database.run("UPDATE transfers SET \(cols.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE state = 'queued' AND paused = 0 AND \(condition)",
                              cols.map(\.1))
         }
     }
