@@ -141,8 +141,15 @@ struct BatchReaderTests {
         #expect(figures.failed == 1)
         #expect(figures.filesTotal == 5, "the old failure is not part of this batch")
 
-        // Offline, the agent holds the whole queue: every queued row waits for the network.
+        // Offline with a server on this machine, which is still reached: the rows say what
+        // holds them, only those noted offline wait for the network.
         try q.store.setAgentValue("paused_reason", ReasonCode.offline.rawValue)
+        let local = try BatchReader.read(q.store, agentRunning: true)
+        #expect(local.waitingForNetwork == 1 && local.waitingForWiFi == 1 && local.waiting == 1)
+
+        // Offline with every server elsewhere, the agent holds the whole queue: every queued
+        // row waits for the network.
+        try q.store.database.run("UPDATE accounts SET webdav_url = 'https://cloud.example.org/dav/', tus_url = 'https://cloud.example.org/files/'")
         let offline = try BatchReader.read(q.store, agentRunning: true)
         #expect(offline.waitingForNetwork == 3)
         #expect(offline.waiting == 0 && offline.waitingForWiFi == 0)

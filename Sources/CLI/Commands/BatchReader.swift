@@ -53,7 +53,8 @@ public enum BatchReader {
 
     /// What holds the rows that are not done. The counts come from the summary; which
     /// queued rows a gate holds is read only when a gate can hold some and not all of them
-    /// (a Wi-Fi-only account, a watch rule), since reading every queued row's reason costs a scan.
+    /// (a Wi-Fi-only account, a watch rule, the network gone while a server on this machine
+    /// is still reached), since reading every queued row's reason costs a scan.
     static func readHeld(_ store: QueueStore, summary: QueueSummary, into figures: inout BatchFigures) throws {
         figures.uploading = summary.count(.inProgress, .upload)
         figures.downloading = summary.count(.inProgress, .download)
@@ -61,16 +62,17 @@ public enum BatchReader {
         // Rows the person paused one by one wait for the person, whatever else holds the queue.
         figures.paused = min(summary.pausedRows, summary.count(.queued))
         figures.waiting = summary.count(.queued) - figures.paused
+        let offline = summary.pausedReason == ReasonCode.offline.rawValue
         if summary.pausedReason == ReasonCode.paused.rawValue {
             // The person paused the whole queue.
             figures.paused += figures.waiting
             figures.waiting = 0
-        } else if summary.pausedReason == ReasonCode.offline.rawValue {
+        } else if offline, try !store.accounts().contains(where: \.isOnThisMachine) {
             // The agent holds the whole queue while the network is gone.
             figures.waitingForNetwork = figures.waiting
             figures.waiting = 0
-        } else if figures.waiting > 0,
-                  !(try store.database.query("""
+        } else if figures.waiting > 0, try offline || // all but the rows for a server on this machine
+                  !(store.database.query("""
                       SELECT 1 FROM accounts WHERE wifi_only = 1
                       UNION ALL SELECT 1 FROM (SELECT 1 FROM transfers WHERE watch_rule IS NOT NULL AND state = 'queued' LIMIT 1) LIMIT 1
                       """) { $0.int(0) }).isEmpty {
