@@ -21,7 +21,7 @@ public enum QueueChanges {
         }
 
         /// Progress in tenths, so a big file says how far it is without a line per chunk.
-        var tenth: Int { bytesTotal > 0 ? Int(min(10, max(0, bytesDone * 10 / bytesTotal))) : 0 }
+        var tenth: Int { bytesTotal > 0 ? Int(saturating: min(1, max(0, Double(bytesDone) / Double(bytesTotal))) * 10) : 0 }
     }
 
     /// The IDs whose line changed from `before` to `after`, in order: new or changed rows, then
@@ -59,7 +59,7 @@ public enum QueueChanges {
                 return row.direction == .upload ? "all \(HumanFormat.bytes(row.bytesTotal)) sent, finishing on the server"
                                                  : "all \(HumanFormat.bytes(row.bytesTotal)) received, finishing"
             }
-            let percent = Int(Double(row.bytesDone) / Double(row.bytesTotal) * 100)
+            let percent = Int(saturating: min(1, max(0, Double(row.bytesDone) / Double(row.bytesTotal))) * 100)
             return "\(verb), \(percent)%, \(HumanFormat.bytes(row.bytesDone)) of \(HumanFormat.bytes(row.bytesTotal))"
         case .retrying:
             var text = "retrying"

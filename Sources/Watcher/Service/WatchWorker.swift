@@ -103,7 +103,7 @@ final class WatchWorker {
         guard let due = retryDue else { return -1 }
         let remaining = clock.now.duration(to: due)
         guard remaining > .zero else { return 0 }
-        return Int32(min((remaining / .milliseconds(1)).rounded(.up), Double(Int32.max)))
+        return Int32(saturating: (remaining / .milliseconds(1)).rounded(.up))
     }
 
     /// Tries again later (a busy or full database, a rule waiting for something).

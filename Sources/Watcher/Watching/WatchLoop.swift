@@ -113,7 +113,7 @@ final class WatchLoop {
         guard let next else { return -1 }
         let remaining = clock.now.duration(to: next)
         guard remaining > .zero else { return 0 }
-        return Int32(min((remaining / .milliseconds(1)).rounded(.up), Double(Int32.max)))
+        return Int32(saturating: (remaining / .milliseconds(1)).rounded(.up))
     }
 
     private func fireTimers() {
