@@ -43,6 +43,24 @@ extension FolderWatcherTests.InstantUpload {
         #expect(scene.serverFiles() == ["2020/03/clip.mp4", "2022/01/winter.jpg", "2023/07/same month.jpg", "2023/07/summer.jpg"])
     }
 
+    @Test("an HEIC goes under the month of its Exif item; a JPEG with a damaged EXIF date goes under its modification time's month, and the log says why")
+    func heicAndDamagedExif() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera", ["--subfolders", "month"])
+        try scene.waitWatching("camera")
+        // Made beside the folder with an old mtime (mid-month, so no time zone moves it), then moved in.
+        try Camera.write(scene.path("staging/damaged.jpg"), MediaFiles.photo("garbage garbage garb"))
+        var times = [timespec(tv_sec: 1_621_080_000, tv_nsec: 0), timespec(tv_sec: 1_621_080_000, tv_nsec: 0)]  // 2021-05-15
+        #expect(utimensat(AT_FDCWD, scene.path("staging/damaged.jpg"), &times, 0) == 0)
+        try Camera.move(scene.path("staging/damaged.jpg"), scene.path("Camera/damaged.jpg"))
+        try Camera.write(scene.path("Camera/phone.heic"), MediaFiles.heic(exif: MediaFiles.exif(dateTimeOriginal: "2019:11:20 08:00:00")))
+        try scene.waitUploaded(2)
+        #expect(scene.serverFiles() == ["2019/11/phone.heic", "2021/05/damaged.jpg"])
+        #expect(scene.session.agentLog.contains("damaged.jpg: dated by its modification time, because"), "\(scene.session.agentLog.suffix(2000))")
+    }
+
     @Test("two different IMG_0001.jpg from different days both survive on the server")
     func sameNameTwice() throws {
         let scene = try InstantUploadScene()
