@@ -18,6 +18,7 @@ APT_STAMP  := .build/.apt-packages
 VENV_STAMP := $(VENV)/.requirements
 BUILD_LOG  := .build/build.log
 TEST_BUILD_LOG := .build/build-tests.log
+DIST_BUILD_LOG := .build/build-dist.log
 
 # Debian packages: C libraries the Swift targets link, and the tools the tests drive.
 APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdbus-1-dev python3-dbus python3-gi pkg-config \
@@ -71,7 +72,7 @@ test: build venv dist deb
 
 test-swift:
 	$(SWIFT) build --build-tests 2>&1 | tee $(TEST_BUILD_LOG)
-	scripts/check-warnings.sh $(BUILD_LOG) $(TEST_BUILD_LOG)
+	scripts/check-warnings.sh $(BUILD_LOG) $(TEST_BUILD_LOG) $(DIST_BUILD_LOG)
 	$(SWIFT) test --skip-build
 
 test-server:
@@ -97,11 +98,13 @@ bench: venv
 
 # Both programs, static Swift runtime (stripped by the package build only). Built again when a
 # source is newer, so `make install` after `make dist` does not start the compiler at all.
+# The output is kept for the warnings guard, like the debug build's.
 DIST_PROGRAMS := $(DIST_BIN)/instant-upload $(DIST_BIN)/share-to
 dist: $(DIST_PROGRAMS)
 $(DIST_PROGRAMS) &: Package.swift $(shell find Sources -type f) | $(APT_STAMP)
-	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product instant-upload
-	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product share-to
+	@mkdir -p .build
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product instant-upload 2>&1 | tee $(DIST_BUILD_LOG)
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product share-to 2>&1 | tee -a $(DIST_BUILD_LOG)
 	@touch $(DIST_PROGRAMS)
 
 # Into PREFIX (default ~/.local, no root needed): programs, file-manager entries, the systemd
