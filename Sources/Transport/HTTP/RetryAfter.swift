@@ -38,8 +38,9 @@ public struct RetryAfter: Sendable, Equatable {
     /// How a reason shows the wait: the server's words, and the cap when it applied.
     public var shown: String {
         let said = ServerNumber.quoted(given.trimmingSpaces)
-        return wasCapped ? "it asked to wait `\(said)`; waiting \(Self.cap / 3600) h, the longest this program waits"
-                         : "it asked to wait `\(said)`"
+        // Digits are seconds, said as such; a date is quoted as the server wrote it.
+        let asked = said.allSatisfy { $0 >= "0" && $0 <= "9" } ? "it asked to wait \(said) s" : "it asked to wait until `\(said)`"
+        return wasCapped ? "\(asked); waiting \(Self.cap / 3600) h, the longest this program waits" : asked
     }
 }
 
