@@ -140,6 +140,8 @@ struct ServerReplyParsingTests {
         #expect(nc.kind == .nextcloud && nc.maintenance && nc.version == "29.0.1")
         let oc = try #require(try ServerStatus.parse(json: #"{"installed":"true","maintenance":"false","version":"10.13.4.2","productname":"ownCloud"}"#))
         #expect(oc.kind == .owncloud && !oc.maintenance && oc.version == "10.13.4.2")
+        let ocis = try #require(try ServerStatus.parse(json: #"{"installed":true,"versionstring":"10.11.0","productname":"Infinite Scale","productversion":"5.0.5"}"#))
+        #expect(ocis.kind == .owncloud && ocis.version == "5.0.5", "its own version, not the ownCloud 10 it answers like")
         #expect(try ServerStatus.parse(json: #"{"hello":"world"}"#) == nil)
         #expect(try ServerStatus.parse(json: "<html>not found</html>") == nil)
         #expect(try ServerStatus.parse(json: #"{"installed":true,"productname":"Seafile"}"#) == nil)
