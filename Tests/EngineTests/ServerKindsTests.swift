@@ -87,7 +87,7 @@ struct ServerKindsTests {
     static let folder = "/Fotos 2024/Ünïcødé #1"
     static let names = ["IMG 0001.jpg", "naïve #2 100%.mov", "日本 & Meer.txt", "empty #0.txt"]
 
-    @Test("account add URL finds the protocol; 3 files (one over 100 MiB) and an empty one, with spaces, unicode and #, arrive identical in folders that did not exist, with the local mtime where the server honours it",
+    @Test("account add URL finds the protocol; 3 files (one over 100 MiB) and an empty one, with spaces, unicode and #, arrive identical in folders that did not exist, with the local mtime where the server honours X-OC-Mtime and the time they arrived where it does not",
           arguments: ServerKind.allCases)
     func endToEnd(_ kind: ServerKind) async throws {
         try await offThePool {
