@@ -142,6 +142,8 @@ struct ServerReplyParsingTests {
         #expect(oc.kind == .owncloud && !oc.maintenance && oc.version == "10.13.4.2")
         let ocis = try #require(try ServerStatus.parse(json: #"{"installed":true,"versionstring":"10.11.0","productname":"Infinite Scale","productversion":"5.0.5"}"#))
         #expect(ocis.kind == .owncloud && ocis.version == "5.0.5", "its own version, not the ownCloud 10 it answers like")
+        let rc = try #require(try ServerStatus.parse(json: #"{"installed":true,"versionstring":"10.11.0","productname":"Infinite Scale","productversion":"7.0.0-rc.1"}"#))
+        #expect(rc.version == "10.11.0", "a product version that is no plain version number falls back to versionstring")
         #expect(try ServerStatus.parse(json: #"{"hello":"world"}"#) == nil)
         #expect(try ServerStatus.parse(json: "<html>not found</html>") == nil)
         #expect(try ServerStatus.parse(json: #"{"installed":true,"productname":"Seafile"}"#) == nil)
