@@ -2,7 +2,8 @@
 
 Tests prove with these that a client sent no more than it should: chunk PUTs
 and their bytes (a broken-off chunk counts what arrived), MOVEs, chunked
-assemblies, and PUTs per path. Touched from the event loop and from wsgidav's
+assemblies, PUTs per path, and the most chunk PUTs one upload folder had in
+flight at once (a client sends the chunks of one file one at a time). Touched from the event loop and from wsgidav's
 worker threads, so one lock guards everything.
 """
 
@@ -15,6 +16,7 @@ from collections import Counter
 class Counters:
     def __init__(self):
         self._lock = threading.Lock()
+        self.chunks_in_flight: Counter = Counter()  # upload folder -> chunk PUTs running now
         self.reset()
 
     def reset(self) -> None:
@@ -25,11 +27,26 @@ class Counters:
             self.assemblies: Counter = Counter()  # destination path -> successful MOVE .file
             self.puts: Counter = Counter()  # path -> PUTs (files and chunks)
             self.put_bytes = 0  # body bytes of file PUTs (not chunks)
+            # upload folder -> most chunk PUTs running at once; those still running stay counted
+            self.max_chunks_in_flight: dict[str, int] = dict(self.chunks_in_flight)
 
     def chunk_put(self, path: str) -> None:
         with self._lock:
             self.chunk_puts += 1
             self.puts[path] += 1
+
+    def chunk_started(self, transfer: str) -> None:
+        with self._lock:
+            self.chunks_in_flight[transfer] += 1
+            now = self.chunks_in_flight[transfer]
+            if now > self.max_chunks_in_flight.get(transfer, 0):
+                self.max_chunks_in_flight[transfer] = now
+
+    def chunk_ended(self, transfer: str) -> None:
+        with self._lock:
+            self.chunks_in_flight[transfer] -= 1
+            if self.chunks_in_flight[transfer] <= 0:
+                del self.chunks_in_flight[transfer]
 
     def chunk_body(self, n: int) -> None:
         with self._lock:
@@ -60,4 +77,5 @@ class Counters:
                 "assemblies": dict(self.assemblies),
                 "puts": dict(self.puts),
                 "put_bytes": self.put_bytes,
+                "max_concurrent_chunk_puts": dict(self.max_chunks_in_flight),
             }

@@ -487,7 +487,11 @@ class NextcloudFace:
                 await respond(send, 404, "upload folder not found (expired)")
             finally:
                 part.unlink(missing_ok=True)
-        await gate.run_inner(store, scope, receive, send, fault, on_bytes=self.counters.chunk_body)
+        self.counters.chunk_started(transfer)
+        try:
+            await gate.run_inner(store, scope, receive, send, fault, on_bytes=self.counters.chunk_body)
+        finally:
+            self.counters.chunk_ended(transfer)
 
     async def assemble(self, scope, send, user, transfer):
         from gate import header, respond

@@ -300,6 +300,30 @@ def test_faults_apply_to_chunks(nc):
     assert (srv.tree() / rel).read_bytes() == data
 
 
+def test_stats_count_the_most_chunk_puts_in_flight_per_upload_folder(nc):
+    srv = nc.srv
+    srv.control("DELETE", "faults")
+    rel = "conc.bin"
+    for transfer in ("c1", "c2"):
+        assert nc.mkcol(transfer, rel).status_code == 201
+    srv.control("POST", "stats/reset")
+    # c1: chunks 1 and 2 at once, each held up by the server; c2: one chunk after another
+    srv.control("POST", "faults", {"method": "PUT", "path_prefix": "/nextcloud/remote.php/dav/uploads/",
+                                   "stall_seconds": 0.8, "after_bytes": 10, "count": 2})
+    results = {}
+    threads = [threading.Thread(target=lambda n=n: results.update({n: nc.chunk("c1", n, b"x" * 1000, rel, 2000)}))
+               for n in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [results[n].status_code for n in (1, 2)] == [201, 201]
+    for n in (1, 2):
+        assert nc.chunk("c2", n, b"y" * 1000, rel, 2000).status_code == 201
+    assert srv.control("GET", "stats")["max_concurrent_chunk_puts"] == {"c1": 2, "c2": 1}
+    assert srv.control("POST", "stats/reset")["max_concurrent_chunk_puts"] == {}
+
+
 def test_upload_folders_expire(nc):
     rel = "exp.bin"
     assert nc.mkcol("e", rel).status_code == 201

@@ -23,9 +23,31 @@ enum ServerKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         }
     }
 
-    /// Sets a file's mtime from `X-OC-Mtime` (Nextcloud, ownCloud, oCIS); the others keep
-    /// the time it arrived.
-    var honoursMtime: Bool { [.nextcloud, .owncloud10, .ocis].contains(self) }
+    /// The product and version `account list` shows, as status.php announces them; nil for
+    /// servers without one (shown as "WebDAV server").
+    var announced: (product: String, version: String)? {
+        switch self {
+        case .nextcloud: ("Nextcloud", "28.0.4")
+        case .owncloud10: ("ownCloud", "10.13.4")
+        // Its own version (`productversion`), not the ownCloud 10 it answers like (`versionstring` 10.11.0).
+        case .ocis: ("Infinite Scale", "5.0.5")
+        case .tusAndWebDAV, .referenceWebDAV, .apache, .rclone: nil
+        }
+    }
+
+    /// Where a file's mtime on the server comes from.
+    enum MtimeOnServer { case local, arrival }
+
+    /// Nextcloud, ownCloud and oCIS set it from `X-OC-Mtime`. The others keep the time the
+    /// file arrived: the reference server's tus and plain-WebDAV faces as most WebDAV servers
+    /// do, Apache httpd 2.4's mod_dav (it has no such header) and Debian 12's rclone 1.60
+    /// (its `serve webdav` ignores the header the agent sends with every PUT).
+    var mtimeOnServer: MtimeOnServer {
+        switch self {
+        case .nextcloud, .owncloud10, .ocis: .local
+        case .tusAndWebDAV, .referenceWebDAV, .apache, .rclone: .arrival
+        }
+    }
 
     /// A running server of this kind, the address a person would type, and the account's files on disk.
     final class Running: @unchecked Sendable {
@@ -65,7 +87,7 @@ struct ServerKindsTests {
     static let folder = "/Fotos 2024/Ünïcødé #1"
     static let names = ["IMG 0001.jpg", "naïve #2 100%.mov", "日本 & Meer.txt", "empty #0.txt"]
 
-    @Test("account add URL finds the protocol; 3 files (one over 100 MiB) and an empty one, with spaces, unicode and #, arrive identical in folders that did not exist, with the local mtime where the server honours it",
+    @Test("account add URL finds the protocol; 3 files (one over 100 MiB) and an empty one, with spaces, unicode and #, arrive identical in folders that did not exist, with the local mtime where the server honours X-OC-Mtime and the time they arrived where it does not",
           arguments: ServerKind.allCases)
     func endToEnd(_ kind: ServerKind) async throws {
         try await offThePool {
@@ -75,9 +97,7 @@ struct ServerKindsTests {
             // refuses to assemble smaller ones but the last).
             try s.writeConfig("[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 1\n")
             try s.addAccount(address: server.address, user: server.user, password: server.password)
-            let listed = try #require(try JSONSerialization.jsonObject(with: Data(s.cli(["account", "list", "--json"]).stdout.utf8)) as? [[String: Any]])
-            #expect(listed.first?["server_kind"] as? String == kind.expected.kind)
-            #expect(listed.first?["upload_protocol"] as? String == kind.expected.upload)
+            try Self.expectListed(kind, s, user: server.user)
             if kind == .ocis {
                 let stored = try QueueStore(path: s.databasePath).account(named: "home")
                 #expect(stored?.server.maxChunkSize == 10_000_000 && stored?.server.createsTusInFolders == true)
@@ -92,21 +112,61 @@ struct ServerKindsTests {
                 files.append(path)
             }
             #expect(try s.cli(["upload", "--to", Self.folder] + files).status == 0)
+            let sent = time(nil)
             try s.startAgent()
             try s.waitForAll("completed", count: files.count, timeout: 240)
+            let arrived = time(nil)
 
             let disk = server.tree + Self.folder
             for (i, name) in Self.names.enumerated() {
                 #expect(try TestData.sha256(ofFile: disk + "/" + name) == (try TestData.sha256(ofFile: files[i])), "\(name)")
-                if kind.honoursMtime {
-                    var st = stat()
-                    #expect(stat(disk + "/" + name, &st) == 0 && st.st_mtim.tv_sec == 1_500_000_000 + i, "\(name): mtime \(st.st_mtim.tv_sec)")
+                var st = stat()
+                #expect(stat(disk + "/" + name, &st) == 0)
+                switch kind.mtimeOnServer {
+                case .local:
+                    #expect(st.st_mtim.tv_sec == 1_500_000_000 + i, "\(name): mtime \(st.st_mtim.tv_sec)")
+                case .arrival:
+                    // Whole seconds on disk (rclone's, Apache's): a second of slack either side.
+                    #expect((sent - 1)...(arrived + 1) ~= st.st_mtim.tv_sec,
+                            "\(name): mtime \(st.st_mtim.tv_sec), sent from \(sent), all arrived by \(arrived)")
                 }
             }
             let stored = try FileManager.default.contentsOfDirectory(atPath: disk).sorted()
             #expect(stored == Self.names.sorted(), "nothing else (no temporary, no copy) in the folder")
             if let reference = server.reference { try Self.expectWayIn(kind, stats: try reference.stats()) }
         }
+    }
+
+    @Test("account list and account list --json name the server's kind, product, version and upload protocol",
+          arguments: ServerKind.allCases)
+    func listed(_ kind: ServerKind) async throws {
+        try await offThePool {
+            let server = try ServerKind.Running(kind)
+            let s = try AgentHarness()
+            try s.writeConfig("[agent]\nautostart = false\n")
+            try s.addAccount(address: server.address, user: server.user, password: server.password)
+            try Self.expectListed(kind, s, user: server.user)
+        }
+    }
+
+    /// The one account, as both forms of `account list` show it.
+    static func expectListed(_ kind: ServerKind, _ s: AgentHarness, user: String) throws {
+        let json = try s.cli(["account", "list", "--json"])
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]], "\(json.stdout)")
+        let account = try #require(listed.count == 1 ? listed.first : nil, "\(json.stdout)")
+        #expect(account["server_kind"] as? String == kind.expected.kind, "\(json.stdout)")
+        #expect(account["upload_protocol"] as? String == kind.expected.upload, "\(json.stdout)")
+        #expect(account["server_product"] as? String == kind.announced?.product, "\(json.stdout)")
+        #expect(account["server_version"] as? String == kind.announced?.version, "\(json.stdout)")
+        if kind.announced == nil {
+            #expect(account["server_product"] is NSNull && account["server_version"] is NSNull, "present as null: \(json.stdout)")
+        }
+
+        let human = try s.cli(["account", "list"])
+        #expect(human.status == 0)
+        let fields = human.stdout.split(separator: "\n").first.map { $0.split(separator: "\t").map(String.init) } ?? []
+        let server = kind.announced.map { "\($0.product) \($0.version)" } ?? "WebDAV server"
+        #expect(Array(fields.prefix(4)) == ["home", user, server, kind.expected.upload], "\(human.stdout)")
     }
 
     /// What the reference server counted shows each file went in once, by the protocol discovery chose.

@@ -61,7 +61,7 @@ enum AccountServer {
         return text
     }
 
-    /// "Nextcloud 28.0.4", "Infinite Scale 10.11.0", "WebDAV server".
+    /// "Nextcloud 28.0.4", "Infinite Scale 5.0.5", "WebDAV server".
     static func describe(_ profile: ServerProfile) -> String {
         guard let product = profile.product else { return "WebDAV server" }
         return product + (profile.version.map { " \($0)" } ?? "")

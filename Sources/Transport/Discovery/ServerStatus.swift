@@ -9,7 +9,7 @@ public struct ServerStatus: Sendable, Equatable {
     public var kind: Kind
     /// `productname` as the server gives it (`Nextcloud`, `ownCloud`, `Infinite Scale`), made safe to show.
     public var product: String
-    /// `versionstring` (or `version`): digits and dots only.
+    /// `productversion` (Infinite Scale), else `versionstring`, else `version`: digits and dots only.
     public var version: String?
     /// True while the administrator has the server in maintenance mode.
     public var maintenance: Bool
@@ -36,14 +36,21 @@ public struct ServerStatus: Sendable, Equatable {
         } else {
             return nil
         }
-        let versionString = try json.string(["versionstring"], maxLength: 40)
-        var version = versionString
+        // Infinite Scale's own version is `productversion`; its `versionstring` is the
+        // ownCloud 10 it answers like (10.11.0), which is not what its people know it by.
+        // A build's `productversion` such as 7.0.0-rc.1 falls back to that.
+        var version = (try? json.string(["productversion"], maxLength: 40)).flatMap { Self.isVersion($0) ? $0 : nil }
+        if version == nil { version = try json.string(["versionstring"], maxLength: 40) }
         if version == nil { version = try json.string(["version"], maxLength: 40) }
-        if let v = version, v.isEmpty || !v.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }) {
+        if let v = version, !Self.isVersion(v) {
             throw ProtocolViolation("status.php gives the version `\(ServerJSON.shown(v))`, which is not a version number")
         }
         if version?.isEmpty == true { version = nil }
         return ServerStatus(kind: kind, product: ServerJSON.shown(product.isEmpty ? kind.rawValue : product),
                             version: version, maintenance: try json.flag(["maintenance"]) ?? false)
+    }
+
+    private static func isVersion(_ text: String) -> Bool {
+        !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") }
     }
 }
