@@ -7,8 +7,15 @@ import TestSupport
 /// xdotool as a person would, against the reference server.
 @Suite("share-to's folder picker in kdialog windows", .serialized)
 struct KDialogWindowTests {
-    /// Qt puts the application's name after kdialog's titles: a zenity window would not match.
-    static func title(_ text: String) -> String { text + " — KDialog$" }
+    /// Waits for the window titled exactly `title` and checks it is kdialog's, not zenity's.
+    @discardableResult
+    static func waitForKDialog(_ display: VirtualDisplay, titled title: String) throws -> String {
+        // xdotool matches WM_NAME, which Qt sets to the bare title (" — KDialog" is only in _NET_WM_NAME).
+        let window = try display.waitForWindow(named: "^" + title + "$")
+        let kdialogs = try display.xdotool(["search", "--class", "kdialog"]).split(separator: "\n").map(String.init)
+        guard kdialogs.contains(window) else { throw TestFailure("the window \"\(title)\" is not kdialog's") }
+        return window
+    }
 
     /// What share-to sees on a KDE desktop with kdialog installed.
     static func kdeEnvironment(_ base: [String: String], display: VirtualDisplay) throws -> [String: String] {
@@ -38,20 +45,20 @@ struct KDialogWindowTests {
         let shareTo = try SharePickerWindowTests.Running([SharePickerWindowTests.uri(first), second], environment: environment)
         let shots = Repository.artifacts + "/share-to-kdialog"
 
-        do { _ = try display.waitForWindow(named: Self.title("Send 2 files to home: /")) } catch {
+        do { try Self.waitForKDialog(display, titled: "Send 2 files to home: /") } catch {
             throw TestFailure("\(error); share-to said: \(shareTo.read("stderr"))")
         }
         try display.screenshot(to: shots + "-1-top.png")
         // The menu is a list: typing a row's beginning selects it, Return answers with its key.
         try display.type("Existing", thenPress: "Return")
-        _ = try display.waitForWindow(named: Self.title("Send 2 files to home: /Existing"))
+        try Self.waitForKDialog(display, titled: "Send 2 files to home: /Existing")
         try display.screenshot(to: shots + "-2-existing.png")
         try display.type("New folder", thenPress: "Return")
-        _ = try display.waitForWindow(named: Self.title("New folder in /Existing"))
+        try Self.waitForKDialog(display, titled: "New folder in /Existing")
         try display.type("Fresh")
         try display.screenshot(to: shots + "-3-new-folder.png")
         try display.xdotool(["key", "Return"])
-        _ = try display.waitForWindow(named: Self.title("Send 2 files to home: /Existing/Fresh"))
+        try Self.waitForKDialog(display, titled: "Send 2 files to home: /Existing/Fresh")
         try display.screenshot(to: shots + "-4-fresh.png")
         try display.type("Send here", thenPress: "Return")
 
@@ -72,7 +79,7 @@ struct KDialogWindowTests {
         let display = try VirtualDisplay()
         let file = try session.home.file("desk/a.jpg", bytes: [1])
         let shareTo = try SharePickerWindowTests.Running([file], environment: Self.kdeEnvironment(session.environment, display: display))
-        _ = try display.waitForWindow(named: Self.title("Send a.jpg to home: /"))
+        try Self.waitForKDialog(display, titled: "Send a.jpg to home: /")
         try display.xdotool(["key", "Escape"])
         let result = try shareTo.wait()
         #expect(result.status == 1)
