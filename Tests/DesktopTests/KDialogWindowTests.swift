@@ -33,7 +33,8 @@ struct KDialogWindowTests {
     @Test("two files without --to on KDE: kdialog's menus browse into a folder, its input box names a new one, confirm; both arrive there")
     func browseCreateAndSend() throws {
         let server = try ReferenceServer()
-        try server.makeFolder("Existing/Inner")
+        // A name that looks like markup: kdialog must show it as it is (see the screenshots).
+        try server.makeFolder("Existing <b>&amp;/Inner")
         let session = try AgentHarness()
         try session.addAccount(server)
         try session.startAgent()
@@ -51,22 +52,22 @@ struct KDialogWindowTests {
         try display.screenshot(to: shots + "-1-top.png")
         // The menu is a list: typing a row's beginning selects it, Return answers with its key.
         try display.type("Existing", thenPress: "Return")
-        try Self.waitForKDialog(display, titled: "Send 2 files to home: /Existing")
+        try Self.waitForKDialog(display, titled: "Send 2 files to home: /Existing <b>&amp;")
         try display.screenshot(to: shots + "-2-existing.png")
         try display.type("New folder", thenPress: "Return")
-        try Self.waitForKDialog(display, titled: "New folder in /Existing")
+        try Self.waitForKDialog(display, titled: "New folder in /Existing <b>&amp;")
         try display.type("Fresh")
         try display.screenshot(to: shots + "-3-new-folder.png")
         try display.xdotool(["key", "Return"])
-        try Self.waitForKDialog(display, titled: "Send 2 files to home: /Existing/Fresh")
+        try Self.waitForKDialog(display, titled: "Send 2 files to home: /Existing <b>&amp;/Fresh")
         try display.screenshot(to: shots + "-4-fresh.png")
         try display.type("Send here", thenPress: "Return")
 
         let result = try shareTo.wait()
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("queued 2 files for home:/Existing/Fresh"), "\(result.stdout)")
+        #expect(result.stdout.contains("queued 2 files for home:/Existing <b>&amp;/Fresh"), "\(result.stdout)")
         try session.waitForAll("completed", count: 2)
-        let fresh = server.tree() + "/Existing/Fresh"
+        let fresh = server.tree() + "/Existing <b>&amp;/Fresh"
         #expect(try String(contentsOfFile: fresh + "/first photo.jpg", encoding: .utf8) == "first")
         #expect(try String(contentsOfFile: fresh + "/second.txt", encoding: .utf8) == "second")
     }
