@@ -30,11 +30,23 @@ struct KDialogWindowTests {
         return environment
     }
 
-    @Test("two files without --to on KDE: kdialog's menus browse into a folder, its input box names a new one, confirm; both arrive there")
+    /// Waits until the window titled exactly `title` has gone: kdialog's input box and the
+    /// message after it share a title, and so do a menu and its return after that message.
+    static func waitUntilGone(_ display: VirtualDisplay, titled title: String, timeout: Double = 15) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !display.windows(named: "^" + title + "$").isEmpty {
+            guard Date() < deadline else { throw TestFailure("the window \"\(title)\" is still there after \(timeout) s") }
+            usleep(50_000)
+        }
+    }
+
+    @Test("two files without --to on KDE: kdialog's menus browse into a folder, its input box names a new one, its message box tells a clash; both files arrive")
     func browseCreateAndSend() throws {
         let server = try ReferenceServer()
         // A name that looks like markup: kdialog must show it as it is (see the screenshots).
-        try server.makeFolder("Existing <b>&amp;/Inner")
+        let existing = "Existing <b>&amp;"
+        try server.makeFolder(existing + "/Inner")
+        FileManager.default.createFile(atPath: server.tree() + "/" + existing + "/clash.txt", contents: Data("a file".utf8))
         let session = try AgentHarness()
         try session.addAccount(server)
         try session.startAgent()
@@ -45,31 +57,45 @@ struct KDialogWindowTests {
         let environment = try Self.kdeEnvironment(session.environment, display: display)
         let shareTo = try SharePickerWindowTests.Running([SharePickerWindowTests.uri(first), second], environment: environment)
         let shots = Repository.artifacts + "/share-to-kdialog"
+        let top = "Send 2 files to home: /", inExisting = top + existing, newFolder = "New folder in /" + existing
 
-        do { try Self.waitForKDialog(display, titled: "Send 2 files to home: /") } catch {
+        do { try Self.waitForKDialog(display, titled: top) } catch {
             throw TestFailure("\(error); share-to said: \(shareTo.read("stderr"))")
         }
         try display.screenshot(to: shots + "-1-top.png")
         // The menu is a list: typing a row's beginning selects it, Return answers with its key.
         try display.type("Existing", thenPress: "Return")
-        try Self.waitForKDialog(display, titled: "Send 2 files to home: /Existing <b>&amp;")
+        try Self.waitForKDialog(display, titled: inExisting)
         try display.screenshot(to: shots + "-2-existing.png")
+
+        // A file already has the name: kdialog's error box says so, Return closes it, the menu is back.
         try display.type("New folder", thenPress: "Return")
-        try Self.waitForKDialog(display, titled: "New folder in /Existing <b>&amp;")
-        try display.type("Fresh")
-        try display.screenshot(to: shots + "-3-new-folder.png")
+        try Self.waitForKDialog(display, titled: newFolder)
+        try display.type("clash.txt", thenPress: "Return")
+        try Self.waitUntilGone(display, titled: newFolder)
+        try Self.waitForKDialog(display, titled: newFolder)
+        try display.screenshot(to: shots + "-3-clash.png")
         try display.xdotool(["key", "Return"])
-        try Self.waitForKDialog(display, titled: "Send 2 files to home: /Existing <b>&amp;/Fresh")
-        try display.screenshot(to: shots + "-4-fresh.png")
+        try Self.waitUntilGone(display, titled: newFolder)
+        try Self.waitForKDialog(display, titled: inExisting)
+
+        try display.type("New folder", thenPress: "Return")
+        try Self.waitForKDialog(display, titled: newFolder)
+        try display.type("Fresh")
+        try display.screenshot(to: shots + "-4-new-folder.png")
+        try display.xdotool(["key", "Return"])
+        try Self.waitForKDialog(display, titled: inExisting + "/Fresh")
+        try display.screenshot(to: shots + "-5-fresh.png")
         try display.type("Send here", thenPress: "Return")
 
         let result = try shareTo.wait()
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("queued 2 files for home:/Existing <b>&amp;/Fresh"), "\(result.stdout)")
+        #expect(result.stdout.contains("queued 2 files for home:/\(existing)/Fresh"), "\(result.stdout)")
         try session.waitForAll("completed", count: 2)
-        let fresh = server.tree() + "/Existing <b>&amp;/Fresh"
+        let fresh = server.tree() + "/" + existing + "/Fresh"
         #expect(try String(contentsOfFile: fresh + "/first photo.jpg", encoding: .utf8) == "first")
         #expect(try String(contentsOfFile: fresh + "/second.txt", encoding: .utf8) == "second")
+        #expect(try String(contentsOfFile: server.tree() + "/" + existing + "/clash.txt", encoding: .utf8) == "a file")
     }
 
     @Test("closing kdialog's menu with Escape queues nothing and exits 1 without a word")
