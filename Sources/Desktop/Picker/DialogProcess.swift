@@ -27,7 +27,8 @@ struct DialogProcess {
         return lowered.contains("cannot open display") || lowered.contains("could not connect to display")
     }
 
-    /// 0: chosen; 1: cancelled or closed; anything else: the program could not show itself.
+    /// 0: chosen; 1: cancelled or closed; anything else (kdialog aborts without a display):
+    /// the program could not show itself.
     func answer(_ outcome: Outcome) throws(PickerFailure) -> String? {
         switch outcome.status {
         case 0:
@@ -37,7 +38,10 @@ struct DialogProcess {
         case 1 where !Self.couldNotShow(outcome.errors):
             return nil
         default:
-            let said = outcome.errors.split(separator: "\n").filter { !$0.contains("Gtk-Message") }.suffix(3).joined(separator: " ")
+            let lines = outcome.errors.split(separator: "\n").filter { !$0.contains("Gtk-Message") }
+            // Qt names the display it could not reach first, then gives a page of advice about
+            // reinstalling that would mislead; other programs say why last.
+            let said = lines.first { Self.couldNotShow(String($0)) }.map(String.init) ?? lines.suffix(3).joined(separator: " ")
             throw PickerFailure("\((executable as NSString).lastPathComponent) could not show the folder picker (exit \(outcome.status))"
                                 + (said.isEmpty ? "" : ": \(DisplayText.escape(said))"))
         }

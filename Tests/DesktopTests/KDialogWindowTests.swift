@@ -1,0 +1,117 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+/// `share-to` without `--to` on KDE: the real kdialog in a real X server (Xvfb), driven with
+/// xdotool as a person would, against the reference server.
+@Suite("share-to's folder picker in kdialog windows", .serialized)
+struct KDialogWindowTests {
+    /// Waits for the window titled exactly `title` and checks it is kdialog's, not zenity's.
+    @discardableResult
+    static func waitForKDialog(_ display: VirtualDisplay, titled title: String) throws -> String {
+        // xdotool matches WM_NAME, which Qt sets to the bare title (" — KDialog" is only in _NET_WM_NAME).
+        let window = try display.waitForWindow(named: "^" + title + "$")
+        let kdialogs = try display.xdotool(["search", "--class", "kdialog"]).split(separator: "\n").map(String.init)
+        guard kdialogs.contains(window) else { throw TestFailure("the window \"\(title)\" is not kdialog's") }
+        return window
+    }
+
+    /// What share-to sees on a KDE desktop with kdialog installed.
+    static func kdeEnvironment(_ base: [String: String], display: VirtualDisplay) throws -> [String: String] {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/kdialog") else {
+            throw TestFailure("/usr/bin/kdialog is missing: `make test` installs kdialog")
+        }
+        var environment = base.merging(display.environment) { _, b in b }
+        environment["XDG_CURRENT_DESKTOP"] = "KDE"
+        // Qt picks the X11 plugin from DISPLAY; a Wayland socket of the test's own session must not lure it away.
+        environment["QT_QPA_PLATFORM"] = "xcb"
+        environment["WAYLAND_DISPLAY"] = nil
+        return environment
+    }
+
+    /// Waits until the window titled exactly `title` has gone: kdialog's input box and the
+    /// message after it share a title, and so do a menu and its return after that message.
+    static func waitUntilGone(_ display: VirtualDisplay, titled title: String, timeout: Double = 15) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !display.windows(named: "^" + title + "$").isEmpty {
+            guard Date() < deadline else { throw TestFailure("the window \"\(title)\" is still there after \(timeout) s") }
+            usleep(50_000)
+        }
+    }
+
+    @Test("two files without --to on KDE: kdialog's menus browse into a folder, its input box names a new one, its message box tells a clash; both files arrive")
+    func browseCreateAndSend() throws {
+        let server = try ReferenceServer()
+        // A name that looks like markup: kdialog must show it as it is (see the screenshots).
+        let existing = "Existing <b>&amp;"
+        try server.makeFolder(existing + "/Inner")
+        FileManager.default.createFile(atPath: server.tree() + "/" + existing + "/clash.txt", contents: Data("a file".utf8))
+        let session = try AgentHarness()
+        try session.addAccount(server)
+        try session.startAgent()
+        let display = try VirtualDisplay()
+        let first = try session.home.file("desk/first photo.jpg", bytes: Array("first".utf8))
+        let second = try session.home.file("desk/second.txt", bytes: Array("second".utf8))
+
+        let environment = try Self.kdeEnvironment(session.environment, display: display)
+        let shareTo = try SharePickerWindowTests.Running([SharePickerWindowTests.uri(first), second], environment: environment)
+        let shots = Repository.artifacts + "/share-to-kdialog"
+        let top = "Send 2 files to home: /", inExisting = top + existing, newFolder = "New folder in /" + existing
+
+        do { try Self.waitForKDialog(display, titled: top) } catch {
+            throw TestFailure("\(error); share-to said: \(shareTo.read("stderr"))")
+        }
+        try display.screenshot(to: shots + "-1-top.png")
+        // The menu is a list: typing a row's beginning selects it, Return answers with its key.
+        try display.type("Existing", thenPress: "Return")
+        try Self.waitForKDialog(display, titled: inExisting)
+        try display.screenshot(to: shots + "-2-existing.png")
+
+        // A file already has the name: kdialog's error box says so, Return closes it, the menu is back.
+        try display.type("New folder", thenPress: "Return")
+        try Self.waitForKDialog(display, titled: newFolder)
+        try display.type("clash.txt", thenPress: "Return")
+        try Self.waitUntilGone(display, titled: newFolder)
+        try Self.waitForKDialog(display, titled: newFolder)
+        try display.screenshot(to: shots + "-3-clash.png")
+        try display.xdotool(["key", "Return"])
+        try Self.waitUntilGone(display, titled: newFolder)
+        try Self.waitForKDialog(display, titled: inExisting)
+
+        try display.type("New folder", thenPress: "Return")
+        try Self.waitForKDialog(display, titled: newFolder)
+        try display.type("Fresh")
+        try display.screenshot(to: shots + "-4-new-folder.png")
+        try display.xdotool(["key", "Return"])
+        try Self.waitForKDialog(display, titled: inExisting + "/Fresh")
+        try display.screenshot(to: shots + "-5-fresh.png")
+        try display.type("Send here", thenPress: "Return")
+
+        let result = try shareTo.wait()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("queued 2 files for home:/\(existing)/Fresh"), "\(result.stdout)")
+        try session.waitForAll("completed", count: 2)
+        let fresh = server.tree() + "/" + existing + "/Fresh"
+        #expect(try String(contentsOfFile: fresh + "/first photo.jpg", encoding: .utf8) == "first")
+        #expect(try String(contentsOfFile: fresh + "/second.txt", encoding: .utf8) == "second")
+        #expect(try String(contentsOfFile: server.tree() + "/" + existing + "/clash.txt", encoding: .utf8) == "a file")
+    }
+
+    @Test("closing kdialog's menu with Escape queues nothing and exits 1 without a word")
+    func cancel() throws {
+        let server = try ReferenceServer()
+        let session = try AgentHarness()
+        try session.addAccount(server)
+        let display = try VirtualDisplay()
+        let file = try session.home.file("desk/a.jpg", bytes: [1])
+        let shareTo = try SharePickerWindowTests.Running([file], environment: Self.kdeEnvironment(session.environment, display: display))
+        try Self.waitForKDialog(display, titled: "Send a.jpg to home: /")
+        try display.xdotool(["key", "Escape"])
+        let result = try shareTo.wait()
+        #expect(result.status == 1)
+        #expect(result.stdout.isEmpty, "\(result.stdout)")
+        #expect(!result.stderr.contains("queued"), "\(result.stderr)")
+        #expect(try session.items().isEmpty)
+    }
+}
