@@ -45,7 +45,9 @@ extension FolderWatcherTests.InstantUpload {
         #expect(scene.serverFiles() == ["IMG_0001.jpg"], "no second copy under another name")
         #expect(try TestData.sha256(ofFile: scene.server.tree() + "/Photos/IMG_0001.jpg") == (try TestData.sha256(photo)))
         let stats = try scene.server.stats()
-        let requests = stats["requests"] as? [String: Int] ?? [:]
+        let requests = try #require(stats["requests"] as? [String: Any], "the reference server counts requests by method: \(stats)")
+            .compactMapValues { $0 as? Int }
+        #expect(requests["PROPFIND"] ?? 0 > 0, "the agent looked at the target: \(requests)")
         #expect(requests["POST"] == nil && requests["PATCH"] == nil && requests["PUT"] == nil, "nothing was uploaded: \(requests)")
         #expect(stats["patch_bytes"] as? Int == 0, "\(stats)")
         let completions = try scene.completions()
