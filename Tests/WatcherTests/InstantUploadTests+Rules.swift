@@ -61,7 +61,7 @@ extension FolderWatcherTests.InstantUpload {
         #expect(scene.session.agentLog.contains("damaged.jpg: dated by its modification time, because"), "\(scene.session.agentLog.suffix(2000))")
     }
 
-    @Test("two different IMG_0001.jpg from different days both survive on the server")
+    @Test("two different IMG_0001.jpg from different days both survive on the server: the second as IMG_0001 (1).jpg")
     func sameNameTwice() throws {
         let scene = try InstantUploadScene()
         try Camera.makeFolder(scene.path("Camera"))
@@ -76,11 +76,11 @@ extension FolderWatcherTests.InstantUpload {
         let second = MediaFiles.photo("2024:04:20 18:00:00", comment: "second card")
         try Camera.write(scene.path("Camera/IMG_0001.jpg"), second)
         try scene.waitUploaded(2)
-        let onServer = scene.serverFiles()
-        #expect(onServer.count == 2, "\(onServer)")
-        let contents = Set(try onServer.map { try TestData.sha256(ofFile: scene.server.tree() + "/Photos/" + $0) })
-        let originals: Set<String> = [try TestData.sha256(first), try TestData.sha256(second)]
-        #expect(contents == originals)
+        #expect(scene.serverFiles() == ["IMG_0001 (1).jpg", "IMG_0001.jpg"])
+        #expect(try TestData.sha256(ofFile: scene.server.tree() + "/Photos/IMG_0001.jpg") == (try TestData.sha256(first)), "the first is untouched")
+        #expect(try TestData.sha256(ofFile: scene.server.tree() + "/Photos/IMG_0001 (1).jpg") == (try TestData.sha256(second)))
+        #expect(try scene.completions() == ["Photos/IMG_0001.jpg": 1, "Photos/IMG_0001 (1).jpg": 1])
+        #expect(try scene.itemsByTarget()["/Photos/IMG_0001 (1).jpg"]?.count == 1, "the row names where the second went")
     }
 
     @Test("--after-upload trash moves the original to the trash once uploaded, and never a failed one")
