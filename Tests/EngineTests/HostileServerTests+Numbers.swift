@@ -81,6 +81,7 @@ extension HostileServerTests {
                 "the wait is capped at one hour: next attempt \(next), started \(started)")
         #expect(row.rowReasonMessage?.contains(value) == true && row.rowReasonMessage?.contains("1 h") == true,
                 "the reason shows the server's words and the cap: \(row.rowReason ?? [:])")
+        #expect(try await scene.requests().contains { $0.hasPrefix("\(method.uppercased()) ") }, "the \(method.uppercased()) got the answer")
         try await scene.expectQuietAndAlive()
     }
 }
