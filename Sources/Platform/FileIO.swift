@@ -3,6 +3,8 @@ import Glibc
 /// Small file-system helpers over raw syscalls, throwing `SystemError`.
 public enum FileIO {
     /// Creates `path` and its parents with `mode`, and tightens the last one to `mode` if it existed.
+    /// Tightening only takes away what `mode` does not grant: a folder its owner made stricter
+    /// (a `Local Drive` of 0700) keeps that mode.
     public static func makeDirectory(_ path: String, mode: mode_t = 0o700) throws(SystemError) {
         var current = ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
@@ -12,8 +14,9 @@ public enum FileIO {
         var st = stat()
         try valueOrErrno("stat", path: path) { stat(path, &st) }
         guard st.st_mode & S_IFMT == S_IFDIR else { throw SystemError("mkdir", errno: ENOTDIR, path: path) }
-        if st.st_mode & 0o7777 != mode, st.st_uid == getuid() {
-            try valueOrErrno("chmod", path: path) { chmod(path, mode) }
+        let now = st.st_mode & 0o7777
+        if now & ~mode != 0, st.st_uid == getuid() {
+            try valueOrErrno("chmod", path: path) { chmod(path, now & mode) }
         }
     }
 

@@ -110,6 +110,26 @@ struct DownloadTests {
         #expect(shown.contains("report (1).pdf") && shown.contains("report (2).pdf"), "the queue names the final paths")
     }
 
+    @Test("Local Drive keeps its mode: made 0755 for a first download, a world-writable one tightened to 0755, a private one left 0700", arguments: [
+        nil, 0o777, 0o700,
+    ] as [mode_t?])
+    func localDriveMode(existing: mode_t?) throws {
+        let (server, session) = try setUp(["Docs/r.pdf": TestData.bytes(count: 5000, seed: 2)])
+        defer { withExtendedLifetime(server) {} }
+        if let existing {
+            try FileManager.default.createDirectory(atPath: session.downloads, withIntermediateDirectories: true)
+            chmod(session.downloads, existing)
+        }
+        #expect(try session.cli(["download", "/Docs/r.pdf"]).status == 0)
+        try session.startAgent()
+        try session.waitForAll("completed", count: 1, timeout: 60)
+        var st = stat()
+        #expect(stat(session.downloads, &st) == 0)
+        let expected: mode_t = existing == 0o700 ? 0o700 : 0o755
+        #expect(st.st_mode & 0o7777 == expected, "Local Drive is \(String(st.st_mode & 0o7777, radix: 8)), not \(String(expected, radix: 8))")
+        #expect(FileManager.default.fileExists(atPath: session.downloads + "/r.pdf"))
+    }
+
     @Test("a folder is refused with a clear message and nothing is written")
     func folderRefused() throws {
         let (server, session) = try setUp([:])

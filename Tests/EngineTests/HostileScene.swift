@@ -5,28 +5,46 @@ import TestSupport
 import Testing
 
 /// The hostile server, a person's session with an account on it, and one queued transfer:
-/// an upload of a small file into `/In`, or a download of the server's `/data.bin`. The
-/// server answers sanely until the test picks its misbehaviour; the agent is not running yet.
+/// an upload of a small file into `/In` (with tus, or with one WebDAV PUT), or a download of
+/// the server's `/data.bin`. The server answers sanely until the test picks its
+/// misbehaviour; the agent is not running yet.
 struct HostileScene: Sendable {
     let server: HostileServer
     let session: AgentHarness
     let id: Int
 
     static func upload() async throws -> HostileScene {
-        try await offThePool { try HostileScene(download: false) }
+        try await offThePool { try HostileScene(download: false, put: false) }
+    }
+
+    /// An upload with one WebDAV PUT: the account is added by its address while the server
+    /// hides its tus endpoint, so discovery settles on `webdav-put`.
+    static func putUpload() async throws -> HostileScene {
+        try await offThePool { try HostileScene(download: false, put: true) }
     }
 
     static func download() async throws -> HostileScene {
-        try await offThePool { try HostileScene(download: true) }
+        try await offThePool { try HostileScene(download: true, put: false) }
     }
 
-    private init(download: Bool) throws {
+    private init(download: Bool, put: Bool) throws {
         server = try HostileServer()
         session = try AgentHarness()
         try session.writeConfig(agentConfig())
-        let added = try session.cli(["account", "add", "--webdav", server.webdavURL, "--tus", server.tusURL, "--user", server.user,
-                                     "--name", "home", "--password-stdin"], stdin: server.password + "\n")
+        var account = ["account", "add", "--webdav", server.webdavURL, "--tus", server.tusURL]
+        if put {
+            try server.misbehave("no-tus")
+            account = ["account", "add", server.webdavURL]
+        }
+        let added = try session.cli(account + ["--user", server.user, "--name", "home", "--password-stdin"], stdin: server.password + "\n")
         guard added.status == 0 else { throw TestFailure("account add failed (\(added.status)): \(added.stderr)") }
+        if put {
+            let method = try session.cli(["account", "list", "--json"]).stdout
+            guard method.contains("\"upload_protocol\":\"webdav-put\"") || method.contains("\"upload_protocol\" : \"webdav-put\"") else {
+                throw TestFailure("the account does not upload with PUT: \(method)")
+            }
+            try server.misbehave("sane")
+        }
         let queued: Shell.Result
         if download {
             queued = try session.cli(["download", "/data.bin"])
@@ -40,8 +58,22 @@ struct HostileScene: Sendable {
         self.id = id
     }
 
-    func misbehave(_ name: String, _ value: String = "", status: Int? = nil) async throws {
-        try await offThePool { try server.misbehave(name, value, status: status) }
+    func misbehave(_ name: String, _ value: String = "", status: Int? = nil, extra: [String: Int] = [:]) async throws {
+        try await offThePool { try server.misbehave(name, value, status: status, extra: extra) }
+    }
+
+    /// What the download folder holds (`.part` files included); empty when it is not there.
+    func downloadedNames() throws -> [String] {
+        guard FileManager.default.fileExists(atPath: session.downloads) else { return [] }
+        return try FileManager.default.contentsOfDirectory(atPath: session.downloads)
+    }
+
+    /// Nothing under the final name, and no byte of the refused reply in a partial file.
+    func expectNothingKept(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for name in try downloadedNames() {
+            let size = (try FileManager.default.attributesOfItem(atPath: session.downloads + "/" + name)[.size] as? Int) ?? -1
+            #expect(name.hasSuffix(".part") && size == 0, "the download folder holds \(name) (\(size) bytes)", sourceLocation: sourceLocation)
+        }
     }
 
     func startAgent() async throws { try await offThePool { try session.startAgent() } }

@@ -5,7 +5,9 @@ It speaks just enough tus (OPTIONS, POST, HEAD, PATCH, DELETE) and WebDAV (PROPF
 with Range) for the agent to get going, and answers sanely until a test picks a
 *scenario* (on the command line or through POST /_control/scenario): then one kind of
 reply turns absurd, e.g. `Retry-After: inf`, an `Upload-Offset` beyond the length, a
-`Location` on another host, a billion-laughs PROPFIND, an overflowing `Content-Range`.
+`Location` on another host, a billion-laughs PROPFIND, an overflowing `Content-Range`,
+a `Content-Length` that is no number or not the body's. `no-tus` hides the tus server, so
+that an account added by its address uploads with one WebDAV PUT per file.
 
 A second listener (the *decoy*, on another loopback address such as 127.0.0.2) stands for
 "another host": it answers nothing useful and records every request and every
@@ -177,6 +179,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(int(s.get("status", 503)), [("Retry-After", value)], b"come back later")
         common = [("Tus-Resumable", "1.0.0")]
         if self.command == "OPTIONS":
+            if name == "no-tus":
+                return self.answer(404)
             headers = common + [("Tus-Version", "1.0.0"), ("Tus-Extension", "creation,termination,expiration")]
             headers.append(("Tus-Max-Size", value if name == "max-size" else "1073741824"))
             return self.answer(204, headers)
@@ -219,6 +223,8 @@ class Handler(BaseHTTPRequestHandler):
     def dav(self, s):
         name, value = s.get("name"), s.get("value", "")
         self.body()
+        if name == "retry-after" and self.command in ("GET", "PUT"):
+            return self.answer(int(s.get("status", 503)), [("Retry-After", value)], b"come back later")
         if self.command == "PROPFIND":
             if name == "propfind" and value == "billion-laughs":
                 body = billion_laughs()
@@ -250,6 +256,15 @@ class Handler(BaseHTTPRequestHandler):
                     return self.hang_up()
                 start = int(self.headers["Range"].split("=")[1].rstrip("-"))
                 return self.answer(206, [("Content-Range", value), ("ETag", FILE_ETAG)], FILE_BYTES[start:])
+            if name == "content-length":
+                # The file's own ETag with a length no sane server sends, or one that does
+                # not match the body (`sent` bytes of it); the line then drops.
+                self.send_response(200)
+                self.send_header("Content-Length", value)
+                self.send_header("ETag", FILE_ETAG)
+                self.end_headers()
+                self.wfile.write(FILE_BYTES[: int(s.get("sent", len(FILE_BYTES)))])
+                return self.hang_up()
             return self.answer(200, [("ETag", FILE_ETAG), ("Last-Modified", FILE_MODIFIED)], FILE_BYTES)
         self.answer(404)
 

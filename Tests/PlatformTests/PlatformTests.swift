@@ -106,6 +106,25 @@ struct PrivateFolderTests {
         #expect(XDGPaths(environment: ["HOME": "/h", "XDG_RUNTIME_DIR": "/run/user/1"]).runtimeDirectory == "/run/user/1/instant-upload")
     }
 
+    @Test("a folder such as Local Drive is made with its mode, a looser one is tightened to it, and a stricter one keeps its own")
+    func folderKeepsItsMode() throws {
+        var template = Array("/tmp/iu-folder-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        let root = String(cString: try #require(made))
+        defer { _ = try? FileManager.default.removeItem(atPath: root) }
+        let folder = root + "/Downloads/Local Drive"
+        try FileIO.makeDirectory(folder, mode: 0o755)
+        #expect(Self.mode(folder) & ~0o755 == 0 && Self.mode(folder) & 0o700 == 0o700, "made with at most 0755: \(String(Self.mode(folder), radix: 8))")
+
+        chmod(folder, 0o777)
+        try FileIO.makeDirectory(folder, mode: 0o755)
+        #expect(Self.mode(folder) == 0o755, "others' write taken away: \(String(Self.mode(folder), radix: 8))")
+
+        chmod(folder, 0o700)
+        try FileIO.makeDirectory(folder, mode: 0o755)
+        #expect(Self.mode(folder) == 0o700, "the owner's stricter mode stays: \(String(Self.mode(folder), radix: 8))")
+    }
+
     @Test("a private folder is made 0700 with its parents, tightened when others may read it, refused when they may write")
     func privateFolder() throws {
         var template = Array("/tmp/iu-private-XXXXXX".utf8CString)

@@ -51,8 +51,11 @@ public final class HostileServer: @unchecked Sendable {
     public var webdavURL: String { baseURL + "/dav/\(user)/" }
 
     /// Makes one kind of reply absurd, e.g. `("retry-after", "inf")`; `"sane"` ends it.
-    public func misbehave(_ name: String, _ value: String = "", status: Int? = nil) throws {
-        var spec: [String: Any] = ["name": name, "value": value]
+    /// `extra` carries the scenario's other numbers (`sent`: body bytes of a download).
+    public func misbehave(_ name: String, _ value: String = "", status: Int? = nil, extra: [String: Int] = [:]) throws {
+        var spec: [String: Any] = extra
+        spec["name"] = name
+        spec["value"] = value
         if let status { spec["status"] = status }
         let body = String(decoding: try JSONSerialization.data(withJSONObject: spec), as: UTF8.self)
         let r = try Shell.capture("/usr/bin/curl", ["-s", "-f", "-X", "POST", "--data-binary", body, baseURL + "/_control/scenario"])

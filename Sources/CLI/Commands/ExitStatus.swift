@@ -20,7 +20,7 @@ public enum ExitStatus {
         switch error {
         case let e as TransportError:
             switch e.kind {
-            case .tls, .badURL: return attention
+            case .tls, .badURL, .malformedReply: return attention
             default: return environment
             }
         case let e as HTTPStatusError where e.status >= 500:

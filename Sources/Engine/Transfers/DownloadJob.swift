@@ -99,6 +99,12 @@ final class DownloadJob {
         guard result.isComplete else {
             throw Classified(Reason(.connectionReset, "the server ended the download early"))
         }
+        // The version the listing described (same strong ETag) has the size it listed: a body
+        // longer than its Content-Length is cut there by HTTP, and must not become the file.
+        if let listed = item.size, let etag = item.etag, etag.hasPrefix("\""), result.etag == etag, result.fileSize != listed {
+            _ = ftruncate(fd, 0)
+            throw ProtocolViolation("the server listed \(transfer.remotePath) as \(listed) bytes and sent \(result.fileSize) under the same ETag")
+        }
         if let theirs = item.sha256?.lowercased(), !result.startedOver, theirs != digest {
             _ = part.withCString { unlink($0) }
             try store.restartFromZero(transfer.id, note: nil)

@@ -75,6 +75,7 @@ public enum FailureClassifier {
             return reason(.sourceUnreadable)
         case .sinkWrite: return reason(.localWrite)
         case .badURL: return reason(.protocol, action: "check the account's address with `instant-upload account list`")
+        case .malformedReply: return reason(.protocol)
         case .cancelled: return Reason(.paused, "stopped")
         case .other: return reason(.connectionReset)
         }

@@ -54,6 +54,9 @@ public struct FailureWords: Sendable, Equatable {
             }
         case .badURL:
             return FailureWords("the server address is not usable", detail: raw, advice: "check it")
+        case .malformedReply:
+            // libcurl names what it could not read ("Invalid Content-Length") but never the value.
+            return FailureWords("the server's reply cannot be read", detail: raw)
         case .cancelled:
             return FailureWords("stopped")
         case .other:

@@ -82,6 +82,9 @@ public struct HTTPResponse: Sendable {
 public struct TransportError: Error, CustomStringConvertible, Sendable, Equatable {
     public enum Kind: String, Sendable {
         case unreachable, timeout, connectionReset, tls, cancelled, sourceRead, sinkWrite, badURL, other
+        /// A reply libcurl refused to read (e.g. a `Content-Length` that is no number): asking
+        /// again gets the same nonsense.
+        case malformedReply
     }
     public var kind: Kind
     public var message: String

@@ -247,6 +247,8 @@ final class ExchangeContext {
             return TransportError(kind: .tls, message: text, curlCode: code)
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
             return TransportError(kind: .badURL, message: text, curlCode: code)
+        case CURLE_WEIRD_SERVER_REPLY:
+            return TransportError(kind: .malformedReply, message: text, curlCode: code)
         default:
             return TransportError(kind: .other, message: text, curlCode: code)
         }
