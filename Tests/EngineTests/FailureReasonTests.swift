@@ -175,9 +175,10 @@ struct FailureReasonTests {
 
     @Test("the file deleted mid-upload: failed as source_missing, not retried")
     func sourceMissingMidUpload() async throws {
-        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
+        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 300)
         // The first chunk stalls on the server after 100 kB, until the file is gone: the upload
-        // is surely under way when it goes, however loaded the machine is.
+        // is surely under way when it goes, however loaded the machine is (and the agent, which
+        // waits 300 s for a stalled transfer, never gives up on it first).
         try await scene.fault(["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
@@ -189,7 +190,7 @@ struct FailureReasonTests {
 
     @Test("the file rewritten between chunks: started again (source_changed) and the server holds the new bytes, never a mix")
     func sourceChanged() async throws {
-        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
+        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 300)
         let oldSHA = try await scene.sha256(scene.file)
         try await scene.fault(["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000])
         try await scene.startAgent()
@@ -220,8 +221,8 @@ struct FailureReasonTests {
     func sourceChangedDuringLastChunk() async throws {
         // One 16 MiB chunk, stalled on the server after 100 kB: far more than the socket
         // buffers hold is still to be read from the file when the file changes.
-        let scene = try await UploadScene.make(size: 16 * oneMiB, stallSeconds: 20)
-        try scene.session.writeConfig("[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 16\nstall_seconds = 20\n")
+        let scene = try await UploadScene.make(size: 16 * oneMiB, stallSeconds: 300)
+        try scene.session.writeConfig("[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 16\nstall_seconds = 300\n")
         let oldSHA = try await scene.sha256(scene.file)
         let fresh = TestData.bytes(count: scene.size, seed: 99)
         try await scene.fault(["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000])

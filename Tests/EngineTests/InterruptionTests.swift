@@ -30,8 +30,10 @@ struct InterruptionTests {
 
     @Test("the agent SIGKILLed mid-chunk and started again: resumed from the last checkpoint, identical copy")
     func agentKilledMidChunk() async throws {
-        let scene = try await UploadScene.make(size: Self.size, stallSeconds: 20)
-        try await scene.faults([Self.passThrough(2), ["method": "PATCH", "stall_seconds": 30, "after_bytes": 200_000]])
+        // The stall outlasts anything the test may take to look (a loaded machine can keep it
+        // waiting for many seconds), and the agent never gives up on it first.
+        let scene = try await UploadScene.make(size: Self.size, stallSeconds: 300)
+        try await scene.faults([Self.passThrough(2), ["method": "PATCH", "stall_seconds": 120, "after_bytes": 200_000]])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         try await scene.watch("two chunks confirmed", timeout: 15) { ($0["checkpoint_offset"] as? Int ?? 0) >= 2 * oneMiB }
@@ -46,8 +48,9 @@ struct InterruptionTests {
 
     @Test("the server SIGKILLed mid-chunk and started again: resumed, identical copy")
     func serverKilledMidChunk() async throws {
-        let scene = try await UploadScene.make(size: Self.size, stallSeconds: 20)
-        try await scene.faults([Self.passThrough(1), ["method": "PATCH", "stall_seconds": 30, "after_bytes": 300_000]])
+        // As above: the stall lasts until the server is killed, however late the test looks.
+        let scene = try await UploadScene.make(size: Self.size, stallSeconds: 300)
+        try await scene.faults([Self.passThrough(1), ["method": "PATCH", "stall_seconds": 120, "after_bytes": 300_000]])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         try await scene.watch("one chunk confirmed", timeout: 15) { ($0["checkpoint_offset"] as? Int ?? 0) >= oneMiB }
@@ -60,8 +63,8 @@ struct InterruptionTests {
 
     @Test("cancel of a running upload removes the row and ends the upload on the server")
     func cancelInFlight() async throws {
-        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 60)
-        try await scene.fault(["method": "PATCH", "stall_seconds": 40, "after_bytes": 100_000])
+        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 300)
+        try await scene.fault(["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
         #expect(try await scene.requireRow().rowState == "in_progress")

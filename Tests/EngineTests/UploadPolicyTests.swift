@@ -140,7 +140,9 @@ struct UploadPolicyTests {
 
     @Test("the folder deleted while its upload runs: the server refuses to complete it, the agent makes the folder again and finishes")
     func folderDeletedMidUpload() async throws {
-        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 20)
+        // The agent never gives up on the stalled chunk by itself: otherwise, on a loaded
+        // machine, it could finish the upload before the test has removed the folder.
+        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 300)
         try await scene.faults([InterruptionTests.passThrough(1), ["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000]])
         try await scene.startAgent()
         try await scene.waitForFaultsTaken()
