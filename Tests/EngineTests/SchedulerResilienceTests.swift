@@ -141,6 +141,38 @@ struct SchedulerResilienceTests {
         }
     }
 
+    @Test("the queue database locked by another program while an upload runs: the upload waits for it, then completes, nothing sent twice")
+    func outcomeKeptThroughALockedDatabase() async throws {
+        try await offThePool {
+            let server = try ReferenceServer()
+            try server.makeFolder("In")
+            let s = try AgentHarness()
+            try s.writeConfig("[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 1\nstall_seconds = 300\n")
+            try s.addAccount(server)
+            let file = try s.home.randomFile("a.jpg", size: 300_000)
+            // The only chunk stalls on the server until the test has locked the queue.
+            try server.fault(["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000])
+            #expect(try s.cli(["upload", "--to", "/In", file]).status == 0)
+            try s.startAgent()
+            try Poll.until("the chunk to reach the stall", seconds: 30) {
+                (try server.control("GET", "faults") as? [Any])?.isEmpty == true
+            }
+            // Another program holds the write lock past SQLite's 10 s busy timeout while the
+            // chunk goes on: the agent cannot record its checkpoint, nor the end.
+            let other = try Database(path: s.databasePath)
+            try other.execute("BEGIN IMMEDIATE")
+            try server.clearFaults()
+            usleep(13_000_000)
+            #expect(s.agentIsRunning, "the agent stopped on a busy database: \(s.agentLog.suffix(2000))")
+            try other.execute("ROLLBACK")
+            try s.waitForAll("completed", count: 1, timeout: 60)
+            #expect(try TestData.sha256(ofFile: server.tree() + "/In/a.jpg") == (try TestData.sha256(ofFile: file)))
+            let stats = try server.stats()
+            #expect(((stats["requests"] as? [String: Any])?["POST"] as? Int) == 1 && stats["patch_bytes"] as? Int == 300_000, "one upload, nothing sent twice: \(stats)")
+            #expect(s.agentLog.contains("the queue database could not be written for a moment"), "\(s.agentLog.suffix(2000))")
+        }
+    }
+
     @Test("a full disk pauses the queue as disk_full without ending the agent; with room again everything completes")
     func fullDiskPausesTheQueue() async throws {
         try await offThePool {
