@@ -142,7 +142,7 @@ struct SchedulerResilienceTests {
     }
 
     @Test("the queue database locked by another program while an upload runs: the upload waits for it, then completes, nothing sent twice")
-    func outcomeKeptThroughALockedDatabase() async throws {
+    func lockedWhileUploading() async throws {
         try await offThePool {
             let server = try ReferenceServer()
             try server.makeFolder("In")
