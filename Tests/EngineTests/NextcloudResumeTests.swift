@@ -40,6 +40,15 @@ struct NextcloudScene: Sendable {
         return row
     }
 
+    /// Waits until the row's checkpoint has reached `offset` bytes.
+    func waitForCheckpoint(_ store: QueueStore, atLeast offset: Int64, timeout: Double = 60) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while try row(store).checkpoint.offset < offset {
+            guard Date() < deadline else { throw TestFailure("no progress: \(session.agentLog.suffix(2000))") }
+            usleep(20_000)
+        }
+    }
+
     /// The file is there, identical, assembled once; `moves` MOVEs were asked for in all.
     func expectArrivedOnce(moves: Int = 1) throws {
         #expect(try TestData.sha256(ofFile: server.tree() + "/" + remote) == (try TestData.sha256(ofFile: file)))
@@ -85,15 +94,12 @@ struct NextcloudResumeTests {
             try scene.slowEveryChunk()
             let store = try QueueStore(path: scene.session.databasePath)
             try scene.session.startAgent()
-            let deadline = Date().addingTimeInterval(60)
-            while try scene.row(store).checkpoint.offset < 10 << 20 {
-                guard Date() < deadline else { throw TestFailure("no progress: \(scene.session.agentLog.suffix(2000))") }
-                usleep(20_000)
-            }
+            try scene.waitForCheckpoint(store, atLeast: 10 << 20)
             try scene.server.expireUploads()
             var notes: [String] = []
+            let deadline = Date().addingTimeInterval(60)
             while try scene.row(store).state != .completed {
-                guard Date() < deadline.addingTimeInterval(60) else { throw TestFailure("not completed; notes \(notes): \(scene.session.agentLog.suffix(3000))") }
+                guard Date() < deadline else { throw TestFailure("not completed; notes \(notes): \(scene.session.agentLog.suffix(3000))") }
                 if let code = try scene.row(store).reason?.code.rawValue, notes.last != code { notes.append(code) }
                 usleep(20_000)
             }
@@ -111,11 +117,7 @@ struct NextcloudResumeTests {
             try scene.slowEveryChunk()
             let store = try QueueStore(path: scene.session.databasePath)
             try scene.session.startAgent()
-            let deadline = Date().addingTimeInterval(60)
-            while try scene.row(store).checkpoint.offset < 5 << 20 {
-                guard Date() < deadline else { throw TestFailure("no progress: \(scene.session.agentLog.suffix(2000))") }
-                usleep(20_000)
-            }
+            try scene.waitForCheckpoint(store, atLeast: 5 << 20)
             try FileManager.default.removeItem(atPath: scene.server.tree() + "/Big Uploads")
             try scene.session.waitForAll("completed", count: 1, timeout: 60)
             try scene.expectArrivedOnce(moves: 2) // the one refused with 409, and the one that made the file
@@ -130,16 +132,13 @@ struct NextcloudResumeTests {
             try scene.slowEveryChunk()
             let store = try QueueStore(path: scene.session.databasePath)
             try scene.session.startAgent()
-            let deadline = Date().addingTimeInterval(60)
-            while try scene.row(store).checkpoint.offset < 5 << 20 {
-                guard Date() < deadline else { throw TestFailure("no progress: \(scene.session.agentLog.suffix(2000))") }
-                usleep(20_000)
-            }
+            try scene.waitForCheckpoint(store, atLeast: 5 << 20)
             let handle = try #require(try scene.row(store).uploadURL)
             let uploads = scene.server.data.path + "/uploads/alice/" + handle
             #expect(FileManager.default.fileExists(atPath: uploads), "the upload folder is there while it goes")
             let id = try scene.row(store).id
             #expect(try scene.session.cli(["cancel", String(id)]).status == 0)
+            let deadline = Date().addingTimeInterval(60)
             while try FileManager.default.fileExists(atPath: uploads) || !store.transfers().isEmpty {
                 guard Date() < deadline else { throw TestFailure("still there: \(scene.session.agentLog.suffix(2000))") }
                 usleep(50_000)

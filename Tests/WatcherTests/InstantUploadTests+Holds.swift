@@ -4,6 +4,25 @@ import Testing
 import TestSupport
 
 extension FolderWatcherTests.InstantUpload {
+    /// Two rules to the same folder on the server, one with `flag`: a photo in each; waits
+    /// until the flagged rule's upload is held with `code` and the other one's has completed.
+    func heldBesideFree(_ scene: InstantUploadScene, held: String, flag: String, free: String, code: String) throws {
+        try Camera.makeFolder(scene.path(held))
+        try Camera.makeFolder(scene.path(free))
+        try scene.session.startAgent()
+        try scene.addRule(held, [flag])
+        try scene.addRule(free)
+        try scene.waitWatching(held.lowercased())
+        try scene.waitWatching(free.lowercased())
+        try Camera.write(scene.path(held + "/held.jpg"), Camera.photo(1))
+        try Camera.write(scene.path(free + "/goes.jpg"), Camera.photo(2))
+        try scene.session.waitFor("the \(flag) rule's upload held as \(code), the other rule's done") { items in
+            let heldRow = items.first { $0["target"] as? String == "/Photos/held.jpg" }
+            let goes = items.first { $0["target"] as? String == "/Photos/goes.jpg" }
+            return (heldRow?["reason"] as? [String: Any])?["code"] as? String == code && goes?["state"] as? String == "completed"
+        }
+    }
+
     @Test("--on-ac-power holds the rule's uploads on battery with the reason shown, and lets them go when plugged in")
     func mainsPower() throws {
         let sys = TemporaryFolder("iu-sys")
@@ -13,20 +32,7 @@ extension FolderWatcherTests.InstantUpload {
         try sys.file("class/power_supply/AC/type", bytes: Array("Mains\n".utf8))
         try sys.file("class/power_supply/AC/online", bytes: Array("0\n".utf8))
         let scene = try InstantUploadScene(config: "\n[network]\nsysfs_root = \(sys.path)\n")
-        try Camera.makeFolder(scene.path("Camera"))
-        try Camera.makeFolder(scene.path("Other"))
-        try scene.session.startAgent()
-        try scene.addRule("Camera", ["--on-ac-power"])
-        try scene.addRule("Other")
-        try scene.waitWatching("camera")
-        try scene.waitWatching("other")
-        try Camera.write(scene.path("Camera/held.jpg"), Camera.photo(1))
-        try Camera.write(scene.path("Other/goes.jpg"), Camera.photo(2))
-        try scene.session.waitFor("the rule's upload held for mains power, the other rule's done") { items in
-            let held = items.first { $0["target"] as? String == "/Photos/held.jpg" }
-            let goes = items.first { $0["target"] as? String == "/Photos/goes.jpg" }
-            return (held?["reason"] as? [String: Any])?["code"] as? String == "battery" && goes?["state"] as? String == "completed"
-        }
+        try heldBesideFree(scene, held: "Camera", flag: "--on-ac-power", free: "Other", code: "battery")
         let held = try #require(try scene.session.items().first { $0["target"] as? String == "/Photos/held.jpg" })
         let message = (held["reason"] as? [String: Any])?["message"] as? String ?? ""
         #expect(message.contains("BAT0") && message.contains("54 %"), "\(message)")
@@ -47,20 +53,7 @@ extension FolderWatcherTests.InstantUpload {
         let sys = TemporaryFolder("iu-sys")
         try sys.file("class/net/README", bytes: [])
         let scene = try InstantUploadScene(config: "\n[network]\nsysfs_root = \(sys.path)\n")
-        try Camera.makeFolder(scene.path("Camera"))
-        try Camera.makeFolder(scene.path("Scans"))
-        try scene.session.startAgent()
-        try scene.addRule("Camera", ["--wifi-only"])
-        try scene.addRule("Scans")
-        try scene.waitWatching("camera")
-        try scene.waitWatching("scans")
-        try Camera.write(scene.path("Camera/held.jpg"), Camera.photo(1))
-        try Camera.write(scene.path("Scans/goes.jpg"), Camera.photo(2))
-        try scene.session.waitFor("the Wi-Fi rule's upload held, the other done") { items in
-            let held = items.first { $0["target"] as? String == "/Photos/held.jpg" }
-            let goes = items.first { $0["target"] as? String == "/Photos/goes.jpg" }
-            return (held?["reason"] as? [String: Any])?["code"] as? String == "wifi" && goes?["state"] as? String == "completed"
-        }
+        try heldBesideFree(scene, held: "Camera", flag: "--wifi-only", free: "Scans", code: "wifi")
         let listed = try scene.rule("camera")
         #expect(listed["wifi_only"] as? Bool == true && listed["wifi_only_from"] as? String == "rule")
         #expect((listed["held"] as? [[String: Any]])?.first?["code"] as? String == "wifi")
