@@ -12,24 +12,9 @@ public enum PauseCommands {
     public static func pause(ids: [Int64], all: Bool, context: CommandContext) throws -> Int32 {
         let store = try context.openStore()
         if all { return try pauseQueue(store, context: context) }
-        var status = ExitStatus.ok
-        var paused: [Int64] = []
-        var running: [Int64] = []
-        for change in try store.pause(ids) {
-            switch change {
-            case .missing(let id):
-                context.complain("there is no transfer #\(id)")
-                status = ExitStatus.attention
-            case .notMoving(let row):
-                context.complain(notMoving(row, verb: "pause"))
-                status = ExitStatus.attention
-            case .unchanged(let row):
-                context.say("#\(row.id) \(row.name): already paused")
-            case .changed(let row):
-                paused.append(row.id)
-                if row.state == .inProgress { running.append(row.id) }
-            }
-        }
+        let (changed, status) = report(try store.pause(ids), verb: "pause", context: context) { "#\($0.id) \($0.name): already paused" }
+        let paused = changed.map(\.id)
+        let running = changed.filter { $0.state == .inProgress }.map(\.id)
         guard !paused.isEmpty else { return status }
         let still = stopRunning(store, context: context) { try running.filter { try store.transfer(id: $0)?.state == .inProgress } }
         let words = QueueCommands.idWords(paused)
@@ -46,23 +31,11 @@ public enum PauseCommands {
     public static func resume(ids: [Int64], all: Bool, context: CommandContext) throws -> Int32 {
         let store = try context.openStore()
         if all { return try resumeQueue(store, context: context) }
-        var status = ExitStatus.ok
-        var resumed: [Int64] = []
         let queuePaused = try store.isQueuePaused()
-        for change in try store.resume(ids) {
-            switch change {
-            case .missing(let id):
-                context.complain("there is no transfer #\(id)")
-                status = ExitStatus.attention
-            case .notMoving(let row):
-                context.complain(notMoving(row, verb: "resume"))
-                status = ExitStatus.attention
-            case .unchanged(let row):
-                context.say("#\(row.id) \(row.name) is not paused" + (queuePaused ? " on its own" : ": it is on its way"))
-            case .changed(let row):
-                resumed.append(row.id)
-            }
+        let (changed, status) = report(try store.resume(ids), verb: "resume", context: context) {
+            "#\($0.id) \($0.name) is not paused" + (queuePaused ? " on its own" : ": it is on its way")
         }
+        let resumed = changed.map(\.id)
         if !resumed.isEmpty {
             context.say("resumed \(QueueCommands.idWords(resumed))")
             if !queuePaused { context.wakeOrStartAgent() }
@@ -110,6 +83,29 @@ public enum PauseCommands {
             left = (try? running()) ?? left
         }
         return left
+    }
+
+    /// Says what became of each ID that was not changed (`unchanged` words a row already
+    /// so); returns the rows changed, and 1 when an ID was unknown or not moving.
+    static func report(_ changes: [QueueStore.PauseChange], verb: String, context: CommandContext,
+                       unchanged: (Transfer) -> String) -> (changed: [Transfer], status: Int32) {
+        var status = ExitStatus.ok
+        var changed: [Transfer] = []
+        for change in changes {
+            switch change {
+            case .missing(let id):
+                context.complain("there is no transfer #\(id)")
+                status = ExitStatus.attention
+            case .notMoving(let row):
+                context.complain(notMoving(row, verb: verb))
+                status = ExitStatus.attention
+            case .unchanged(let row):
+                context.say(unchanged(row))
+            case .changed(let row):
+                changed.append(row)
+            }
+        }
+        return (changed, status)
     }
 
     /// Why a completed, failed or cancelled row is neither paused nor resumed.
