@@ -115,6 +115,20 @@ struct HostileScene: Sendable {
         return row
     }
 
+    /// Answers with 503 and `Retry-After: value` (beyond an hour), starts the agent, and
+    /// expects the row to wait one hour, its reason showing the server's words and the cap.
+    func expectCappedRetryAfter(_ value: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await misbehave("retry-after", value, status: 503)
+        let started = Date()
+        try await startAgent()
+        let row = try await verdict("retrying", "maintenance")
+        let next = try #require(row.rowNextAttempt, "a retrying row says when: \(row)", sourceLocation: sourceLocation)
+        #expect(next >= started.addingTimeInterval(3590) && next <= Date().addingTimeInterval(3610),
+                "the wait is capped at one hour: next attempt \(next), started \(started)", sourceLocation: sourceLocation)
+        #expect(row.rowReasonMessage?.contains(value) == true && row.rowReasonMessage?.contains("1 h") == true,
+                "the reason shows the server's words and the cap: \(row.rowReason ?? [:])", sourceLocation: sourceLocation)
+    }
+
     /// For a few seconds: the agent process runs, and no request reaches the server.
     func expectQuietAndAlive(seconds: Double = 2, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let before = try await requests().count

@@ -72,15 +72,7 @@ extension HostileServerTests {
     ], ["get", "put"])
     func cappedRetryAfterOnWebDAV(value: String, method: String) async throws {
         let scene = try await method == "get" ? HostileScene.download() : HostileScene.putUpload()
-        try await scene.misbehave("retry-after", value, status: 503)
-        let started = Date()
-        try await scene.startAgent()
-        let row = try await scene.verdict("retrying", "maintenance")
-        let next = try #require(row.rowNextAttempt, "a retrying row says when: \(row)")
-        #expect(next >= started.addingTimeInterval(3590) && next <= Date().addingTimeInterval(3610),
-                "the wait is capped at one hour: next attempt \(next), started \(started)")
-        #expect(row.rowReasonMessage?.contains(value) == true && row.rowReasonMessage?.contains("1 h") == true,
-                "the reason shows the server's words and the cap: \(row.rowReason ?? [:])")
+        try await scene.expectCappedRetryAfter(value)
         #expect(try await scene.requests().contains { $0.hasPrefix("\(method.uppercased()) ") }, "the \(method.uppercased()) got the answer")
         try await scene.expectQuietAndAlive()
     }
