@@ -97,6 +97,7 @@ struct ServerKindsTests {
             // refuses to assemble smaller ones but the last).
             try s.writeConfig("[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 1\n")
             try s.addAccount(address: server.address, user: server.user, password: server.password)
+            // account list and account list --json name the server's kind, product, version and upload protocol.
             try Self.expectListed(kind, s, user: server.user)
             if kind == .ocis {
                 let stored = try QueueStore(path: s.databasePath).account(named: "home")
@@ -134,18 +135,6 @@ struct ServerKindsTests {
             let stored = try FileManager.default.contentsOfDirectory(atPath: disk).sorted()
             #expect(stored == Self.names.sorted(), "nothing else (no temporary, no copy) in the folder")
             if let reference = server.reference { try Self.expectWayIn(kind, stats: try reference.stats()) }
-        }
-    }
-
-    @Test("account list and account list --json name the server's kind, product, version and upload protocol",
-          arguments: ServerKind.allCases)
-    func listed(_ kind: ServerKind) async throws {
-        try await offThePool {
-            let server = try ServerKind.Running(kind)
-            let s = try AgentHarness()
-            try s.writeConfig("[agent]\nautostart = false\n")
-            try s.addAccount(address: server.address, user: server.user, password: server.password)
-            try Self.expectListed(kind, s, user: server.user)
         }
     }
 
