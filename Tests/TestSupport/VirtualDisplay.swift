@@ -46,9 +46,10 @@ public final class VirtualDisplay: @unchecked Sendable {
         try Shell.run("/usr/bin/xdotool", arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, b in b })
     }
 
-    /// The ids of the windows whose title contains `title`.
+    /// The ids of the mapped windows whose title matches `title`. (A toolkit names its window
+    /// before it maps it, and keys sent to an unmapped window are lost.)
     public func windows(named title: String) -> [String] {
-        let r = try? Shell.capture("/usr/bin/xdotool", ["search", "--name", title],
+        let r = try? Shell.capture("/usr/bin/xdotool", ["search", "--onlyvisible", "--name", title],
                                    environment: ProcessInfo.processInfo.environment.merging(environment) { _, b in b })
         return (r?.stdout ?? "").split(separator: "\n").map(String.init)
     }
@@ -63,12 +64,25 @@ public final class VirtualDisplay: @unchecked Sendable {
             if let window = windows(named: title).first {
                 // Mapped is not yet drawn and ready for keys; a moment more avoids lost keystrokes.
                 usleep(400_000)
-                try xdotool(["windowfocus", "--sync", window])
+                try focus(window)
                 return window
             }
             usleep(100_000)
         }
-        throw TestFailure("no window titled \"\(title)\" appeared within \(timeout) s (windows now: \(windows(named: "")))")
+        throw TestFailure("no window titled \"\(title)\" appeared within \(timeout) s (windows now: \(titles()))")
+    }
+
+    /// Gives `window` the keyboard, and checks that it has it.
+    public func focus(_ window: String) throws {
+        try xdotool(["windowfocus", "--sync", window])
+        let focused = try xdotool(["getwindowfocus"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard focused == window else { throw TestFailure("window \(window) did not take the keyboard (\(focused) has it)") }
+    }
+
+    /// The titles of the mapped windows that have one, for failure messages.
+    public func titles() -> [String] {
+        windows(named: "").compactMap { try? xdotool(["getwindowname", $0]).trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { !$0.isEmpty }
     }
 
     /// Types `text` into the focused window, then presses `key` (e.g. Return).
