@@ -32,12 +32,18 @@ struct WatchMemoryTests {
         try store.recordTaken(rule: "cam", [TakenFile(path: LocalPath("/c/a.jpg"), fingerprint: Self.fingerprint(1), kind: .upload),
                                             TakenFile(path: LocalPath("/c/old.jpg"), fingerprint: Self.fingerprint(2), kind: .baseline)])
         try store.recordTaken(rule: "cam", [TakenFile(path: LocalPath("/c/a.jpg"), fingerprint: Self.fingerprint(3), kind: .upload)])
-        #expect(try store.isTaken(rule: "cam", path: LocalPath("/c/a.jpg"), fingerprint: Self.fingerprint(3)))
-        #expect(try !store.isTaken(rule: "cam", path: LocalPath("/c/a.jpg"), fingerprint: Self.fingerprint(1)))
+        #expect(try store.takenFingerprints(rule: "cam", paths: [LocalPath("/c/a.jpg"), LocalPath("/c/new.jpg")]) == [LocalPath("/c/a.jpg"): Self.fingerprint(3)])
         #expect(try store.takenFiles(rule: "cam").count == 2)
-        #expect(try store.takenContent(rule: "cam", size: 100).map(\.path) == [LocalPath("/c/a.jpg")], "the baseline is no content the rule took")
+        #expect(try store.takenContent(rule: "cam", sizes: [100, 7]).mapValues { $0.map(\.path) } == [100: [LocalPath("/c/a.jpg")]],
+                "the baseline is no content the rule took")
         let overview = try store.watchOverview(rule: "cam")
         #expect(overview.taken == 1 && overview.baseline == 1 && overview.lastTaken == LocalPath("/c/a.jpg"))
+
+        // A batch longer than one statement takes is asked in pieces.
+        let many = (0..<1_200).map { TakenFile(path: LocalPath("/c/many/\($0).jpg"), fingerprint: Self.fingerprint(Int64($0), size: 1_000 + Int64($0)), kind: .upload) }
+        try store.recordTaken(rule: "cam", many)
+        #expect(try store.takenFingerprints(rule: "cam", paths: many.map(\.path)).count == 1_200)
+        #expect(try store.takenContent(rule: "cam", sizes: Set(many.map(\.fingerprint.size))).values.map(\.count).reduce(0, +) == 1_200)
 
         try store.removeWatchMemory(rule: "cam")
         #expect(try store.takenFiles(rule: "cam").isEmpty)
@@ -71,7 +77,7 @@ struct WatchMemoryTests {
         #expect(try store.uploadsAwaitingAfterStep(rule: "cam").isEmpty)
         try store.start(id, resumedAt: 0)
         try store.complete(id, sha256: "ab12", bytes: 100)
-        #expect(try store.takenContent(rule: "cam", size: 100).first?.sha256 == "ab12")
+        #expect(try store.takenContent(rule: "cam", sizes: [100])[100]?.first?.sha256 == "ab12")
         #expect(try store.uploadsAwaitingAfterStep(rule: "cam") == [id])
         try store.markAfterUploadDone(transferID: id)
         #expect(try store.uploadsAwaitingAfterStep(rule: "cam").isEmpty)

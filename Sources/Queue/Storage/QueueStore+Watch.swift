@@ -114,20 +114,41 @@ extension QueueStore {
             """, [.text(rule)], row: Self.takenFile)
     }
 
-    /// Whether `rule` recorded this very file (path and fingerprint) already.
-    public func isTaken(rule: String, path: LocalPath, fingerprint: FileFingerprint) throws -> Bool {
-        try database.query("""
-            SELECT path, fp_device, fp_inode, fp_size, fp_mtime_ns, kind, sha256, transfer_id FROM watch_taken WHERE rule = ? AND path = ?
-            """, [.text(rule), .blob(path.bytes)], row: Self.takenFile).first?.fingerprint == fingerprint
+    /// What `rule` recorded at these paths, by path: a found file with the fingerprint
+    /// recorded at its path was taken already.
+    public func takenFingerprints(rule: String, paths: [LocalPath]) throws -> [LocalPath: FileFingerprint] {
+        var found: [LocalPath: FileFingerprint] = [:]
+        for chunk in Self.chunks(of: paths) {
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            for file in try database.query("""
+                SELECT path, fp_device, fp_inode, fp_size, fp_mtime_ns, kind, sha256, transfer_id FROM watch_taken
+                WHERE rule = ? AND path IN (\(marks))
+                """, [.text(rule)] + chunk.map { .blob($0.bytes) }, row: Self.takenFile) {
+                found[file.path] = file.fingerprint
+            }
+        }
+        return found
     }
 
-    /// Files `rule` took for upload (or as duplicates) of `size` bytes: the only ones a new
-    /// file can have the same content as.
-    public func takenContent(rule: String, size: Int64) throws -> [TakenFile] {
-        try database.query("""
-            SELECT path, fp_device, fp_inode, fp_size, fp_mtime_ns, kind, sha256, transfer_id FROM watch_taken
-            WHERE rule = ? AND fp_size = ? AND kind != 'baseline'
-            """, [.text(rule), .int(size)], row: Self.takenFile)
+    /// Files `rule` took for upload (or as duplicates) of these sizes, by size: the only
+    /// ones a new file can have the same content as.
+    public func takenContent(rule: String, sizes: Set<Int64>) throws -> [Int64: [TakenFile]] {
+        var found: [Int64: [TakenFile]] = [:]
+        for chunk in Self.chunks(of: sizes.sorted()) {
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            for file in try database.query("""
+                SELECT path, fp_device, fp_inode, fp_size, fp_mtime_ns, kind, sha256, transfer_id FROM watch_taken
+                WHERE rule = ? AND fp_size IN (\(marks)) AND kind != 'baseline'
+                """, [.text(rule)] + chunk.map { .int($0) }, row: Self.takenFile) {
+                found[file.fingerprint.size, default: []].append(file)
+            }
+        }
+        return found
+    }
+
+    /// A long list in pieces that each fit in one statement's parameters.
+    private static func chunks<T>(of values: [T]) -> [ArraySlice<T>] {
+        stride(from: 0, to: values.count, by: 500).map { values[$0..<min($0 + 500, values.count)] }
     }
 
     static func takenFile(_ r: Row) throws -> TakenFile {
@@ -160,7 +181,8 @@ extension QueueStore {
         }
     }
 
-    /// The SHA-256 of a taken file, learnt by hashing it.
+    /// The SHA-256 of a taken file, learnt by hashing it. Call it inside the transaction
+    /// that records the files it was compared with.
     public func setTakenSHA256(rule: String, path: LocalPath, sha256: String) throws {
         try database.run("UPDATE watch_taken SET sha256 = ? WHERE rule = ? AND path = ?", [.text(sha256), .text(rule), .blob(path.bytes)])
     }

@@ -27,12 +27,14 @@ extension WatchWorker {
         // A rule that is gone since: if it comes back, its watcher finds these files again.
         guard let run = running[id] ?? retired[id] else { return }
         // Hashing happens here, outside the transaction: the database is never held
-        // while a large file is read.
+        // while a large file is read. What the rule took is read once for the whole batch.
+        let recorded = try store.takenFingerprints(rule: id, paths: files.map(\.path))
+        let fresh = files.filter { recorded[$0.path] != $0.fingerprint }
+        var memory = ContentMemory(taken: try store.takenContent(rule: id, sizes: Set(fresh.map(\.fingerprint.size))))
         var planned: [Planned] = []
         var duplicates: [TakenFile] = []
-        for file in files {
-            if try store.isTaken(rule: id, path: file.path, fingerprint: file.fingerprint) { continue }
-            let (original, sha) = try sameContent(as: file, rule: id, planned: &planned, store: store)
+        for file in fresh {
+            let (original, sha) = sameContent(as: file, memory: &memory, planned: &planned)
             if let original, let sha {
                 duplicates.append(TakenFile(path: file.path, fingerprint: file.fingerprint, kind: .duplicate, sha256: sha))
                 Log.info("\(file.path.display): the same content as \(original.display), which rule \(id) already took; not sent again")
@@ -51,9 +53,10 @@ extension WatchWorker {
             return
         }
         var queued: [(LocalPath, String)] = []
-        let recorded: Bool = try store.database.transaction(durable: true) {
+        let written: Bool = try store.database.transaction(durable: true) {
             // Removed meanwhile (`watch remove`): nothing is queued for it.
             guard try store.watchMemory(rule: id) != nil else { return false }
+            for (path, sha256) in memory.learnt { try store.setTakenSHA256(rule: id, path: path, sha256: sha256) }
             let outcomes = try Intake.enqueuePlanned(items, account: account, origin: .auto, watchRule: id, store: store)
             var records = duplicates
             for ((entry, item), outcome) in zip(zip(planned, items), outcomes) {
@@ -71,7 +74,7 @@ extension WatchWorker {
             }
             return try store.recordTaken(rule: id, records)
         }
-        guard recorded else { return }
+        guard written else { return }
         statusDirty.insert(id)
         if let (path, remote) = queued.first {
             Log.info("rule \(id): queued " + (queued.count == 1 ? "\(path.display) -> \(remote)" : "\(queued.count) new files"))
@@ -88,24 +91,31 @@ extension WatchWorker {
         if let rule = rules.first(where: { $0.id == id }) { wait(rule, .accountMissing(rule.account ?? run.account.name)) }
     }
 
+    /// The files a rule took that a batch's files could have the same content as, with
+    /// the digests learnt while comparing, to record with the batch.
+    struct ContentMemory {
+        var taken: [Int64: [TakenFile]]
+        var learnt: [LocalPath: String] = [:]
+    }
+
     /// Another file this rule took (or is about to queue in this batch) with the same
     /// content as `file`, and `file`'s SHA-256 when it was computed. Only files of the
     /// same size can match, so nothing is hashed unless one exists; a file already taken
     /// is hashed at most once (its digest is recorded), and uploads record theirs.
-    private func sameContent(as file: FoundFile, rule: String, planned: inout [Planned],
-                             store: QueueStore) throws -> (original: LocalPath?, sha256: String?) {
+    private func sameContent(as file: FoundFile, memory: inout ContentMemory,
+                             planned: inout [Planned]) -> (original: LocalPath?, sha256: String?) {
         let size = file.fingerprint.size
-        let taken = try store.takenContent(rule: rule, size: size)
         let batch = planned.indices.filter { planned[$0].file.fingerprint.size == size }
+        var taken = memory.taken[size] ?? []
         guard !taken.isEmpty || !batch.isEmpty else { return (nil, nil) }
         guard let mine = ContentHash.sha256(of: file.path, expecting: file.fingerprint) else { return (nil, nil) }
-        for other in taken {
-            var sha = other.sha256
-            if sha == nil, let hashed = ContentHash.sha256(of: other.path, expecting: other.fingerprint) {
-                sha = hashed
-                try store.setTakenSHA256(rule: rule, path: other.path, sha256: hashed)
+        defer { if !taken.isEmpty { memory.taken[size] = taken } }
+        for index in taken.indices {
+            if taken[index].sha256 == nil, let hashed = ContentHash.sha256(of: taken[index].path, expecting: taken[index].fingerprint) {
+                taken[index].sha256 = hashed
+                memory.learnt[taken[index].path] = hashed
             }
-            if sha == mine { return (other.path, mine) }
+            if taken[index].sha256 == mine { return (taken[index].path, mine) }
         }
         for index in batch {
             if planned[index].sha256 == nil {
