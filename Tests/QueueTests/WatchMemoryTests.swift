@@ -54,15 +54,20 @@ struct WatchMemoryTests {
     func renames() throws {
         let (store, account) = try makeStore()
         try store.resetWatchMemory(rule: "cam", folder: LocalPath("/c"))
-        try store.recordTaken(rule: "cam", ["/c/a/1.jpg", "/c/a/sub/2.jpg", "/c/ab/3.jpg"].enumerated().map {
+        try store.recordTaken(rule: "cam", ["/c/a/1.jpg", "/c/a/sub/2.jpg", "/c/ab/3.jpg", "/c/2024/1.jpg"].enumerated().map {
             TakenFile(path: LocalPath($0.element), fingerprint: Self.fingerprint(Int64($0.offset)), kind: .upload)
-        })
+        } + [TakenFile(path: LocalPath(bytes: Array("/c/a/caf".utf8) + [0xE9] + Array(".jpg".utf8)), fingerprint: Self.fingerprint(7), kind: .upload)])
         let ids = try store.enqueue([upload(account, "/c/a/1.jpg", rule: "cam"), upload(account, "/c/a/sub/2.jpg", rule: "cam"),
                                      upload(account, "/c/ab/3.jpg", rule: "cam"), upload(account, "/c/a/1.jpg", rule: nil, origin: .manual)])
         try store.start(ids[1], resumedAt: 0)
         try store.complete(ids[1], sha256: nil, bytes: 100)
         try store.moveTaken(rule: "cam", from: LocalPath("/c/a"), to: LocalPath("/c/2024"))
-        #expect(Set(try store.takenFiles(rule: "cam").map(\.path.text)) == ["/c/2024/1.jpg", "/c/2024/sub/2.jpg", "/c/ab/3.jpg"])
+        let taken = try store.takenFiles(rule: "cam")
+        #expect(Set(taken.map(\.path)) == [LocalPath("/c/2024/1.jpg"), LocalPath("/c/2024/sub/2.jpg"), LocalPath("/c/ab/3.jpg"),
+                                            LocalPath(bytes: Array("/c/2024/caf".utf8) + [0xE9] + Array(".jpg".utf8))],
+                "a name that is not UTF-8 keeps its bytes")
+        #expect(taken.first { $0.path == LocalPath("/c/2024/1.jpg") }?.fingerprint == Self.fingerprint(0),
+                "the record of a file that was at the new path is gone")
         let paths = try ids.map { try store.transfer(id: $0)?.localPath.text }
         #expect(paths == ["/c/2024/1.jpg", "/c/a/sub/2.jpg", "/c/ab/3.jpg", "/c/a/1.jpg"],
                 "queued uploads of the rule follow; a completed one and another front door's are left as they were")

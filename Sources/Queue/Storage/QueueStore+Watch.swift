@@ -191,23 +191,20 @@ extension QueueStore {
     /// rule that have not completed, now name the file (or everything below the folder)
     /// at `new`.
     public func moveTaken(rule: String, from old: LocalPath, to new: LocalPath) throws {
+        // Paths are bytes: `substr` of a blob counts bytes, and what `||` makes is cast back.
         let prefix = old.bytes + [UInt8(ascii: "/")]
-        func moved(_ path: [UInt8]) -> [UInt8] { new.bytes + path.dropFirst(old.bytes.count) }
+        let arguments: [SQLValue] = [.blob(new.bytes), .int(old.bytes.count + 1), .text(rule),
+                                     .blob(old.bytes), .int(prefix.count), .blob(prefix)]
         try database.transaction {
-            let taken = try database.query("""
-                SELECT id, path FROM watch_taken WHERE rule = ? AND (path = ? OR substr(path, 1, ?) = ?)
-                """, [.text(rule), .blob(old.bytes), .int(prefix.count), .blob(prefix)]) { r in try (r.int64("id"), r.blob("path")) }
-            for (id, path) in taken {
-                // A record already at the new path is of a file that is no longer there.
-                try database.run("DELETE FROM watch_taken WHERE rule = ? AND path = ? AND id != ?", [.text(rule), .blob(moved(path)), .int(id)])
-                try database.run("UPDATE watch_taken SET path = ? WHERE id = ?", [.blob(moved(path)), .int(id)])
-            }
-            let rows = try database.query("""
-                SELECT id, local_path FROM transfers WHERE watch_rule = ? AND state != 'completed' AND (local_path = ? OR substr(local_path, 1, ?) = ?)
-                """, [.text(rule), .blob(old.bytes), .int(prefix.count), .blob(prefix)]) { r in try (r.int64("id"), r.blob("local_path")) }
-            for (id, path) in rows {
-                try database.run("UPDATE transfers SET local_path = ? WHERE id = ?", [.blob(moved(path)), .int(id)])
-            }
+            // A record already at a new path is of a file that is no longer there: REPLACE drops it.
+            try database.run("""
+                UPDATE OR REPLACE watch_taken SET path = CAST(? || substr(path, ?) AS BLOB)
+                WHERE rule = ? AND (path = ? OR substr(path, 1, ?) = ?)
+                """, arguments)
+            try database.run("""
+                UPDATE transfers SET local_path = CAST(? || substr(local_path, ?) AS BLOB)
+                WHERE watch_rule = ? AND state != 'completed' AND (local_path = ? OR substr(local_path, 1, ?) = ?)
+                """, arguments)
         }
     }
 
