@@ -99,7 +99,7 @@ public final class ConnectivityMonitor: Sendable {
         var fds = [pollfd(fd: events.fd, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: wakeUp.fd, events: Int16(POLLIN), revents: 0)]
         while true {
-            let timeout = readAt.map { Self.milliseconds(until: $0, clock: clock) } ?? -1
+            let timeout = clock.pollTimeout(until: readAt)
             if poll(&fds, nfds_t(fds.count), timeout) < 0 {
                 let error = SystemError("poll")
                 if error.errno == EINTR { continue }
@@ -132,13 +132,6 @@ public final class ConnectivityMonitor: Sendable {
                 readAt = clock.now.advanced(by: .seconds(1))
             }
         }
-    }
-
-    /// A poll timeout that reaches `instant`, rounded up so the wait is never cut short.
-    private static func milliseconds(until instant: ContinuousClock.Instant, clock: ContinuousClock) -> Int32 {
-        let remaining = clock.now.duration(to: instant)
-        guard remaining > .zero else { return 0 }
-        return Int32(saturating: (remaining / .milliseconds(1)).rounded(.up))
     }
 }
 

@@ -40,7 +40,7 @@ public enum FileURI {
         if rest.starts(with: [UInt8(ascii: "/"), UInt8(ascii: "/")]) {
             rest = rest.dropFirst(2)
             let hostEnd = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
-            let host = decodePercent(rest[..<hostEnd])
+            let host = PercentEncoding.decode(rest[..<hostEnd])
             if !isLocal(host: host) {
                 throw Problem(argument: shown, message: "is on another computer (\(DisplayText.escape(host))); share-to sends files from this computer only. Copy it here first, or open it from a folder mounted on this computer")
             }
@@ -49,7 +49,10 @@ public enum FileURI {
         guard rest.first == UInt8(ascii: "/") else {
             throw Problem(argument: shown, message: "is not an absolute file: URI (expected file:///folder/name)")
         }
-        let bytes = decodePercent(rest)
+        // File managers encode `%` as `%25`; a sloppy one that did not still means the file
+        // with a `%` in its name. `#` and `?` are kept too: a file has no fragment or query,
+        // so in a file URI they can only be part of the name.
+        let bytes = PercentEncoding.decode(rest)
         if bytes.contains(0) {
             throw Problem(argument: shown, message: "contains an encoded NUL byte (%00); no file can have that name")
         }
@@ -68,28 +71,6 @@ public enum FileURI {
         return bytes[(colon + 1)...].starts(with: [UInt8(ascii: "/"), UInt8(ascii: "/")]) ? scheme : nil
     }
 
-    /// `%XX` becomes the byte 0xXX. A `%` that is not followed by two hex digits is kept as
-    /// it is: file managers encode `%` as `%25`, and a sloppy one that did not still means
-    /// the file with a `%` in its name. `#` and `?` are kept too: a file has no fragment or
-    /// query, so in a file URI they can only be part of the name.
-    static func decodePercent(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var i = bytes.startIndex
-        while i < bytes.endIndex {
-            let b = bytes[i]
-            if b == UInt8(ascii: "%"), i + 2 < bytes.endIndex,
-               let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) {
-                out.append(high << 4 | low)
-                i += 3
-            } else {
-                out.append(b)
-                i += 1
-            }
-        }
-        return out
-    }
-
     /// Empty, `localhost`, or this computer's own name.
     static func isLocal(host: [UInt8]) -> Bool {
         if host.isEmpty { return true }
@@ -106,13 +87,4 @@ public enum FileURI {
     }
 
     private static func isDigit(_ b: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) }
-
-    private static func hexValue(_ b: UInt8) -> UInt8? {
-        switch b {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }

@@ -75,3 +75,18 @@ struct FileURITests {
         #expect(try FileURI.localPath(forArgument: Array("file:".utf8)).bytes == Array("file:".utf8))
     }
 }
+
+@Suite("Percent-encoding")
+struct PercentEncodingTests {
+    @Test("every byte goes out and comes back as it was; only unreserved characters (and `/` when kept) stay readable")
+    func roundTrip() {
+        let all = (0...255).map { UInt8($0) }
+        for keepingSlashes in [false, true] {
+            let encoded = PercentEncoding.encode(all + Array("/a/b".utf8), keepingSlashes: keepingSlashes)
+            #expect(PercentEncoding.decode(ArraySlice(encoded.utf8)) == all + Array("/a/b".utf8))
+            #expect(encoded.utf8.allSatisfy { $0 < 0x80 })
+            #expect(encoded.hasSuffix(keepingSlashes ? "/a/b" : "%2Fa%2Fb"))
+        }
+        #expect(PercentEncoding.encode("Été 2024/IMG 1#?.jpg".utf8, keepingSlashes: true) == "%C3%89t%C3%A9%202024/IMG%201%23%3F.jpg")
+    }
+}

@@ -62,12 +62,8 @@ extension ChildProcess {
         if errPipe[0] >= 0 { streams.append((fd: errPipe[0], bytes: [], open: true)) }
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while streams.contains(where: \.open) {
-            var wait: Int32 = -1
-            if let deadline {
-                let left = clock.now.duration(to: deadline)
-                if left <= .zero { break }
-                wait = Int32(saturating: (left / .milliseconds(1)).rounded(.up))
-            }
+            let wait = clock.pollTimeout(until: deadline)
+            if wait == 0 { break }
             var polled = streams.map { pollfd(fd: $0.open ? $0.fd : -1, events: Int16(POLLIN), revents: 0) }
             let ready = poll(&polled, nfds_t(polled.count), wait)
             if ready < 0 { if errno == EINTR { continue }; break }

@@ -24,25 +24,10 @@ public enum WebDAVPath {
     }
 
     /// Percent-encodes one path component: every byte of its UTF-8 form except the RFC 3986
-    /// unreserved characters. Over-encoding is always safe; `#`, `?`, `%`, `;` and spaces
-    /// left as they are would change what the URL means.
+    /// unreserved characters.
     public static func encode(component: String) -> String {
-        var out = ""
-        out.reserveCapacity(component.utf8.count)
-        for byte in component.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                out += "%" + hexDigits[Int(byte >> 4)] + hexDigits[Int(byte & 0xf)]
-            }
-        }
-        return out
+        PercentEncoding.encode(component.utf8)
     }
-
-    private static let hexDigits = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "A", "B", "C", "D", "E", "F"]
 
     /// The URL of `path` under `root` (which ends in `/`). Folders get a trailing `/`, as
     /// servers expect for collections (some redirect without it, and redirects are not followed).

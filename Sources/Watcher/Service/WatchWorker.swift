@@ -84,7 +84,7 @@ final class WatchWorker {
             }
             writeStatuses()
             if stopRequested { break }
-            if poll(&fds, nfds_t(fds.count), timeout()) < 0, errno != EINTR {
+            if poll(&fds, nfds_t(fds.count), clock.pollTimeout(until: retryDue)) < 0, errno != EINTR {
                 Log.error("watch service: \(SystemError("poll")); trying again in 1 s")
                 sleep(1)
             }
@@ -96,14 +96,6 @@ final class WatchWorker {
             if stopRequested { break }
         }
         shutDown()
-    }
-
-    /// Milliseconds until the next retry, or -1 (sleep until woken).
-    private func timeout() -> Int32 {
-        guard let due = retryDue else { return -1 }
-        let remaining = clock.now.duration(to: due)
-        guard remaining > .zero else { return 0 }
-        return Int32(saturating: (remaining / .milliseconds(1)).rounded(.up))
     }
 
     /// Tries again later (a busy or full database, a rule waiting for something).

@@ -121,7 +121,7 @@ public struct Trash: Sendable {
                 if errno == EEXIST { continue }
                 throw .cannotWrite(info, SystemError("open", path: info.display))
             }
-            let text = "[Trash Info]\nPath=\(Self.escape(infoPath))\nDeletionDate=\(Self.localDate(now))\n"
+            let text = "[Trash Info]\nPath=\(PercentEncoding.encode(infoPath, keepingSlashes: true))\nDeletionDate=\(Self.localDate(now))\n"
             let bytes = Array(text.utf8)
             let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             close(fd)
@@ -150,17 +150,6 @@ public struct Trash: Sendable {
             return LocalPath(bytes: Array(bytes[..<dot]) + Array(".\(attempt)".utf8) + Array(bytes[dot...]))
         }
         return LocalPath(bytes: bytes + Array(".\(attempt)".utf8))
-    }
-
-    /// The path as the specification wants it in `Path=`: URL-escaped bytes, `/` kept.
-    static func escape(_ path: [UInt8]) -> String {
-        let unreserved = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~/".utf8))
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        for b in path {
-            if unreserved.contains(b) { out.append(b) } else { out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0xF)]] }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// `2024-05-01T12:34:56`, local time.

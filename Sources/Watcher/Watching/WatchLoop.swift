@@ -110,10 +110,7 @@ final class WatchLoop {
             guard let candidate else { continue }
             next = next.map { min($0, candidate) } ?? candidate
         }
-        guard let next else { return -1 }
-        let remaining = clock.now.duration(to: next)
-        guard remaining > .zero else { return 0 }
-        return Int32(saturating: (remaining / .milliseconds(1)).rounded(.up))
+        return clock.pollTimeout(until: next)
     }
 
     private func fireTimers() {
