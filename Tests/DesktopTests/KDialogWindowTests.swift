@@ -43,19 +43,28 @@ struct KDialogWindowTests {
     }
 
     /// Types `text`, then Return, into kdialog's window titled `title`, until that window
-    /// closes. Qt drops keys that arrive between mapping a window and being ready for them, and
-    /// no X event tells when that is; on a busy machine the first keys can go nowhere, so they
-    /// are typed again while the window is still there. A window that took them closes at once.
-    /// `replacing` empties an input box first, so that a second try does not add to the first.
-    static func answer(_ display: VirtualDisplay, titled title: String, typing text: String = "", replacing: Bool = false) throws {
-        for _ in 1...3 {
+    /// closes. Qt drops keys that arrive before a new window is ready for them, and no X event
+    /// tells when that is. Keys lost in a menu would leave its first row ("Send here") chosen,
+    /// so the window must be seen to change (the selection moving, the text appearing) before
+    /// Return is pressed; until it does, the text is typed again. `replacing` empties an input
+    /// box first. `moves: false` is for text that selects what is already selected.
+    static func answer(_ display: VirtualDisplay, titled title: String, typing text: String = "",
+                       replacing: Bool = false, moves: Bool = true) throws {
+        var taken = text.isEmpty || !moves
+        for _ in 1...4 {
+            let window = try waitForKDialog(display, titled: title)
             if replacing { try display.xdotool(["key", "ctrl+a", "BackSpace"]) }
-            if !text.isEmpty { try display.type(text) }
+            if !text.isEmpty {
+                let before = try display.settled(window)
+                try display.type(text)
+                if moves { taken = display.changes(window, from: before, within: 3) }
+                // The keys went nowhere: let the search Qt keeps for typed text lapse, then type again.
+                guard taken else { continue }
+            }
             try display.xdotool(["key", "Return"])
             if gone(display, titled: title, within: 10) { return }
-            try display.focus(try waitForKDialog(display, titled: title))
         }
-        throw TestFailure("the window \"\(title)\" did not take \"\(text)\" in three tries (windows now: \(display.titles()))")
+        throw TestFailure("the window \"\(title)\" did not take \"\(text)\" in four tries (windows now: \(display.titles()))")
     }
 
     @Test("two files without --to on KDE: kdialog's menus browse into a folder, its input box names a new one, its message box tells a clash; both files arrive")
@@ -77,32 +86,51 @@ struct KDialogWindowTests {
         let shots = Repository.artifacts + "/share-to-kdialog"
         let top = "Send 2 files to home: /", inExisting = top + existing, newFolder = "New folder in /" + existing
 
-        do { try Self.waitForKDialog(display, titled: top) } catch {
-            throw TestFailure("\(error); share-to said: \(shareTo.read("stderr"))")
+        // What happened when, for a failure to say where the time went.
+        let started = Date()
+        var steps: [String] = []
+        func step(_ name: String) { steps.append(String(format: "%.1f s %@", Date().timeIntervalSince(started), name)) }
+        do {
+            try Self.waitForKDialog(display, titled: top)
+            step("menu of /")
+            try display.screenshot(to: shots + "-1-top.png")
+            // The menu is a list: typing a row's beginning selects it, Return answers with its key.
+            try Self.answer(display, titled: top, typing: "Existing")
+            try Self.waitForKDialog(display, titled: inExisting)
+            step("menu of /Existing")
+            try display.screenshot(to: shots + "-2-existing.png")
+
+            // A file already has the name: kdialog's error box says so, Return closes it, the menu is back.
+            try Self.answer(display, titled: inExisting, typing: "New folder")
+            try Self.waitForKDialog(display, titled: newFolder)
+            step("input box")
+            try Self.answer(display, titled: newFolder, typing: "clash.txt", replacing: true)
+            try Self.waitForKDialog(display, titled: newFolder)
+            step("error box")
+            try display.screenshot(to: shots + "-3-clash.png")
+            try Self.answer(display, titled: newFolder)
+            try Self.waitForKDialog(display, titled: inExisting)
+            step("menu of /Existing again")
+
+            try Self.answer(display, titled: inExisting, typing: "New folder")
+            try Self.waitForKDialog(display, titled: newFolder)
+            step("input box again")
+            try display.type("Fresh")
+            try display.screenshot(to: shots + "-4-new-folder.png")
+            try Self.answer(display, titled: newFolder, typing: "Fresh", replacing: true)
+            try Self.waitForKDialog(display, titled: inExisting + "/Fresh")
+            step("menu of /Existing/Fresh")
+            try display.screenshot(to: shots + "-5-fresh.png")
+            try Self.answer(display, titled: inExisting + "/Fresh", typing: "Send here", moves: false)
+        } catch {
+            try? display.screenshot(to: shots + "-failed.png")
+            throw TestFailure("""
+                \(error)
+                steps: \(steps.joined(separator: "; "))
+                share-to is \(shareTo.process.isRunning ? "still running" : "gone"); it printed: \(shareTo.read("stdout")) \(shareTo.read("stderr"))
+                (the screen is in \(shots)-failed.png)
+                """)
         }
-        try display.screenshot(to: shots + "-1-top.png")
-        // The menu is a list: typing a row's beginning selects it, Return answers with its key.
-        try Self.answer(display, titled: top, typing: "Existing")
-        try Self.waitForKDialog(display, titled: inExisting)
-        try display.screenshot(to: shots + "-2-existing.png")
-
-        // A file already has the name: kdialog's error box says so, Return closes it, the menu is back.
-        try Self.answer(display, titled: inExisting, typing: "New folder")
-        try Self.waitForKDialog(display, titled: newFolder)
-        try Self.answer(display, titled: newFolder, typing: "clash.txt", replacing: true)
-        try Self.waitForKDialog(display, titled: newFolder)
-        try display.screenshot(to: shots + "-3-clash.png")
-        try Self.answer(display, titled: newFolder)
-        try Self.waitForKDialog(display, titled: inExisting)
-
-        try Self.answer(display, titled: inExisting, typing: "New folder")
-        try Self.waitForKDialog(display, titled: newFolder)
-        try display.type("Fresh")
-        try display.screenshot(to: shots + "-4-new-folder.png")
-        try Self.answer(display, titled: newFolder, typing: "Fresh", replacing: true)
-        try Self.waitForKDialog(display, titled: inExisting + "/Fresh")
-        try display.screenshot(to: shots + "-5-fresh.png")
-        try Self.answer(display, titled: inExisting + "/Fresh", typing: "Send here")
 
         let result = try shareTo.wait()
         #expect(result.status == 0, "\(result.stderr)")

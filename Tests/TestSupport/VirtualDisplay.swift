@@ -14,8 +14,9 @@ public final class VirtualDisplay: @unchecked Sendable {
             throw TestFailure("\(tool) is missing: `make test` installs xvfb, xdotool and imagemagick")
         }
         // Xvfb picks a free display number itself and writes it to the pipe given by -displayfd.
-        // A child gets only 0-2, so the shell points fd 3 at the pipe.
-        server = try ChildProcess("/bin/sh", ["-c", "exec /usr/bin/Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp 3>&1 1>/dev/null"],
+        // A child gets only 0-2, so the shell points fd 3 at the pipe. Without -noreset the
+        // server resets when its last client leaves, and refuses the next dialog meanwhile.
+        server = try ChildProcess("/bin/sh", ["-c", "exec /usr/bin/Xvfb -displayfd 3 -noreset -screen 0 1024x768x24 -nolisten tcp 3>&1 1>/dev/null"],
                                   output: .pipe)
         let pipe = server.standardOutput!
         var text = ""
@@ -89,6 +90,51 @@ public final class VirtualDisplay: @unchecked Sendable {
     public func type(_ text: String, thenPress key: String? = nil) throws {
         try xdotool(["type", "--delay", "40", text])
         if let key { try xdotool(["key", key]) }
+    }
+
+    /// The pixels of `window` as raw RGB, to tell whether something in it changed.
+    public func pixels(of window: String) throws -> [UInt8] {
+        let file = NSTemporaryDirectory() + "/window-\(getpid())-\(window).rgb"
+        defer { unlink(file) }
+        try Shell.run("/usr/bin/import", ["-window", window, "-depth", "8", "rgb:" + file],
+                      environment: ProcessInfo.processInfo.environment.merging(environment) { _, b in b })
+        return Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+    }
+
+    /// How many pixels differ between two captures of one window (all of them when its size changed).
+    public static func differingPixels(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        guard a.count == b.count else { return max(a.count, b.count) / 3 }
+        var count = 0
+        var i = 0
+        while i + 2 < a.count {
+            if a[i] != b[i] || a[i + 1] != b[i + 1] || a[i + 2] != b[i + 2] { count += 1 }
+            i += 3
+        }
+        return count
+    }
+
+    /// Waits until `window` stops changing (drawn, activated; a blinking text cursor is
+    /// under `noise` pixels) and returns how it looks then.
+    public func settled(_ window: String, noise: Int = 40, within timeout: Double = 5) throws -> [UInt8] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last = try pixels(of: window)
+        while Date() < deadline {
+            usleep(250_000)
+            let now = try pixels(of: window)
+            if Self.differingPixels(last, now) < noise { return now }
+            last = now
+        }
+        return last
+    }
+
+    /// Whether `window` comes to look different from `before` by `noise` pixels or more within `timeout`.
+    public func changes(_ window: String, from before: [UInt8], noise: Int = 40, within timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        repeat {
+            if let now = try? pixels(of: window), Self.differingPixels(before, now) >= noise { return true }
+            usleep(100_000)
+        } while Date() < deadline
+        return false
     }
 
     /// Saves the whole screen as a PNG at `path`.
