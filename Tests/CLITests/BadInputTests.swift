@@ -235,7 +235,8 @@ struct BadInputTests {
     @Test("a malformed config: run and upload exit 3 naming the file and the line",
           arguments: [("[agent]\nautostart = false\n[transfers]\nuploads = lots\n", 4),
                       ("[agent]\nautostart = false\n\n[transfers]\nuploads 3\n", 5),
-                      ("[agent]\nautostart = false\n[watch \"camera\"]\nfolder = Pictures/Camera\nto = /Photos\n", 4)])
+                      ("[agent]\nautostart = false\n[watch \"camera\"]\nfolder = Pictures/Camera\nto = /Photos\n", 4),
+                      ("[agent]\nautostart = false\n[watch \"camera\"]\nfolder = /tmp\nto =   \n", 3)])
     func malformedConfig(text: String, line: Int) throws {
         let server = try ReferenceServer()
         let session = try AgentHarness()

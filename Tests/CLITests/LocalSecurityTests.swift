@@ -241,7 +241,7 @@ struct LocalSecurityTests {
         #expect(!log.split(separator: "\n").contains { $0.hasPrefix("instant-upload[1] error: forged") }, "\(log)")
     }
 
-    @Test("an empty or blank folder on the server is refused by upload, share-to and retry")
+    @Test("an empty or blank folder on the server is refused by upload, share-to, retry and watch add")
     func blankFolders() throws {
         let server = try ReferenceServer()
         let session = try AgentHarness()
@@ -255,6 +255,8 @@ struct LocalSecurityTests {
             #expect(share.status == 2, "share-to --to \(folder.debugDescription): \(share.stderr)")
             let retry = try session.cli(["retry", "1", "--to", folder])
             #expect(retry.status == 2, "retry --to \(folder.debugDescription): \(retry.stderr)")
+            let watch = try session.cli(["watch", "add", session.home.path + "/in", "--to", folder])
+            #expect(watch.status == 2, "watch add --to \(folder.debugDescription): \(watch.stderr)")
         }
         #expect(try session.items().isEmpty)
     }

@@ -74,6 +74,36 @@ struct DownloadTests {
         #expect(gets == 1, "downloaded once, not again: \(gets) GETs")
     }
 
+    @Test("killed in the same window, then the file in place replaced by another of the same size: it is not taken for ours, kept, and ours goes beside it")
+    func replacedInsideTheWindow() throws {
+        let content = TestData.bytes(count: 3_000_000, seed: 6)
+        let (server, session) = try setUp(["Docs/report.pdf": content])
+        defer { withExtendedLifetime(server) {} }
+        let queued = try session.cli(["download", "/Docs/report.pdf"])
+        try #require(queued.status == 0, "\(queued.stderr)")
+        session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "download-in-place"
+        try session.startAgent()
+        let deadline = Date().addingTimeInterval(30)
+        while !session.agentLog.contains("paused at download-in-place"), Date() < deadline { usleep(50_000) }
+        try #require(session.agentLog.contains("paused at download-in-place"), "\(session.agentLog.suffix(2000))")
+        session.killAgent()
+        session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+        // The person puts another file of the very same size at that name before the agent is back.
+        let theirs = TestData.bytes(count: 3_000_000, seed: 7)
+        let placed = session.downloads + "/report.pdf"
+        try FileManager.default.removeItem(atPath: placed)
+        FileManager.default.createFile(atPath: placed, contents: Data(theirs))
+
+        try session.startAgent()
+        try session.waitForAll("completed", count: 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: placed)) == Data(theirs), "the person's file is untouched")
+        let item = try #require(try session.items().first)
+        let ours = try #require(item["local_path"] as? String)
+        #expect(ours != placed, "the row does not claim the person's file")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ours)) == Data(content))
+        #expect(!FileManager.default.fileExists(atPath: placed + ".part"))
+    }
+
     @Test("a file that changed on the server while paused starts over instead of being stitched")
     func changedOnServer() throws {
         let (server, session) = try setUp(["Docs/data.bin": TestData.bytes(count: 8_000_000, seed: 1)])
