@@ -214,6 +214,46 @@ struct ExitStatusTests {
         try expect(session, ["account", "remove"], 2)
     }
 
+    @Test("watch: 0 done, 1 no account yet, watched already, a name taken, no agent or no such rule, 2 a wrong command line, 3 a broken config")
+    func watch() throws {
+        let (session, store) = try session(accounts: [])
+        let camera = session.home.path + "/Camera", scans = session.home.path + "/Scans"
+        for folder in [camera, scans] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        let file = try session.home.file("in/a.jpg", bytes: [1])
+        try expect(session, ["watch", "add", camera, "--to", "/Photos", "--name", "cam"], 1, saying: "no account")
+        try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:9/dav/", tusURL: "http://127.0.0.1:9/files/", username: "alice")
+        try expect(session, ["watch", "add", camera, "--to", "/Photos", "--name", "cam"], 0)
+        try expect(session, ["watch", "add", camera, "--to", "/Elsewhere"], 1)
+        try expect(session, ["watch", "add", scans, "--to", "/Scans", "--name", "cam"], 1)
+        for wrong in [["--frobnicate"], ["--subfolders", "weekly"], ["--settle", "soon"], ["--account", "nobody"], ["--name", "a b/c"]] {
+            try expect(session, ["watch", "add", scans, "--to", "/Scans"] + wrong, 2)
+        }
+        try expect(session, ["watch", "add", scans], 2, saying: "--to")
+        try expect(session, ["watch", "add", file, "--to", "/Scans"], 2)
+        try expect(session, ["watch", "add", scans, "--to", "/../Scans"], 2, saying: "climbs out")
+
+        try expect(session, ["watch", "list"], 1)
+        try expect(session, ["watch", "list", "--frobnicate"], 2)
+        try session.startAgent()
+        let deadline = Date().addingTimeInterval(20)
+        while try session.cli(["watch", "list"]).status != 0, Date() < deadline { usleep(200_000) }
+        try expect(session, ["watch", "list"], 0, saying: "cam")
+        session.stopAgent()
+
+        try expect(session, ["watch", "pause", "cam"], 0)
+        try expect(session, ["watch", "resume", "cam"], 0)
+        for verb in ["remove", "pause", "resume"] {
+            try expect(session, ["watch", verb, "nosuch"], 1)
+            try expect(session, ["watch", verb], 2)
+        }
+        try expect(session, ["watch", "remove", "cam"], 0)
+
+        try session.writeConfig("[transfers]\nuploads = many\n")
+        try expect(session, ["watch", "add", scans, "--to", "/Scans"], 3, saying: "config.ini")
+        try expect(session, ["watch", "list"], 3, saying: "config.ini")
+        try expect(session, ["watch", "remove", "cam"], 3, saying: "config.ini")
+    }
+
     @Test("run: 0 once idle with --until-idle, 3 with another agent running")
     func run() throws {
         let (session, _) = try session()
