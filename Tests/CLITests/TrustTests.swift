@@ -78,6 +78,34 @@ struct TrustTests {
         #expect(retry.stderr.contains("still not enough space"), "the check reached the server: \(retry.stderr)")
     }
 
+    @Test("account add URL finds the protocol over TLS with --ca-file, on tus and on Nextcloud, and the agent's look at status.php trusts it too")
+    func discoveryAndMaintenance() throws {
+        let certificates = try TestCertificates()
+        for face in [ReferenceServer.Face.tus, .nextcloud] {
+            let server = try ReferenceServer(face: face, tls: certificates)
+            let session = try AgentHarness()
+            let add = ["account", "add", face == .nextcloud ? server.baseURL : server.webdavURL(), "--user", "alice", "--password-stdin"]
+            let refused = try session.cli(add, stdin: "wonderland\n")
+            #expect(refused.status == 1, "\(face): \(refused.stdout) \(refused.stderr)")
+            #expect(refused.stderr.contains("--ca-file"), "\(face): \(refused.stderr)")
+            let added = try session.cli(add + ["--ca-file", certificates.caFile], stdin: "wonderland\n")
+            #expect(added.status == 0, "\(face): \(added.stdout) \(added.stderr)")
+            guard face == .nextcloud else { continue }
+
+            // In maintenance from the start: the agent asks status.php, over the same trust.
+            try server.setMaintenance(true)
+            let file = try session.home.randomFile("in/a.bin", size: 100_000)
+            #expect(try session.cli(["upload", "--to", "/X", file]).status == 0)
+            try session.startAgent()
+            try session.waitFor("the row waiting as maintenance") { items in
+                (items.first?["reason"] as? [String: Any])?["code"] as? String == "maintenance"
+            }
+            try server.setMaintenance(false)
+            try session.waitForAll("completed", count: 1)
+            #expect(try TestData.sha256(ofFile: server.tree() + "/X/a.bin") == TestData.sha256(ofFile: file))
+        }
+    }
+
     @Test("ca_file in the config is trusted by the CLI and the agent; without it both fail as tls")
     func configCAFile() throws {
         let certificates = try TestCertificates()
