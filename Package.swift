@@ -41,7 +41,7 @@ let package = Package(
 
         // Helpers the tests share: temporary folders, the reference server, running programs.
         .target(name: "TestSupport", dependencies: ["Platform"], path: "Tests/TestSupport", exclude: ["secret-service.py"]),
-        .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
+        .testTarget(name: "PlatformTests", dependencies: ["Platform", "TestSupport"]),
         .testTarget(name: "QueueTests", dependencies: ["Queue", "CSQLite", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "CLI", "TestSupport"]),

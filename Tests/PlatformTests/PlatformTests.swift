@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Platform
 import Testing
+import TestSupport
 
 @Suite("Names shown to people")
 struct DisplayTextTests {
@@ -169,6 +170,39 @@ struct SaturatingTests {
         #expect(Int64(saturating: 2.9) == 2 && Int64(saturating: -2.9) == -2)
         #expect(Int32(saturating: 3e9) == .max && Int(saturating: 1e300 * 1000) == .max)
         #expect(UInt8(saturating: -1) == 0)
+    }
+
+    /// A guard on the sources, so that a new `Int64(someDouble)` cannot slip in: on every line
+    /// that deals in floating point, a conversion to an integer type says how it handles the
+    /// values that do not fit (`saturating:`, `exactly:`, ...).
+    @Test("no line of Sources/ turns a floating-point value into an integer unchecked")
+    func noUncheckedConversions() throws {
+        let conversion = try NSRegularExpression(pattern: #"\bU?Int(8|16|32|64)?\((?!saturating:|exactly:|bitPattern:|truncatingIfNeeded:|clamping:|ascii:)"#)
+        let floating = try NSRegularExpression(pattern: #"Double|Float|\.rounded\(|[Tt]imeInterval|seconds \*"#)
+        let sources = Repository.root + "/Sources"
+        var found: [String] = []
+        let files = FileManager.default.enumerator(atPath: sources)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+        #expect(files.count > 50, "the sources were found at \(sources)")
+        for file in files {
+            let text = try String(contentsOfFile: sources + "/" + file, encoding: .utf8)
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = String(line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+                let utf16 = Array(code.utf16)
+                for match in conversion.matches(in: code, range: NSRange(location: 0, length: utf16.count)) {
+                    // The converted expression: up to the parenthesis that closes the call.
+                    var end = match.range.location + match.range.length, depth = 1
+                    while end < utf16.count, depth > 0 {
+                        if utf16[end] == 0x28 { depth += 1 } else if utf16[end] == 0x29 { depth -= 1 }
+                        end += 1
+                    }
+                    let argument = NSRange(location: match.range.location, length: end - match.range.location)
+                    if floating.firstMatch(in: code, range: argument) != nil {
+                        found.append("\(file):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
+                    }
+                }
+            }
+        }
+        #expect(found.isEmpty, "use Int(saturating:) (or exactly:) here:\n\(found.joined(separator: "\n"))")
     }
 }
 

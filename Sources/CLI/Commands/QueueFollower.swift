@@ -102,7 +102,7 @@ struct QueueFollower {
         }
         while true {
             var fds = [pollfd(fd: signals, events: Int16(POLLIN), revents: 0)]
-            _ = poll(&fds, 1, Int32(Self.changeInterval * 1000))
+            _ = poll(&fds, 1, Int32(saturating: Self.changeInterval * 1000))
             if SignalPipe.drain().contains(where: { [SIGINT, SIGTERM, SIGHUP].contains($0) }) { return ExitStatus.ok }
             let after = try snapshot(completedSince: since)
             let (changed, gone) = QueueChanges.changed(from: before, to: after)

@@ -52,7 +52,7 @@ final class LiveTerminal {
         var fds = [pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0)]
         let readsKeys = savedInput != nil
         if readsKeys { fds.append(pollfd(fd: 0, events: Int16(POLLIN), revents: 0)) }
-        guard poll(&fds, nfds_t(fds.count), Int32(seconds * 1000)) > 0, readsKeys, fds[1].revents & Int16(POLLIN) != 0 else { return [] }
+        guard poll(&fds, nfds_t(fds.count), Int32(saturating: seconds * 1000)) > 0, readsKeys, fds[1].revents & Int16(POLLIN) != 0 else { return [] }
         var buffer = [UInt8](repeating: 0, count: 32)
         let n = read(0, &buffer, buffer.count)
         return n > 0 ? Array(buffer[0..<n]) : []

@@ -17,9 +17,9 @@ public enum HumanFormat {
             value /= 1000
             unit += 1
         }
-        let tenths = Int((value * 10).rounded())
+        let tenths = Int(saturating: (value * 10).rounded())
         if tenths < 100 { return "\(tenths / 10).\(tenths % 10) \(units[unit])" }
-        let whole = Int(value.rounded())
+        let whole = Int(saturating: value.rounded())
         if whole >= 1000, unit < units.count - 1 { return "1.0 \(units[unit + 1])" }
         return "\(whole) \(units[unit])"
     }
@@ -33,7 +33,7 @@ public enum HumanFormat {
     /// so something about to happen never reads `0 s`.
     public static func duration(seconds: Double) -> String {
         guard seconds.isFinite, seconds > 0 else { return "0 s" }
-        let whole = Int64(min(seconds.rounded(.up), 1e15))
+        let whole = Int64(saturating: min(seconds.rounded(.up), 1e15))
         if whole < 60 { return "\(whole) s" }
         let minutes = (whole + 30) / 60
         if minutes < 60 { return "\(minutes) min" }

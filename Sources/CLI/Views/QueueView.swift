@@ -144,8 +144,8 @@ public struct QueueView: Sendable {
             text = row.direction == .upload ? "all \(all) sent, finishing on the server" : "all \(all) received, finishing"
         } else if row.bytesTotal > 0 {
             let fraction = min(1, max(0, Double(row.bytesDone) / Double(row.bytesTotal)))
-            let filled = Int(fraction * Double(barWidth))
-            let percent = Int(fraction * 100)
+            let filled = Int(saturating: fraction * Double(barWidth))
+            let percent = Int(saturating: fraction * 100)
             text = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled) + "] "
             text += TextLayout.padLeft("\(percent)%", to: 4) + "  "
             text += "\(HumanFormat.bytes(row.bytesDone)) of \(HumanFormat.bytes(row.bytesTotal))"

@@ -82,7 +82,7 @@ public enum TransferDetail {
             return text + (t.direction == .upload ? ", all sent: the server is finishing the file" : ", all received: finishing the file")
         }
         if t.bytesTotal > 0 {
-            let percent = Int(min(1, max(0, Double(t.bytesDone) / Double(t.bytesTotal))) * 100)
+            let percent = Int(saturating: min(1, max(0, Double(t.bytesDone) / Double(t.bytesTotal))) * 100)
             text += " (\(HumanFormat.bytes(t.bytesDone)) of \(HumanFormat.bytes(t.bytesTotal)), \(percent)%)"
         }
         if let speed, speed > 0, t.state == .inProgress {

@@ -1,3 +1,4 @@
+import Platform
 import Queue
 
 /// How long a row waits before its next attempt. Every retry passes through here, also
@@ -70,6 +71,6 @@ public struct Backoff: Sendable {
     }
 
     static func spoken(_ seconds: Double) -> String {
-        seconds < 120 ? "\(Int(seconds.rounded())) s" : "\(Int((seconds / 60).rounded())) min"
+        seconds < 120 ? "\(Int(saturating: seconds.rounded())) s" : "\(Int(saturating: (seconds / 60).rounded())) min"
     }
 }
