@@ -52,6 +52,7 @@ struct TusReplyTests {
         for location in ["http://127.0.0.2:8080/files/x", "http://127.0.0.1:8081/files/x", "https://127.0.0.1:8080/files/x",
                          "http://127.0.0.1:8080@127.0.0.2:8080/files/x", "http://user:pw@127.0.0.1:8080/files/x", "//evil.example/x",
                          "http://[::1", "http://", "http://127.0.0.1:8080/files/x\r\nX-Evil: 1", "/files/ x", "file:///etc/passwd",
+                         "http://127.0.0.1:8080?@", "http://127.0.0.1:8080?@127.0.0.2/x", "http://127.0.0.1:8080#@x",
                          String(repeating: "a", count: 5000)] {
             #expect(throws: ProtocolViolation.self, "\(location)") { try client.resolve(location) }
         }

@@ -80,6 +80,13 @@ public final class TusClient {
         }
     }
 
+    /// `scheme://authority` of an address: everything before the first `/` after `://`.
+    static func origin(of address: String) -> Substring {
+        guard let authority = address.range(of: "://") else { return address[...] }
+        let end = address[authority.upperBound...].firstIndex(of: "/") ?? address.endIndex
+        return address[..<end]
+    }
+
     /// Resolves a Location against the endpoint, refusing another origin: the password
     /// is only ever sent to the server it was given for.
     public func resolve(_ location: String) throws -> String {
@@ -93,6 +100,13 @@ public final class TusClient {
             throw ProtocolViolation("the server sent the upload to another host (\(ServerNumber.quoted(resolved.host ?? "?"))); refusing to send credentials there",
                                     said: "Location: \(location)")
         }
-        return resolved.absoluteString
+        // And written as the endpoint writes its origin, followed by a path: an address that
+        // two URL parsers might read differently (`http://host:8080?@other`) is not passed on.
+        let address = resolved.absoluteString
+        guard address.lowercased().hasPrefix(Self.origin(of: endpoint).lowercased() + "/") else {
+            throw ProtocolViolation("the server gave an upload address without a path on its own origin: `\(ServerNumber.quoted(location))`",
+                                    said: "Location: \(location)")
+        }
+        return address
     }
 }
