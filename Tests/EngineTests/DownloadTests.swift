@@ -48,11 +48,11 @@ struct DownloadTests {
         #expect(!FileManager.default.fileExists(atPath: session.downloads + "/clip.mp4.part"))
     }
 
-    @Test("killed after the file moved into place but before the row completed: the restart recognises it, no second copy, no second download")
-    func killedAfterMoveIntoPlace() throws {
-        let content = TestData.bytes(count: 3_000_000, seed: 5)
-        let (server, session) = try setUp(["Docs/report.pdf": content])
-        #expect(try session.cli(["download", "/Docs/report.pdf"]).status == 0)
+    /// Queues a download of `path` and kills the agent after the file was linked into place,
+    /// before its row completed (the agent waits there under a test hook).
+    func killInsideTheMoveWindow(_ session: AgentHarness, downloading path: String) throws {
+        let queued = try session.cli(["download", path])
+        try #require(queued.status == 0, "\(queued.stderr)")
         session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "download-in-place"
         try session.startAgent()
         let deadline = Date().addingTimeInterval(30)
@@ -60,6 +60,13 @@ struct DownloadTests {
         try #require(session.agentLog.contains("paused at download-in-place"), "\(session.agentLog.suffix(2000))")
         session.killAgent()
         session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+    }
+
+    @Test("killed after the file moved into place but before the row completed: the restart recognises it, no second copy, no second download")
+    func killedAfterMoveIntoPlace() throws {
+        let content = TestData.bytes(count: 3_000_000, seed: 5)
+        let (server, session) = try setUp(["Docs/report.pdf": content])
+        try killInsideTheMoveWindow(session, downloading: "/Docs/report.pdf")
         let left = try FileManager.default.contentsOfDirectory(atPath: session.downloads).sorted()
         #expect(left == ["report.pdf", "report.pdf.part"], "killed inside the window: \(left)")
 
@@ -79,15 +86,7 @@ struct DownloadTests {
         let content = TestData.bytes(count: 3_000_000, seed: 6)
         let (server, session) = try setUp(["Docs/report.pdf": content])
         defer { withExtendedLifetime(server) {} }
-        let queued = try session.cli(["download", "/Docs/report.pdf"])
-        try #require(queued.status == 0, "\(queued.stderr)")
-        session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "download-in-place"
-        try session.startAgent()
-        let deadline = Date().addingTimeInterval(30)
-        while !session.agentLog.contains("paused at download-in-place"), Date() < deadline { usleep(50_000) }
-        try #require(session.agentLog.contains("paused at download-in-place"), "\(session.agentLog.suffix(2000))")
-        session.killAgent()
-        session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+        try killInsideTheMoveWindow(session, downloading: "/Docs/report.pdf")
         // The person puts another file of the very same size at that name before the agent is back.
         let theirs = TestData.bytes(count: 3_000_000, seed: 7)
         let placed = session.downloads + "/report.pdf"
