@@ -151,7 +151,7 @@ struct DownloadTests {
         #expect(try TestData.sha256(ofFile: local.path) == TestData.sha256(ofFile: onServer))
     }
 
-    @Test("resuming a file that is already whole needs no bytes (416 with the same size)")
+    @Test("resuming a file that is already whole needs no bytes (416 with the same size), and the 416's page reaches no observer")
     func alreadyWhole() throws {
         let dav = try WebDAVTestServer()
         let content = TestData.bytes(count: 7_777, seed: 17)
@@ -159,8 +159,11 @@ struct DownloadTests {
         let etag = try dav.client.properties(of: "/done.bin").etag
         let local = try dav.openLocal("done.part", holding: content)
 
-        let result = try dav.client.download("/done.bin", to: local.descriptor, from: Int64(content.count), ifRange: etag, observer: nil)
+        // The observer is the running hash: an error page it saw would end up in the digest.
+        let seen = ByteRecorder()
+        let result = try dav.client.download("/done.bin", to: local.descriptor, from: Int64(content.count), ifRange: etag, observer: seen)
 
+        #expect(seen.bytes.isEmpty, "the observer saw \(seen.bytes.count) bytes of the 416 reply")
         #expect(result.kind == .resumed)
         #expect(result.receivedBytes == 0)
         #expect(result.isComplete)

@@ -90,9 +90,8 @@ final class DownloadJob {
         progressed = true
         hasher.drain()
         var digest = hasher.sha.hexDigest
-        if result.startedOver || hasher.sha.count != result.fileSize {
-            // The server sent the whole (changed) file, or the hash saw bytes that are not the
-            // file's (the body of a 416 saying it was already whole): hash it from the start.
+        if result.startedOver {
+            // The server sent the whole (changed) file: hash it from the start.
             let fresh = RunningSHA256()
             try FileIO.readBlocks(fd, from: 0, length: result.fileSize, path: part.display) { fresh.update($0) }
             digest = fresh.hexDigest

@@ -129,6 +129,9 @@ final class ExchangeContext {
     let request: HTTPRequest
     let cancellation: CancellationFlag
     var headers: [(String, String)] = []
+    /// The status of the response being received, from its status line: a file sink's
+    /// observer sees only the body of a success (2xx), never an error page written after it.
+    var status: Int?
     var body: [UInt8] = []
     var sent: Int64 = 0
     var fileError: Int32?
@@ -168,6 +171,8 @@ final class ExchangeContext {
         let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if line.hasPrefix("HTTP/") {
             headers.removeAll() // a new response (after 100 Continue): keep only the final one's
+            let code = line.split(separator: " ", maxSplits: 2).dropFirst().first.map(Array.init) ?? []
+            status = code.count == 3 && code.allSatisfy(\.isASCII) && code.allSatisfy(\.isNumber) ? Int(String(code)) : nil
         } else if let colon = line.firstIndex(of: ":") {
             let name = line[..<colon].lowercased()
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
@@ -187,7 +192,7 @@ final class ExchangeContext {
                 fileError = error.errno
                 return 0
             }
-            observer?.observe(bytes)
+            if let status, (200..<300).contains(status) { observer?.observe(bytes) }
             return bytes.count
         }
     }

@@ -29,8 +29,9 @@ extension WebDAVClient {
     ///   the next resume gets the whole file again: such bytes never survive a completed
     ///   download.
     ///
-    /// `observer` sees every body byte the server sends, in order, also those of an error
-    /// reply; only what a call that returns normally reported is trustworthy.
+    /// `observer` sees the body bytes of a success reply (200, 206) in order, never those of an
+    /// error page (a 416's included); only what a call that returns normally reported is
+    /// trustworthy.
     public func download(_ path: String, to descriptor: Int32, from offset: Int64 = 0, ifRange validator: String? = nil,
                          observer: ByteObserver? = nil) throws -> DownloadResult {
         precondition(offset >= 0, "a download cannot resume from a negative offset")
