@@ -223,13 +223,14 @@ struct ExitStatusTests {
         try expect(session, ["watch", "add", camera, "--to", "/Photos", "--name", "cam"], 1, saying: "no account")
         try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:9/dav/", tusURL: "http://127.0.0.1:9/files/", username: "alice")
         try expect(session, ["watch", "add", camera, "--to", "/Photos", "--name", "cam"], 0)
-        try expect(session, ["watch", "add", camera, "--to", "/Elsewhere"], 1)
-        try expect(session, ["watch", "add", scans, "--to", "/Scans", "--name", "cam"], 1)
-        for wrong in [["--frobnicate"], ["--subfolders", "weekly"], ["--settle", "soon"], ["--account", "nobody"], ["--name", "a b/c"]] {
-            try expect(session, ["watch", "add", scans, "--to", "/Scans"] + wrong, 2)
+        try expect(session, ["watch", "add", camera, "--to", "/Elsewhere"], 1, saying: "is already watched by the rule cam")
+        try expect(session, ["watch", "add", scans, "--to", "/Scans", "--name", "cam"], 1, saying: "there is a rule named cam already")
+        for (wrong, words) in [(["--frobnicate"], "--frobnicate"), (["--subfolders", "weekly"], "--subfolders"), (["--settle", "soon"], "--settle"),
+                               (["--account", "nobody"], "no account named nobody"), (["--name", "a b/c"], "is not a rule name")] {
+            try expect(session, ["watch", "add", scans, "--to", "/Scans"] + wrong, 2, saying: words)
         }
         try expect(session, ["watch", "add", scans], 2, saying: "--to")
-        try expect(session, ["watch", "add", file, "--to", "/Scans"], 2)
+        try expect(session, ["watch", "add", file, "--to", "/Scans"], 2, saying: "is not a folder")
         try expect(session, ["watch", "add", scans, "--to", "/../Scans"], 2, saying: "climbs out")
 
         try expect(session, ["watch", "list"], 1)
@@ -243,7 +244,7 @@ struct ExitStatusTests {
         try expect(session, ["watch", "pause", "cam"], 0)
         try expect(session, ["watch", "resume", "cam"], 0)
         for verb in ["remove", "pause", "resume"] {
-            try expect(session, ["watch", verb, "nosuch"], 1)
+            try expect(session, ["watch", verb, "nosuch"], 1, saying: "there is no watch rule named nosuch")
             try expect(session, ["watch", verb], 2)
         }
         try expect(session, ["watch", "remove", "cam"], 0)

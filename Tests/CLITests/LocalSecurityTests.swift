@@ -257,7 +257,9 @@ struct LocalSecurityTests {
             #expect(retry.status == 2, "retry --to \(folder.debugDescription): \(retry.stderr)")
             let watch = try session.cli(["watch", "add", session.home.path + "/in", "--to", folder])
             #expect(watch.status == 2, "watch add --to \(folder.debugDescription): \(watch.stderr)")
+            #expect(watch.stderr.contains("empty") || watch.stderr.contains("only spaces"), "\(watch.stderr)")
         }
         #expect(try session.items().isEmpty)
+        #expect(!(try session.cli(["watch", "list"]).stdout.contains("/in")), "no rule was written")
     }
 }

@@ -29,7 +29,9 @@ struct CancelTests {
             let r = try s.cli(["cancel", String(id)])
             let took = Date().timeIntervalSince(asked)
             #expect(r.status == 0 && r.stdout.contains("cancelled"), "\(r.stdout) \(r.stderr)")
-            #expect(took < 2, "cancel took \(took) s (the command waits for the agent to stop and remove it)")
+            // Not a timing check (the figure belongs in a benchmark): the server holds the request
+            // for 30 s, so a cancel that waited for it to end instead of stopping it takes that long.
+            #expect(took < 20, "cancel took \(took) s: it waited for the stalled request instead of stopping it")
             let bytesThen = try server.stats()["patch_bytes"] as? Int ?? -1
             usleep(700_000)
             let bytesLater = try server.stats()["patch_bytes"] as? Int ?? -2

@@ -172,10 +172,11 @@ struct SaturatingTests {
         #expect(UInt8(saturating: -1) == 0)
     }
 
-    /// A guard on the sources, so that a new `Int64(someDouble)` cannot slip in: on every line
-    /// that deals in floating point, a conversion to an integer type says how it handles the
-    /// values that do not fit (`saturating:`, `exactly:`, ...).
-    @Test("no line of Sources/ turns a floating-point value into an integer unchecked")
+    /// A guard on the sources, so that a new `Int64(someDouble)` cannot slip in: a conversion to
+    /// an integer type whose argument shows floating point (`Double`, `Float`, `.rounded(`,
+    /// a time interval, `seconds *`) says how it handles the values that do not fit
+    /// (`saturating:`, `exactly:`, ...). A text check: a Double under a neutral name escapes it.
+    @Test("no conversion in Sources/ of an evidently floating-point value to an integer is unchecked")
     func noUncheckedConversions() throws {
         let conversion = try NSRegularExpression(pattern: #"\bU?Int(8|16|32|64)?\((?!saturating:|exactly:|bitPattern:|truncatingIfNeeded:|clamping:|ascii:)"#)
         let floating = try NSRegularExpression(pattern: #"Double|Float|\.rounded\(|[Tt]imeInterval|seconds \*"#)

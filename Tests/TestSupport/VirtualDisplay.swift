@@ -41,17 +41,20 @@ public final class VirtualDisplay: @unchecked Sendable {
     /// `DISPLAY` for programs that should show their windows here.
     public var environment: [String: String] { ["DISPLAY": display] }
 
+    /// This process's environment pointed at this display, for xdotool and ImageMagick.
+    private var toolEnvironment: [String: String] { ProcessInfo.processInfo.environment.merging(environment) { _, b in b } }
+
     /// Runs xdotool with these arguments and returns what it printed.
     @discardableResult
     public func xdotool(_ arguments: [String]) throws -> String {
-        try Shell.run("/usr/bin/xdotool", arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, b in b })
+        try Shell.run("/usr/bin/xdotool", arguments, environment: toolEnvironment)
     }
 
     /// The ids of the mapped windows whose title matches `title`. (A toolkit names its window
     /// before it maps it, and keys sent to an unmapped window are lost.)
     public func windows(named title: String) -> [String] {
         let r = try? Shell.capture("/usr/bin/xdotool", ["search", "--onlyvisible", "--name", title],
-                                   environment: ProcessInfo.processInfo.environment.merging(environment) { _, b in b })
+                                   environment: toolEnvironment)
         return (r?.stdout ?? "").split(separator: "\n").map(String.init)
     }
 
@@ -97,12 +100,12 @@ public final class VirtualDisplay: @unchecked Sendable {
         let file = NSTemporaryDirectory() + "/window-\(getpid())-\(window).rgb"
         defer { unlink(file) }
         try Shell.run("/usr/bin/import", ["-window", window, "-depth", "8", "rgb:" + file],
-                      environment: ProcessInfo.processInfo.environment.merging(environment) { _, b in b })
+                      environment: toolEnvironment)
         return Array(try Data(contentsOf: URL(fileURLWithPath: file)))
     }
 
     /// How many pixels differ between two captures of one window (all of them when its size changed).
-    public static func differingPixels(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    static func differingPixels(_ a: [UInt8], _ b: [UInt8]) -> Int {
         guard a.count == b.count else { return max(a.count, b.count) / 3 }
         var count = 0
         var i = 0
@@ -140,7 +143,7 @@ public final class VirtualDisplay: @unchecked Sendable {
     /// Saves the whole screen as a PNG at `path`.
     public func screenshot(to path: String) throws {
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try Shell.run("/usr/bin/import", ["-window", "root", path], environment: ProcessInfo.processInfo.environment.merging(environment) { _, b in b })
+        try Shell.run("/usr/bin/import", ["-window", "root", path], environment: toolEnvironment)
     }
 }
 

@@ -96,15 +96,15 @@ public final class TusClient {
             throw ProtocolViolation("the server gave an upload address that is not a URL: `\(ServerNumber.quoted(location))`",
                                     said: "Location: \(location)")
         }
-        guard resolved.scheme == base.scheme, resolved.host == base.host, resolved.port == base.port, resolved.user == nil else {
-            throw ProtocolViolation("the server sent the upload to another host (\(ServerNumber.quoted(resolved.host ?? "?"))); refusing to send credentials there",
-                                    said: "Location: \(location)")
-        }
-        // And written as the endpoint writes its origin, followed by a path: an address that
-        // two URL parsers might read differently (`http://host:8080?@other`) is not passed on.
+        // The endpoint's own origin, written as the endpoint writes it and followed by a path:
+        // this also refuses an address two URL parsers might read differently (`http://host:8080?@other`).
         let address = resolved.absoluteString
         guard address.lowercased().hasPrefix(Self.origin(of: endpoint).lowercased() + "/") else {
-            throw ProtocolViolation("the server gave an upload address without a path on its own origin: `\(ServerNumber.quoted(location))`",
+            if resolved.scheme == base.scheme, resolved.host == base.host, resolved.port == base.port, resolved.user == nil {
+                throw ProtocolViolation("the server gave an upload address without a path on its own origin: `\(ServerNumber.quoted(location))`",
+                                        said: "Location: \(location)")
+            }
+            throw ProtocolViolation("the server sent the upload to another host (\(ServerNumber.quoted(resolved.host ?? "?"))); refusing to send credentials there",
                                     said: "Location: \(location)")
         }
         return address
