@@ -6,7 +6,8 @@ import Transport
 
 /// How one transfer ended this time. The scheduler turns it into a row transition.
 public enum JobOutcome: Sendable, Equatable {
-    case completed(sha256: String?, bytes: Int64)
+    /// `verified`: the server showed the finished file at its name with the right size.
+    case completed(sha256: String?, bytes: Int64, verified: Bool = false)
     case failed(Reason)
     /// A transient problem; `progressed` is true when the offset moved this run.
     case retry(Classification, progressed: Bool)

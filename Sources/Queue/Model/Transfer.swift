@@ -32,6 +32,12 @@ public struct Transfer: Sendable, Equatable {
     public var createdAt: Int64
     public var startedAt: Int64?
     public var completedAt: Int64?
+    /// An upload recorded the file it is about to make (`remotePath`, `bytesTotal`, `sha256`)
+    /// before the request that makes it: after a kill, the server is asked what is there.
+    public var finishing: Bool
+    /// When the server last showed the uploaded file at its name with the right size (and
+    /// checksum, where it reports one); nil when that check failed or could not be made.
+    public var verifiedAt: Int64?
 
     public init(id: Int64, direction: Direction, origin: Origin = .manual, accountID: Int64 = 1, accountName: String = "",
                 localPath: LocalPath, remotePath: String, state: TransferState = .queued, reason: Reason? = nil,
@@ -40,7 +46,7 @@ public struct Transfer: Sendable, Equatable {
                 checkpoint: Checkpoint = Checkpoint(), sha256: String? = nil, etag: String? = nil,
                 cancelRequested: Bool = false, ignoreRules: Bool = false, watchRule: String? = nil,
                 counters: ResumeCounters = ResumeCounters(), createdAt: Int64 = 0, startedAt: Int64? = nil,
-                completedAt: Int64? = nil, paused: Bool = false) {
+                completedAt: Int64? = nil, paused: Bool = false, finishing: Bool = false, verifiedAt: Int64? = nil) {
         self.id = id; self.direction = direction; self.origin = origin; self.accountID = accountID
         self.accountName = accountName; self.localPath = localPath; self.remotePath = remotePath; self.state = state
         self.reason = reason; self.attempts = attempts; self.nextAttemptAt = nextAttemptAt; self.bytesDone = bytesDone
@@ -48,7 +54,7 @@ public struct Transfer: Sendable, Equatable {
         self.fingerprint = fingerprint; self.checkpoint = checkpoint; self.sha256 = sha256; self.etag = etag
         self.cancelRequested = cancelRequested; self.ignoreRules = ignoreRules; self.watchRule = watchRule
         self.counters = counters; self.createdAt = createdAt; self.startedAt = startedAt; self.completedAt = completedAt
-        self.paused = paused
+        self.paused = paused; self.finishing = finishing; self.verifiedAt = verifiedAt
     }
 
     /// The name a person recognises.

@@ -80,7 +80,7 @@ extension QueueStore {
 
     /// Forgets progress: the next attempt starts from byte zero, saying why.
     public func restartFromZero(_ id: Int64, note: Reason?, fingerprint: FileFingerprint? = nil, bytesTotal: Int64? = nil) throws {
-        var sql = "UPDATE transfers SET checkpoint_offset = 0, hash_state = NULL, bytes_done = 0, upload_url = NULL, upload_expires_at = NULL, etag = NULL"
+        var sql = "UPDATE transfers SET checkpoint_offset = 0, hash_state = NULL, bytes_done = 0, upload_url = NULL, upload_expires_at = NULL, etag = NULL, finishing = 0"
         var args: [SQLValue] = []
         for (column, value) in Self.reasonColumns(note) { sql += ", \(column) = ?"; args.append(value) }
         if let fingerprint {
@@ -107,13 +107,27 @@ extension QueueStore {
         try database.run("UPDATE transfers SET \(parts.joined(separator: ", ")) WHERE id = ?", args + [.int(id)])
     }
 
-    /// Done: the whole-file digest and the time are stored with the row.
-    public func complete(_ id: Int64, sha256: String?, bytes: Int64) throws {
-        try database.transaction {
+    /// An upload is about to make its file: the name, size and SHA-256 (when known before
+    /// the request) it will have, committed durably before the request that makes it.
+    public func recordFinishing(_ id: Int64, remotePath: String, bytes: Int64, sha256: String?) throws {
+        try database.transaction(durable: true) {
+            try database.run("""
+                UPDATE transfers SET finishing = 1, remote_path = ?, bytes_total = ?, sha256 = ? WHERE id = ? AND state = 'in_progress'
+                """, [.text(remotePath), .int(bytes), .optionalText(sha256), .int(id)])
+        }
+    }
+
+    /// Done: the whole-file digest and the time are stored with the row; `verified` says the
+    /// server showed the finished file (see `Transfer.verifiedAt`). Durable: a completed row
+    /// that a crash took back would be sent again.
+    public func complete(_ id: Int64, sha256: String?, bytes: Int64, verified: Bool = false) throws {
+        try database.transaction(durable: true) {
+            let now = nowMilliseconds()
             try move(id, to: .completed, set: Self.reasonColumns(nil) + [
-                ("sha256", .optionalText(sha256)), ("completed_at", .int(nowMilliseconds())),
+                ("sha256", .optionalText(sha256)), ("completed_at", .int(now)),
                 ("bytes_done", .int(bytes)), ("bytes_total", .int(bytes)), ("next_attempt_at", .null),
                 ("hash_state", .null), ("upload_url", .null), ("upload_expires_at", .null),
+                ("finishing", .int(0)), ("verified_at", verified ? .int(now) : .null),
             ])
             // A watch rule's memory learns the content it took, for later copies of it.
             try noteUploadCompleted(id, sha256: sha256)

@@ -170,7 +170,7 @@ public final class QueueStore {
         "reason_action", "reason_detail", "attempts", "next_attempt_at", "bytes_done", "bytes_total", "upload_url",
         "upload_expires_at", "fp_device", "fp_inode", "fp_size", "fp_mtime_ns", "checkpoint_offset", "hash_state", "sha256",
         "etag", "cancel_requested", "ignore_rules", "watch_rule", "resumed_at", "bytes_read", "bytes_hashed", "created_at",
-        "started_at", "completed_at", "paused",
+        "started_at", "completed_at", "paused", "finishing", "verified_at",
     ]
 
     static let columns = (transferColumns.map { "t.\($0) AS \($0)" } + ["a.name AS account_name"]).joined(separator: ", ")
@@ -198,7 +198,7 @@ public final class QueueStore {
             ignoreRules: r.bool("ignore_rules"), watchRule: r.optionalText("watch_rule"),
             counters: ResumeCounters(resumedAt: r.int64("resumed_at"), bytesRead: r.int64("bytes_read"), bytesHashed: r.int64("bytes_hashed")),
             createdAt: r.int64("created_at"), startedAt: r.optionalInt64("started_at"), completedAt: r.optionalInt64("completed_at"),
-            paused: r.bool("paused"))
+            paused: r.bool("paused"), finishing: r.bool("finishing"), verifiedAt: r.optionalInt64("verified_at"))
     }
 
     public func transfer(id: Int64) throws -> Transfer? {

@@ -181,6 +181,15 @@ public enum Schema {
         ALTER TABLE transfers ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
         CREATE INDEX transfers_paused ON transfers (state, id) WHERE paused = 1;
         """,
+        // 9: an upload about to make its file on the server says so first (its name, size and
+        // SHA-256 are the row's own columns), so a kill inside the finishing request is
+        // recognised on restart; and when the server last showed the finished file at its
+        // name with the right size (and checksum, where it reports one), which is what
+        // moving the original to the trash relies on.
+        """
+        ALTER TABLE transfers ADD COLUMN finishing INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE transfers ADD COLUMN verified_at INTEGER;
+        """,
     ]
 
     public static var latest: Int { migrations.count }
