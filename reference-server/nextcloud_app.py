@@ -496,8 +496,9 @@ class NextcloudFace:
     async def assemble(self, scope, send, user, transfer):
         from gate import header, respond
         folder, meta = self.uploads.existing(user, transfer)
+        # Like Nextcloud, the file is made where the MOVE's own Destination says, which may
+        # differ from the one the folder was made with (a client moving aside from a taken name).
         dest = self.destination(scope, user)
-        self.uploads.check_destination(meta, dest)
         total = self.total_length(scope, required=False)
         mtime = self.mtime_header(scope)
         target = self.tree_path(user, dest)

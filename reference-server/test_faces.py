@@ -245,9 +245,23 @@ def test_chunked_upload_rules(nc):
     assert nc.chunk("s", 2, b"b" * 1000, rel, 3000).status_code == 204
     r = nc.move("s", rel, 3001)
     assert r.status_code == 400 and "3000" in r.text
-    assert nc.move("s", "Rules/elsewhere.bin", 3000).status_code == 400
     assert not (srv.tree() / rel).exists() and nc.held("s") == {"1": 1000, "2": 1000, "3": 1000}
     assert nc.move("s", rel, 3000).status_code == 201
+
+
+def test_assembly_never_replaces_with_overwrite_f_and_may_go_to_another_name(nc):
+    srv = nc.srv
+    (srv.tree() / "Taken").mkdir(exist_ok=True)
+    rel = "Taken/t.bin"
+    assert nc.mkcol("t", rel).status_code == 201
+    assert nc.chunk("t", 1, b"ours", rel, 4).status_code == 201
+    (srv.tree() / rel).write_bytes(b"theirs")  # someone saved a file there meanwhile
+    r = nc.move("t", rel, 4, Overwrite="F")
+    assert r.status_code == 412
+    assert (srv.tree() / rel).read_bytes() == b"theirs" and nc.held("t") == {"1": 4}  # kept for another MOVE
+    assert nc.move("t", "Taken/t (1).bin", 4, Overwrite="F").status_code == 201
+    assert (srv.tree() / "Taken" / "t (1).bin").read_bytes() == b"ours"
+    assert (srv.tree() / rel).read_bytes() == b"theirs" and nc.held("t") == 404
 
 
 def test_assembly_into_a_missing_folder_is_409_and_creates_nothing(nc):

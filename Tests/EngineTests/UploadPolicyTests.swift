@@ -99,6 +99,35 @@ struct UploadPolicyTests {
         #expect(done.rowCounters["resumed_at"] as? Int == scene.size, "the last run found the upload whole: \(done.rowCounters)")
     }
 
+    @Test("a server restored from a backup holds less than it confirmed: the upload goes back to what it holds, hashes the file again from its start, and completes identical")
+    func serverHoldsLessThanConfirmed() async throws {
+        let scene = try await UploadScene.make(size: 4 * oneMiB, stallSeconds: 300)
+        try await scene.faults([InterruptionTests.passThrough(2), ["method": "PATCH", "stall_seconds": 200, "after_bytes": 100_000]])
+        try await scene.startAgent()
+        try await scene.waitForFaultsTaken()
+        try await scene.watch("two chunks confirmed") { ($0["checkpoint_offset"] as? Int ?? 0) >= 2 * oneMiB }
+        try await scene.clearFaults()
+        try await scene.killAgent()
+        let store = try QueueStore(path: scene.session.databasePath)
+        let row = try #require(try store.transfer(id: Int64(scene.id)))
+        let uid = try #require(row.uploadURL?.split(separator: "/").last.map(String.init))
+        // The server goes back to an older copy of its disk: the upload holds 512 KiB.
+        try await offThePool {
+            scene.server.kill()
+            #expect(truncate(scene.server.data.path + "/tus/alice/\(uid)", off_t(oneMiB / 2)) == 0)
+            try scene.server.restart()
+        }
+
+        try await scene.startAgent()
+        try await scene.expectCompletedIdentical()
+        #expect(try await scene.completions() == 1)
+        #expect(scene.agentLog.contains("the server holds \(oneMiB / 2) bytes of the upload, fewer than the \(row.checkpoint.offset) it had confirmed"),
+                "\(scene.agentLog.suffix(2000))")
+        let done = try await scene.requireRow()
+        #expect(done.rowCounters["resumed_at"] as? Int == oneMiB / 2, "sent from what the server held: \(done.rowCounters)")
+        #expect(done["sha256"] as? String == (try await scene.sha256(scene.file)))
+    }
+
     @Test("the expiry from every PATCH and HEAD reply is kept with the row")
     func expiryFromEveryReply() async throws {
         let scene = try await UploadScene.make(size: 5 * oneMiB, serverArguments: ["--expire-seconds", "3600"], stallSeconds: 120)

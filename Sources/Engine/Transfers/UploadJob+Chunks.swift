@@ -11,15 +11,19 @@ extension UploadJob {
         case sent(sha256: String)
         /// Stopped before the end (cancelled, or the file changed): the attempt ends so.
         case stopped(JobOutcome)
+        /// tus only: just before the chunk that would make the file, another file was found
+        /// at this name. Nothing was replaced; the upload cannot be made under another name.
+        case nameTaken(String)
     }
 
     /// The largest chunk held in memory when the server checks chunk checksums.
     static let bufferedChunkLimit: Int64 = 8 * 1024 * 1024
 
-    func sendRest(of source: SourceFile, row: inout Transfer, from start: Int64, to target: UploadTarget,
+    func sendRest(of source: SourceFile, row: inout Transfer, from start: Int64,
                   capabilities: UploadCapabilities) throws -> SendResult {
         guard let handle = row.uploadURL else { throw ProtocolViolation("no upload to send to") }
         let size = source.size
+        let target = target(row, source)
         var offset = start
 
         // Bring the running hash to the server's offset, reading only what it lacks.
@@ -52,10 +56,23 @@ extension UploadJob {
                 return .stopped(.retry(Classification(reason: stillBeingWritten, retryAfter: settings.settleSeconds), progressed: progressed))
             }
             var length = min(chunkSize, size - offset)
-            if capabilities.lastChunkFinishes, offset + length == size, length > 1 {
-                // Hold the last byte back: the upload completes only after one more look at
-                // the file, so a file changed during its last chunk is never finished stale.
-                length -= 1
+            switch capabilities.finalStep {
+            case .lastChunk where offset + length == size:
+                if length > 1 {
+                    // Hold the last byte back: the upload completes only after one more look at
+                    // the file and at the target, so a file changed during its last chunk is
+                    // never finished stale, and the look at the target is as late as can be.
+                    length -= 1
+                } else {
+                    guard try targetIsStillFree(row) else { return .nameTaken(row.remotePath) }
+                    let whole = try catchUpHash(source, checkpoint: Checkpoint(offset: offset, hashState: hasher.state), to: size)
+                    try recordFinishing(&row, size: size, sha256: whole.hexDigest)
+                }
+            case .wholeFileSend:
+                // This PUT makes the file; its digest is known only once it has been read.
+                try recordFinishing(&row, size: size, sha256: nil)
+            default:
+                break
             }
             let recorder = ProgressRecorder(store: store, id: row.id, position: offset, interval: settings.progressInterval, next: hasher)
             let sentFrom = offset

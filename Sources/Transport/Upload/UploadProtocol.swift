@@ -19,8 +19,9 @@ public protocol UploadProtocol: AnyObject {
 
     /// Where the server stands on an upload. Only this call may say that the server no
     /// longer has it (`.forgotten`); every other answer that is not a position throws.
-    /// `confirmed` is what the server already confirmed: a position behind it, unexplained,
-    /// is a protocol violation, never a quiet rewind.
+    /// `confirmed` is what the server already confirmed (a whole PUT is held only when it
+    /// was confirmed); a position behind it is reported as it is, and the upload policy
+    /// goes back to it with a note, never quietly.
     func status(of handle: String, confirmed: Int64) throws -> UploadStanding
 
     /// Sends `body` (the bytes from `offset` on) of the upload that becomes `target`, and
@@ -32,6 +33,8 @@ public protocol UploadProtocol: AnyObject {
 
     /// Makes a whole upload the file at its target (a no-op where the last chunk did that).
     /// `sha256` (hex) is the whole file's, for servers that store it beside the file.
+    /// Never replaces a file: when one is at the target now, throws `NameTaken` and keeps
+    /// the upload, so it can be finished under another name without sending it again.
     func finish(_ handle: String, as target: UploadTarget, sha256: String) throws
 
     /// Ends an upload on the server without creating the file; one already gone is fine.
@@ -49,9 +52,8 @@ public struct UploadCapabilities: Sendable, Equatable {
     public var keepsPartialChunks: Bool
     /// True when the whole file must go in one request (plain PUT): nothing survives a break.
     public var wholeFileOnly: Bool
-    /// True when the chunk that reaches the length makes the file (tus), so the file must be
-    /// checked once more before its last byte goes; false when `finish` does it.
-    public var lastChunkFinishes: Bool
+    /// Which request makes the file appear under its name.
+    public var finalStep: FinalStep
     /// Every chunk but the last must be at least this long (Nextcloud: 5 MiB).
     public var minChunkSize: Int64?
     /// No chunk may be longer than this (the server says so, or refuses it).
@@ -60,13 +62,35 @@ public struct UploadCapabilities: Sendable, Equatable {
     public var maxChunkCount: Int64?
 
     public init(maxSize: Int64? = nil, chunkChecksum: ChecksumAlgorithm? = nil, keepsPartialChunks: Bool = true,
-                wholeFileOnly: Bool = false, lastChunkFinishes: Bool = false, minChunkSize: Int64? = nil,
+                wholeFileOnly: Bool = false, finalStep: FinalStep = .finish, minChunkSize: Int64? = nil,
                 maxChunkSize: Int64? = nil, maxChunkCount: Int64? = nil) {
         self.maxSize = maxSize; self.chunkChecksum = chunkChecksum
         self.keepsPartialChunks = keepsPartialChunks; self.wholeFileOnly = wholeFileOnly
-        self.lastChunkFinishes = lastChunkFinishes; self.minChunkSize = minChunkSize
+        self.finalStep = finalStep; self.minChunkSize = minChunkSize
         self.maxChunkSize = maxChunkSize; self.maxChunkCount = maxChunkCount
     }
+}
+
+/// The request that makes an uploaded file appear under its name, which decides how the
+/// job keeps the promise that nothing on the server is replaced.
+public enum FinalStep: Sendable, Equatable {
+    /// The chunk that reaches the length (tus). tus has no conditional form of it, so the
+    /// target is looked at again just before that chunk, which is held back to one byte.
+    case lastChunk
+    /// `finish`, a conditional request of its own (Nextcloud's `MOVE .file`, a temporary's
+    /// `MOVE`, both with `Overwrite: F`): a name taken meanwhile costs no byte sent again.
+    case finish
+    /// The one request that sends the whole file (a direct `PUT` with `If-None-Match: *`).
+    case wholeFileSend
+}
+
+/// The request that would make the file found another file at its name (`412` to a
+/// conditional `MOVE` or `PUT`): nothing was replaced, and the upload is still there.
+public struct NameTaken: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The name that is taken, absolute within the account.
+    public var path: String
+    public init(path: String) { self.path = path }
+    public var description: String { "\(path) is taken on the server" }
 }
 
 /// The file an upload becomes on the server.

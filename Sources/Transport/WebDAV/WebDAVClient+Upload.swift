@@ -29,9 +29,12 @@ extension WebDAVClient {
 
     // MARK: Single requests
 
-    /// One PUT of `body` to `path`.
-    public func put(_ body: RequestBody, to path: String, headers: [(String, String)] = []) throws -> PutResult {
+    /// One PUT of `body` to `path`. `onlyIfAbsent` sends `If-None-Match: *`: a file there
+    /// makes the server refuse (`NameTaken`) rather than replace it.
+    public func put(_ body: RequestBody, to path: String, headers: [(String, String)] = [], onlyIfAbsent: Bool = false) throws -> PutResult {
+        let headers = onlyIfAbsent ? headers + [("If-None-Match", "*")] : headers
         let response = try session.perform(HTTPRequest(method: "PUT", url: url(for: path), headers: headers, body: body))
+        if onlyIfAbsent, response.status == 412 { throw NameTaken(path: path) }
         guard response.status == 201 || response.status == 204 || response.status == 200 else {
             throw HTTPStatusError(step: .put, response: response)
         }
@@ -39,11 +42,13 @@ extension WebDAVClient {
                          etag: response.header("oc-etag") ?? response.header("etag"))
     }
 
-    /// MOVE `source` to `destination` on this account (`Overwrite: T` replaces a file there).
+    /// MOVE `source` to `destination` on this account. `Overwrite: T` replaces a file there;
+    /// with `overwrite` false a file there makes the server refuse (`NameTaken`).
     public func move(_ source: String, to destination: String, overwrite: Bool) throws {
         let response = try session.perform(HTTPRequest(method: "MOVE", url: url(for: source), headers: [
             ("Destination", try url(for: destination)), ("Overwrite", overwrite ? "T" : "F"),
         ]))
+        if !overwrite, response.status == 412 { throw NameTaken(path: destination) }
         guard response.status == 201 || response.status == 204 else { throw HTTPStatusError(step: .move, response: response) }
     }
 
