@@ -161,6 +161,37 @@ struct UploadPolicyTests {
         #expect(try await scene.completions() == 1)
     }
 
+    // MARK: The local file's name
+
+    @Test("the folder of a file renamed while it uploads: the upload reads on through its descriptor and completes, every byte sent once")
+    func folderRenamedMidUpload() async throws {
+        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 300)
+        try await scene.faults([InterruptionTests.passThrough(1), ["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000]])
+        try await scene.startAgent()
+        try await scene.waitForFaultsTaken()
+        let folder = (scene.file as NSString).deletingLastPathComponent
+        #expect(rename(folder, folder + " (renamed)") == 0)
+        try await scene.clearFaults()
+        try await scene.watch("completed") { $0.rowState == "completed" }
+        #expect(try await scene.sha256(scene.serverCopy) == (try await scene.sha256(folder + " (renamed)/" + scene.name)))
+        #expect(try await scene.completions() == 1)
+        #expect(try await scene.requests("POST") == 1, "one upload, never started again")
+    }
+
+    @Test("a file deleted while it uploads fails as source_missing, and nothing is made of it on the server")
+    func fileDeletedMidUpload() async throws {
+        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 300)
+        try await scene.faults([InterruptionTests.passThrough(1), ["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000]])
+        try await scene.startAgent()
+        try await scene.waitForFaultsTaken()
+        #expect(unlink(scene.file) == 0)
+        try await scene.clearFaults()
+        let s = try await scene.watch("failed") { $0.rowState == "failed" }
+        #expect(s.row.rowReasonCode == "source_missing", "\(s.row.rowReason ?? [:])")
+        #expect(s.row.rowReasonMessage?.contains("was deleted while it was being sent") == true, "\(s.row.rowReason ?? [:])")
+        #expect(try await scene.completions() == 0)
+    }
+
     // MARK: Folders and names on the server
 
     @Test("folders that do not exist are made level by level before the upload")
