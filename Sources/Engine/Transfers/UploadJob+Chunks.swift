@@ -56,6 +56,8 @@ extension UploadJob {
                 return .stopped(.retry(Classification(reason: stillBeingWritten, retryAfter: settings.settleSeconds), progressed: progressed))
             }
             var length = min(chunkSize, size - offset)
+            /// tus's one-byte chunk that makes the file, read before it is sent.
+            var finalByte: [UInt8]?
             switch capabilities.finalStep {
             case .lastChunk where offset + length == size:
                 if length > 1 {
@@ -65,8 +67,14 @@ extension UploadJob {
                     length -= 1
                 } else {
                     guard try targetIsStillFree(row) else { return .nameTaken(row.remotePath) }
-                    let whole = try catchUpHash(source, checkpoint: Checkpoint(offset: offset, hashState: hasher.state), to: size)
+                    // The whole file's digest is recorded before that byte goes: it is read
+                    // once, hashed into a copy of the running hash, and sent from memory.
+                    var byte = [UInt8](repeating: 0, count: Int(length))
+                    try byte.withUnsafeMutableBytes { try source.read(into: $0, at: offset) }
+                    guard let whole = RunningSHA256(state: hasher.state) else { throw ProtocolViolation("the running hash state is damaged") }
+                    byte.withUnsafeBytes { whole.update($0) }
                     try recordFinishing(&row, size: size, sha256: whole.hexDigest)
+                    finalByte = byte
                 }
             case .wholeFileSend:
                 // This PUT makes the file; its digest is known only once it has been read.
@@ -78,7 +86,17 @@ extension UploadJob {
             let sentFrom = offset
             let began = monotonicSeconds()
             let confirmed: UploadStanding.Confirmed
-            if let checksum, let chunkBuffer {
+            if let finalByte {
+                counters.bytesRead += length
+                let digest = checksum.map { algorithm in
+                    let d = ChunkDigest(algorithm)
+                    finalByte.withUnsafeBytes { d.update($0) }
+                    return (algorithm, d.base64)
+                }
+                confirmed = try finalByte.withUnsafeBytes {
+                    try upload.send(.buffer($0, observer: recorder), to: handle, at: offset, of: target, checksum: digest)
+                }
+            } else if let checksum, let chunkBuffer {
                 let chunk = UnsafeMutableRawBufferPointer(rebasing: chunkBuffer[0..<Int(length)])
                 try source.read(into: chunk, at: offset)
                 counters.bytesRead += length
