@@ -440,3 +440,37 @@ def test_plain_webdav_face_has_no_tus_and_no_status(tmp_path):
         assert stats["puts"] == {"D/.f.part": 1, "Nope/f": 1} and stats["moves"] == 1 and stats["put_bytes"] == 3  # the 409 came before the body was read
     finally:
         s.stop()
+
+
+def etag_of(url):
+    r = requests.request("PROPFIND", url, auth=ALICE, headers={"Depth": "0"}, timeout=5)
+    return ET.fromstring(r.content).find(f".//{DAV}getetag").text
+
+
+def test_a_move_replaces_only_the_version_its_if_header_names(tmp_path, nc):
+    # Like sabre/dav and Apache mod_dav: an If header's list tagged with the destination
+    # must hold for the file there, on a plain MOVE and on Nextcloud's chunk assembly.
+    s = ServerProcess(tmp_path, "--face", "webdav")
+    try:
+        root = s.url + "/dav/alice/"
+        requests.put(root + "doc", data=b"v1", auth=ALICE, timeout=5)
+        v1 = etag_of(root + "doc")
+        requests.put(root + ".new", data=b"v2", auth=ALICE, timeout=5)
+        requests.put(root + "doc", data=b"someone else's", auth=ALICE, timeout=5)
+        move = lambda tag: requests.request("MOVE", root + ".new", auth=ALICE, timeout=5, headers={
+            "Destination": root + "doc", "Overwrite": "T", "If": f'<{root}doc> (["{tag}"])'})
+        assert move(v1).status_code == 412 and (s.tree() / "doc").read_bytes() == b"someone else's"
+        assert move(etag_of(root + "doc")).status_code == 204 and (s.tree() / "doc").read_bytes() == b"v2"
+        r = requests.request("MOVE", root + "doc", auth=ALICE, timeout=5, headers={"Destination": root + "x", "If": "(nonsense"})
+        assert r.status_code == 400
+    finally:
+        s.stop()
+    (nc.srv.tree() / "Versions").mkdir(exist_ok=True)
+    rel = "Versions/doc.bin"
+    (nc.srv.tree() / rel).write_bytes(b"v1")
+    assert nc.mkcol("v", rel).status_code == 201 and nc.chunk("v", 1, b"v2", rel, 2).status_code == 201
+    r = nc.move("v", rel, 2, If=f'<{nc.dest(rel)}> (["not-this-one"])')
+    assert r.status_code == 412 and (nc.srv.tree() / rel).read_bytes() == b"v1" and nc.held("v") == {"1": 2}
+    tag = etag_of(nc.dest(rel))
+    assert nc.move("v", rel, 2, If=f'<{nc.dest(rel)}> (["{tag}"])').status_code == 204
+    assert (nc.srv.tree() / rel).read_bytes() == b"v2"

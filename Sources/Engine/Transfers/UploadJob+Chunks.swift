@@ -11,9 +11,10 @@ extension UploadJob {
         case sent(sha256: String)
         /// Stopped before the end (cancelled, or the file changed): the attempt ends so.
         case stopped(JobOutcome)
-        /// tus only: just before the chunk that would make the file, another file was found
-        /// at this name. Nothing was replaced; the upload cannot be made under another name.
-        case nameTaken(String)
+        /// tus only: just before the chunk that would make the file, the name held what that
+        /// chunk must not replace (another file, or another version than the one this
+        /// replaces). Nothing was replaced; the upload cannot be made under another name.
+        case nameTaken
     }
 
     /// The largest chunk held in memory when the server checks chunk checksums.
@@ -66,7 +67,7 @@ extension UploadJob {
                     // never finished stale, and the look at the target is as late as can be.
                     length -= 1
                 } else {
-                    guard try targetIsStillFree(row) else { return .nameTaken(row.remotePath) }
+                    guard try targetAllowsTheLastChunk(row) else { return .nameTaken }
                     // The whole file's digest is recorded before that byte goes: it is read
                     // once, hashed into a copy of the running hash, and sent from memory.
                     var byte = [UInt8](repeating: 0, count: Int(length))

@@ -1,3 +1,4 @@
+import Glibc
 import Platform
 import Queue
 import Transport
@@ -9,8 +10,10 @@ import Transport
 /// records the name, size and SHA-256 it is about to make (`recordFinishing`). That request
 /// is conditional where the protocol has a conditional form (`MOVE` with `Overwrite: F`,
 /// `PUT` with `If-None-Match: *`); a file found there (`NameTaken`) moves ours to the next
-/// free `name (n).ext`, recorded first too. After a restart in that state the server is
-/// asked what is at the recorded name (`recogniseMadeFile`).
+/// free `name (n).ext`, recorded first too. A new version of a file replaces only the
+/// version it was made from (`If-Match`, a tagged `If`); another version found there
+/// (`VersionChanged`) sends ours beside it as a conflicted copy. After a restart in the
+/// finishing state the server is asked what is at the recorded name (`recogniseMadeFile`).
 extension UploadJob {
     /// Names tried after a `NameTaken` before giving up: a server that refuses every free
     /// name it does not list is not believed forever.
@@ -30,10 +33,15 @@ extension UploadJob {
     func finish(_ handle: String, row: inout Transfer, source: SourceFile, sha256: String) throws {
         var remadeFolder = false
         for _ in 0..<Self.maxNameTries {
+            // The If header is not honoured by every server: the version is also looked at
+            // just before (the window left: one round trip, on those servers).
+            if row.replaceable != nil, try !isStillTheVersion(row) { try divertToConflictedCopy(&row) }
             try recordFinishing(&row, size: source.size, sha256: sha256)
             do {
                 try upload.finish(handle, as: target(row, source), sha256: sha256)
                 return
+            } catch is VersionChanged {
+                try divertToConflictedCopy(&row)
             } catch let taken as NameTaken {
                 row.remotePath = try nextFreeName(after: taken, row: row)
                 Log.info("upload \(row.id): someone saved another file as \(taken.path) while this one was sent; it becomes \(row.remotePath), nothing sent again")
@@ -57,11 +65,13 @@ extension UploadJob {
     }
 
     /// tus makes the file with the chunk that reaches the length and has no conditional form
-    /// of it, so the target is looked at just before that chunk (held back to one byte).
-    /// The window left: a file saved at the name between this PROPFIND and the server's
-    /// handling of that one-byte PATCH (about one round trip) is replaced by the upload, as
-    /// the server would replace it for any tus client.
-    func targetIsStillFree(_ row: Transfer) throws -> Bool {
+    /// of it, so the target is looked at just before that chunk (held back to one byte): it
+    /// must hold nothing, or, for a new version, still the version it replaces. The window
+    /// left: a file saved at the name between this PROPFIND and the server's handling of that
+    /// one-byte PATCH (about one round trip) is replaced by the upload, as the server would
+    /// replace it for any tus client.
+    func targetAllowsTheLastChunk(_ row: Transfer) throws -> Bool {
+        guard row.replaceable == nil else { return try isStillTheVersion(row) }
         do {
             _ = try dav.properties(of: row.remotePath)
             return false
@@ -70,20 +80,54 @@ extension UploadJob {
         }
     }
 
-    /// tus found the name taken before its last byte: the upload there is given up and the
-    /// file goes again, from zero, under the next free name (its name was fixed when the
-    /// upload was created).
-    func sendAgain(_ row: inout Transfer, instead taken: String, source: SourceFile) throws {
+    /// tus found its name no longer fit to finish at before its last byte: the upload there
+    /// is given up and the file goes again, from zero, under the next free name or as a
+    /// conflicted copy (its name was fixed when the upload was created).
+    func sendAgain(_ row: inout Transfer, source: SourceFile) throws {
         if let handle = row.uploadURL { try? upload.abandon(handle) }
-        let next = try nextFreeName(after: NameTaken(path: taken), row: row)
-        let note = Reason(.uploadLost, "someone saved another file as \(taken) while this one was sent; tus cannot finish it under another name, so it is sent again as \(next)")
+        let taken = row.remotePath
+        let why: String
+        if row.replaceable != nil {
+            try divertToConflictedCopy(&row)
+            why = "the server's copy of \(taken) changed while its new version was sent"
+        } else {
+            row.remotePath = try nextFreeName(after: NameTaken(path: taken), row: row)
+            why = "someone saved another file as \(taken) while this one was sent"
+        }
+        let note = Reason(.uploadLost, "\(why); tus cannot finish it under another name, so it is sent again as \(row.remotePath)")
         Log.info("upload \(row.id): \(note.message)")
         try store.restartFromZero(row.id, note: note, fingerprint: source.fingerprint, bytesTotal: source.size)
-        row.remotePath = next
         row.uploadURL = nil
         row.uploadExpiresAt = nil
         row.checkpoint = Checkpoint()
         row.finishing = false
+    }
+
+    /// True while the server's file at the row's path is the version this new version replaces.
+    func isStillTheVersion(_ row: Transfer) throws -> Bool {
+        guard let etag = row.replaceable else { return false }
+        do {
+            let item = try dav.properties(of: row.remotePath)
+            return !item.isFolder && item.etag.map { Replacing.sameVersion($0, etag) } == true
+        } catch let e as HTTPStatusError where e.status == 404 {
+            return false
+        }
+    }
+
+    /// The server's copy is not the version this one was made from (changed, or deleted):
+    /// this version goes beside it as `name (conflicted copy YYYY-MM-DD HHMM).ext`, and the
+    /// server's copy is left alone.
+    func divertToConflictedCopy(_ row: inout Transfer) throws {
+        let original = row.remotePath
+        let name = DownloadName.conflicted(String(original.split(separator: "/").last ?? ""), stamp: DownloadName.stamp(time(nil)))
+        let wanted = RemotePath.join(row.remoteFolder, name)
+        let check = TargetCheck(dav: dav, store: store, row: row)
+        if try !dav.exists(wanted), try store.claimRemotePath(row.id, wanted, accountID: row.accountID) {
+            row.remotePath = wanted
+        } else {
+            row.remotePath = try check.freeName(instead: wanted)
+        }
+        Log.info("upload \(row.id): \(original) changed on the server since it was downloaded; this version goes beside it as \(row.remotePath), the server's copy is left alone")
     }
 
     /// After a kill inside the request that makes the file: when the file at the recorded
@@ -100,6 +144,8 @@ extension UploadJob {
         let item: RemoteItem
         do { item = try dav.properties(of: row.remotePath) } catch let e as HTTPStatusError where e.status == 404 { return nil }
         guard !item.isFolder, item.size == source.size else { return nil }
+        // The version a new version replaces is never ours, whatever its size.
+        if let replaced = row.replaceable, let etag = item.etag, Replacing.sameVersion(etag, replaced) { return nil }
         let sha = try row.sha256 ?? wholeFileDigest(source)
         if let theirs = item.sha256 {
             guard theirs.lowercased() == sha.lowercased() else { return nil }
@@ -123,21 +169,21 @@ extension UploadJob {
     }
 
     /// The file the server made must have the file's size, and where the server reports a
-    /// checksum of what it stored, the file's SHA-256. True when the server showed it so;
-    /// false when it could not be asked (the upload's own replies stand, but nothing that
-    /// needs proof, like moving the original to the trash, relies on them).
-    func verifyOnServer(_ path: String, size: Int64, digest: String) throws -> Bool {
+    /// checksum of what it stored, the file's SHA-256. The server's listing of it when it
+    /// showed it so; nil when it could not be asked (the upload's own replies stand, but
+    /// nothing that needs proof, like moving the original to the trash, relies on them).
+    func verifyOnServer(_ path: String, size: Int64, digest: String) throws -> RemoteItem? {
         let item: RemoteItem
         do { item = try dav.properties(of: path) } catch {
             Log.info("upload \(transfer.id): could not ask the server about the finished file (\(error)); it counts as sent, not as checked")
-            return false
+            return nil
         }
         if item.isFolder { throw Classified(Reason(.integrity, "the server shows a folder at \(path) where the file was made")) }
-        guard let stored = item.size else { return false }
+        guard let stored = item.size else { return nil }
         if stored != size {
             throw Classified(Reason(.integrity, "the server's copy has \(stored) bytes, the file \(size)"))
         }
-        guard let theirs = item.sha256, theirs.lowercased() != digest.lowercased() else { return true }
+        guard let theirs = item.sha256, theirs.lowercased() != digest.lowercased() else { return item }
         throw Classified(Reason(.integrity, "the server's copy does not match the file (SHA-256 \(theirs.prefix(12))… instead of \(digest.prefix(12))…)"))
     }
 }

@@ -135,13 +135,16 @@ final class UploadJob {
                     try store.restartFromZero(row.id, note: nil, fingerprint: source.fingerprint, bytesTotal: size)
                     row.fingerprint = source.fingerprint
                 }
-                let check = TargetCheck(dav: dav, store: store, row: row)
-                switch try check.verdict(size: size, digest: { try wholeFileDigest(source) }) {
-                case .alreadyThere(let sha):
-                    Log.info("upload \(row.id): \(row.remotePath) is already on the server with the same content; nothing to send")
-                    return .completed(sha256: sha, bytes: size, verified: true)
-                case .uploadTo(let path):
-                    row.remotePath = path
+                if row.replaceable != nil, try !isStillTheVersion(row) { try divertToConflictedCopy(&row) }
+                if row.replaceable == nil {
+                    let check = TargetCheck(dav: dav, store: store, row: row)
+                    switch try check.verdict(size: size, digest: { try wholeFileDigest(source) }) {
+                    case .alreadyThere(let sha):
+                        Log.info("upload \(row.id): \(row.remotePath) is already on the server with the same content; nothing to send")
+                        return .completed(sha256: sha, bytes: size, verified: true)
+                    case .uploadTo(let path):
+                        row.remotePath = path
+                    }
                 }
                 if size == 0, capabilities.finalStep == .lastChunk {
                     // An empty tus upload is whole, and its file made, by its creation.
@@ -158,15 +161,20 @@ final class UploadJob {
                         server = .holds(offset: size, length: size)
                     case .stopped(let outcome):
                         return outcome
-                    case .nameTaken(let path):
+                    case .nameTaken:
                         // Only tus gets here: its upload cannot be made under another name.
-                        try sendAgain(&row, instead: path, source: source)
+                        try sendAgain(&row, source: source)
                         server = .notAsked
                     }
                 } catch let taken as NameTaken {
                     // A direct PUT found a file at the name: nothing of ours was stored.
                     row.remotePath = try nextFreeName(after: taken, row: row)
                     Log.info("upload \(row.id): someone saved another file as \(taken.path) before this one was sent; it is sent as \(row.remotePath)")
+                    try startUpload(&row, source)
+                    server = .holds(offset: 0, length: size)
+                } catch is VersionChanged {
+                    // A direct PUT of a new version found another version there.
+                    try divertToConflictedCopy(&row)
                     try startUpload(&row, source)
                     server = .holds(offset: 0, length: size)
                 } catch let e as HTTPStatusError where [404, 409, 410].contains(e.status) && !askedAfterRefusal {
@@ -189,8 +197,10 @@ final class UploadJob {
                     try finish(handle, row: &row, source: source, sha256: sha)
                 }
                 CrashWindow.fileMade.pauseIfTesting(transfer: row.id, cancellation: cancellation)
-                let verified = try verifyOnServer(row.remotePath, size: size, digest: sha)
-                return .completed(sha256: sha, bytes: size, verified: verified)
+                let made = try verifyOnServer(row.remotePath, size: size, digest: sha)
+                // The version made, so that the next edit of a downloaded file replaces this one.
+                if let etag = made?.etag { try store.recordMadeVersion(row.id, etag: etag) }
+                return .completed(sha256: sha, bytes: size, verified: made != nil)
             }
         }
         throw ProtocolViolation("the server's answers about the upload went round in circles")
@@ -217,7 +227,8 @@ final class UploadJob {
     func target(_ row: Transfer, _ source: SourceFile) -> UploadTarget {
         let name = String(row.remotePath.split(separator: "/").last ?? "")
         let mtime = source.fingerprint.mtimeNanoseconds / 1_000_000_000
-        return UploadTarget(remotePath: row.remotePath, length: source.size, contentType: MediaType.guess(name), mtime: mtime)
+        return UploadTarget(remotePath: row.remotePath, length: source.size, contentType: MediaType.guess(name), mtime: mtime,
+                            replacing: row.replaceable.map { .version(etag: $0) } ?? .nothing)
     }
 
     /// A new upload on the server for the row's target, remembered with the row.

@@ -95,7 +95,7 @@ public final class NextcloudUpload: UploadProtocol {
             return
         }
         let assembly = try client.assemble(handle, destination: target.remotePath, totalLength: target.length,
-                                           mtime: target.mtime, sha256: sha256)
+                                           mtime: target.mtime, sha256: sha256, replacing: target.replacing)
         next[handle] = nil
         lastAssembly = assembly
     }
@@ -103,11 +103,11 @@ public final class NextcloudUpload: UploadProtocol {
     private func putEmptyFile(_ target: UploadTarget, sha256: String) throws {
         var headers = [("Content-Type", "application/octet-stream"), ("OC-Checksum", "SHA256:" + sha256.lowercased())]
         if let mtime = target.mtime { headers.append(("X-OC-Mtime", String(mtime))) }
-        // Only where nothing is: `If-None-Match: *` makes the server refuse (412) instead of replacing.
-        headers.append(("If-None-Match", "*"))
+        // Only over what the target allows: the server refuses (412) instead of replacing.
+        headers += target.replacing.putHeaders
         let url = try WebDAVPath.url(root: client.webdavURL, path: target.remotePath, isFolder: false)
         let response = try session.perform(HTTPRequest(method: "PUT", url: url, headers: headers, body: .bytes([])))
-        if response.status == 412 { throw NameTaken(path: target.remotePath) }
+        if response.status == 412 { throw target.replacing.refusal(at: target.remotePath) }
         guard [200, 201, 204].contains(response.status) else { throw HTTPStatusError(step: .put, response: response) }
     }
 

@@ -60,7 +60,7 @@ public final class WebDAVPutUpload: UploadProtocol {
         // Nextcloud and ownCloud set the file's mtime from it; others ignore it.
         if let mtime = target.mtime { headers.append(("X-OC-Mtime", String(mtime))) }
         do {
-            lastPut = try dav.put(body, to: handle, headers: headers, onlyIfAbsent: placement == .direct)
+            lastPut = try dav.put(body, to: handle, headers: headers, condition: placement == .direct ? target.replacing : nil)
         } catch {
             // Best effort: the next try removes it too, and cancel does.
             if placement == .viaTemporary, !session.cancellation.isCancelled { try? dav.delete(handle) }
@@ -80,7 +80,7 @@ public final class WebDAVPutUpload: UploadProtocol {
             _ = try send(.bytes([]), to: to, at: 0, of: target, checksum: nil)
         }
         guard placement == .viaTemporary else { return }
-        try dav.move(handle, to: target.remotePath, overwrite: false)
+        try dav.move(handle, to: target.remotePath, condition: target.replacing)
     }
 
     public func abandon(_ handle: String) throws {
