@@ -111,7 +111,7 @@ extension QueueStore {
     /// the request) it will have, committed durably before the request that makes it.
     public func recordFinishing(_ id: Int64, remotePath: String, bytes: Int64, sha256: String?) throws {
         try database.transaction(durable: true) {
-            try database.run("""
+            _ = try database.run("""
                 UPDATE transfers SET finishing = 1, remote_path = ?, bytes_total = ?, sha256 = ? WHERE id = ? AND state = 'in_progress'
                 """, [.text(remotePath), .int(bytes), .optionalText(sha256), .int(id)])
         }
