@@ -57,7 +57,7 @@ extension UploadJob {
                 // the file, so a file changed during its last chunk is never finished stale.
                 length -= 1
             }
-            let recorder = ProgressRecorder(store: store, id: row.id, position: offset, interval: settings.progressInterval, next: hasher)
+            let recorder = ProgressRecorder(progress: settings.progress, position: offset, next: hasher)
             let sentFrom = offset
             let began = monotonicSeconds()
             let confirmed: UploadStanding.Confirmed

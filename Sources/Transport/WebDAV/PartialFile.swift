@@ -9,8 +9,9 @@ enum PartialFile {
     static func prepare(_ fd: Int32, at offset: Int64) throws(TransportError) {
         let flags = fcntl(fd, F_GETFL)
         guard flags >= 0 else { throw failure("the download target", errno) }
-        // Read-write because a whole-file answer to a resume is moved within the file;
-        // not O_APPEND because Linux pwrite ignores the offset on such descriptors.
+        // Read-write because an error page written after `offset` is read back; not
+        // O_APPEND because Linux pwrite ignores the offset on such descriptors, and a
+        // whole-file answer to a resume must start again at 0.
         precondition(flags & O_ACCMODE == O_RDWR && flags & O_APPEND == 0,
                      "a download target must be opened O_RDWR without O_APPEND")
         let current = try size(fd)
@@ -41,24 +42,6 @@ enum PartialFile {
         var bytes = [UInt8](repeating: 0, count: limit)
         let n = bytes.withUnsafeMutableBytes { (try? FileIO.read(fd, into: $0, at: offset)) ?? 0 }
         return Array(bytes[..<n])
-    }
-
-    /// Moves `length` bytes at `offset` to the start of the file and cuts it there, in
-    /// bounded steps. Copying forwards is safe although the ranges may overlap: each step
-    /// writes only below what is still to be read.
-    static func moveToStart(_ fd: Int32, from offset: Int64, length: Int64) throws(TransportError) {
-        var done: Int64 = 0
-        do {
-            try FileIO.readBlocks(fd, from: offset, length: length) { block in
-                try FileIO.write(fd, block, at: done)
-                done += Int64(block.count)
-            }
-        } catch let e as SystemError {
-            throw failure(e.operation, e.errno)
-        } catch {
-            throw failure("move", EIO)
-        }
-        try truncate(fd, to: length)
     }
 
     private static func failure(_ operation: String, _ code: Int32) -> TransportError {
