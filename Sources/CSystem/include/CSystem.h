@@ -28,3 +28,4 @@ int csystem_spawn(pid_t *pid, const char *path, int stdin_fd, int stdout_fd, int
 #endif
 #include "CConnectivity.h"
 #include "CFiles.h"
+#include "CSignalPipe.h"
