@@ -73,3 +73,16 @@ struct FileNamesTests {
         #expect((#expect(throws: SystemError.self) { try FileIO.close(-1) })?.errno == EBADF)
     }
 }
+
+@Suite("Words for a shell")
+struct ShellWordTests {
+    @Test("a plain path stays as it is; one with spaces or quotes is one single-quoted word that the shell reads back as the path", arguments: [
+        "/home/ann/.config/instant-upload/credentials", "/home/ann/My Config/credentials", "/tmp/it's here", "",
+    ])
+    func quoted(path: String) throws {
+        let word = ShellWord.quote(path)
+        if !path.isEmpty, !path.contains(" "), !path.contains("'") { #expect(word == path) }
+        let echoed = try #require(try ChildProcess.run("/bin/sh", ["-c", "printf %s " + word]))
+        #expect(echoed.output == path)
+    }
+}

@@ -1,8 +1,9 @@
 import Glibc
 import Platform
 
-/// The few operations a download performs on the open file it writes into, over raw
-/// syscalls; failures are `TransportError.sinkWrite` with the errno, like the sink's own.
+/// The few operations a download performs on the open file it writes into, through
+/// `Platform`'s checked calls; failures are `TransportError.sinkWrite` with the errno, like
+/// the sink's own.
 enum PartialFile {
     /// Makes the file exactly `offset` bytes long and puts the write position there, so
     /// the next body byte lands at `offset` whatever a broken earlier attempt left behind.
@@ -24,17 +25,17 @@ enum PartialFile {
     }
 
     static func size(_ fd: Int32) throws(TransportError) -> Int64 {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw failure("fstat", errno) }
-        return Int64(st.st_size)
+        do { return Int64(try FileIO.status(fd).st_size) } catch { throw failure(error) }
     }
 
     /// Cuts the file to `length` bytes and moves the write position to its end.
     static func truncate(_ fd: Int32, to length: Int64) throws(TransportError) {
-        while ftruncate(fd, off_t(length)) != 0 {
-            if errno != EINTR { throw failure("ftruncate", errno) }
+        do throws(SystemError) {
+            try FileIO.truncate(fd, to: length)
+            try valueOrErrno("lseek") { lseek(fd, off_t(length), SEEK_SET) }
+        } catch {
+            throw failure(error)
         }
-        guard lseek(fd, off_t(length), SEEK_SET) >= 0 else { throw failure("lseek", errno) }
     }
 
     /// Up to `limit` bytes from `offset` (an error body that went into the file).
@@ -47,4 +48,6 @@ enum PartialFile {
     private static func failure(_ operation: String, _ code: Int32) -> TransportError {
         TransportError(kind: .sinkWrite, message: "\(operation): \(String(cString: strerror(code)))", errno: code)
     }
+
+    private static func failure(_ error: SystemError) -> TransportError { failure(error.operation, error.errno) }
 }
