@@ -87,6 +87,7 @@ struct DownloadTests {
         #expect(result.fileSize == 500_000)
         #expect(result.etag == newETag)
         #expect(difference(local.bytes, new) == nil) // not old[..<200_000] + new: no garbage in front
+        #expect(recorder.startedOver == 1, "the observer was not told that the old bytes are gone")
         #expect(difference(recorder.bytes, new) == nil)
         var st = stat()
         fstat(local.descriptor, &st)
