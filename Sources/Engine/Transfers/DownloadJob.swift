@@ -106,8 +106,10 @@ final class DownloadJob {
             try file.truncate(to: 0)
             throw ProtocolViolation("the server listed \(transfer.remotePath) as \(listed) bytes and sent \(result.fileSize) under the same ETag")
         }
-        // The listed checksum is the listed version's; a whole new file may be another one.
-        if let theirs = item.sha256?.lowercased(), !result.startedOver, theirs != digest {
+        // The listed checksum is the listed version's: a whole new file may be another one,
+        // unless it came under the listing's own strong ETag.
+        let listedVersion = !result.startedOver || (item.etag?.hasPrefix("\"") == true && result.etag == item.etag)
+        if let theirs = item.sha256?.lowercased(), listedVersion, theirs != digest {
             try file.close()
             try FileIO.unlink(part, ifPresent: true)
             try store.restartFromZero(transfer.id, note: nil)
