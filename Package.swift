@@ -40,7 +40,7 @@ let package = Package(
         .executableTarget(name: "Benchmarks", dependencies: ["Transport"]),
 
         // Helpers the tests share: temporary folders, the reference server, running programs.
-        .target(name: "TestSupport", dependencies: ["Platform"], path: "Tests/TestSupport", exclude: ["secret-service.py"]),
+        .target(name: "TestSupport", dependencies: ["Platform"], path: "Tests/TestSupport", exclude: ["secret-service.py", "holding-proxy.py"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "TestSupport"]),
         .testTarget(name: "QueueTests", dependencies: ["Queue", "CSQLite", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),

@@ -24,6 +24,7 @@ import time
 from typing import Optional
 from urllib.parse import unquote, urlsplit
 
+import conditions
 import control
 import tus_app as tus
 from faults import BodyTap, Fault, ResponseTap, ThrottledSend, abort_connection, send_fault_response
@@ -222,6 +223,13 @@ class Gate:
                 return await respond(send, 507, f"insufficient storage: {available} bytes available")
             self.state.counters.file_put(scope["path"][len(f"/dav/{user}/"):])
         elif scope["method"] == "MOVE":
+            dest = header(scope, b"destination")
+            if dest is not None:
+                dpath = unquote(urlsplit(dest).path)
+                disk = self.state.tree_dir(user).joinpath(*dpath[len(f"/dav/{user}/"):].split("/"))
+                refused = conditions.destination_refused(header(scope, b"if"), dpath, disk)
+                if refused:
+                    return await respond(send, refused, "the destination is not the version the If header names" if refused == 412 else "bad If header")
             self.state.counters.move()
         counted = self.state.counters.file_body if scope["method"] == "PUT" else (lambda n: None)
 

@@ -31,6 +31,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 import tus_app as tus
 from chunked_uploads import ChunkedUploads, UploadError, chunk_number, multistatus
 from counters import Counters
+import conditions
 from dav_app import OC_CHECKSUM, OC_CHECKSUMS, AccountFile, AccountProvider, build_dav_app
 from login_flow import LoginFlows
 from wsgidav.dav_error import HTTP_NOT_FOUND, DAVError
@@ -178,6 +179,17 @@ class NextcloudFace:
             return tus.clean_rel_path(path[len(root):])
         except ValueError as e:
             raise UploadError(400, f"bad Destination: {e}")
+
+    def check_if_destination(self, scope, user: str) -> None:
+        """Like sabre/dav: a MOVE whose `If` header's lists for the destination all fail is a 412."""
+        from gate import header
+        raw = header(scope, b"destination")
+        if raw is None:
+            return
+        rel = self.destination(scope, user)
+        refused = conditions.destination_refused(header(scope, b"if"), unquote(urlsplit(raw).path), self.tree_path(user, rel))
+        if refused:
+            raise UploadError(refused, "the destination is not the version the If header names" if refused == 412 else "bad If header")
 
     def tree_path(self, user: str, rel: str):
         return self.state.tree_dir(user).joinpath(*rel.split("/"))
@@ -344,6 +356,7 @@ class NextcloudFace:
                 return await respond(send, 507, f"insufficient storage: {available} bytes available")
             self.counters.file_put(target)
         if method == "MOVE":
+            self.check_if_destination(scope, user)
             self.counters.move()
         mtime = self.mtime_header(scope) if method == "PUT" else None
         checksum = header(scope, b"oc-checksum") if method == "PUT" else None
@@ -497,8 +510,9 @@ class NextcloudFace:
     async def assemble(self, scope, send, user, transfer):
         from gate import header, respond
         folder, meta = self.uploads.existing(user, transfer)
+        # Like Nextcloud, the file is made where the MOVE's own Destination says, which may
+        # differ from the one the folder was made with (a client moving aside from a taken name).
         dest = self.destination(scope, user)
-        self.uploads.check_destination(meta, dest)
         total = self.total_length(scope, required=False)
         mtime = self.mtime_header(scope)
         target = self.tree_path(user, dest)
@@ -508,6 +522,7 @@ class NextcloudFace:
             raise UploadError(409, "the destination is a folder")
         if (header(scope, b"overwrite") or "T").upper() == "F" and target.exists():
             raise UploadError(412, "the destination exists and Overwrite is F")
+        self.check_if_destination(scope, user)
         parts = self.uploads.plan(folder, total)
         available = self.state.available_bytes(user)
         size = sum(p.stat().st_size for p in parts)

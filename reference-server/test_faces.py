@@ -245,9 +245,23 @@ def test_chunked_upload_rules(nc):
     assert nc.chunk("s", 2, b"b" * 1000, rel, 3000).status_code == 204
     r = nc.move("s", rel, 3001)
     assert r.status_code == 400 and "3000" in r.text
-    assert nc.move("s", "Rules/elsewhere.bin", 3000).status_code == 400
     assert not (srv.tree() / rel).exists() and nc.held("s") == {"1": 1000, "2": 1000, "3": 1000}
     assert nc.move("s", rel, 3000).status_code == 201
+
+
+def test_assembly_never_replaces_with_overwrite_f_and_may_go_to_another_name(nc):
+    srv = nc.srv
+    (srv.tree() / "Taken").mkdir(exist_ok=True)
+    rel = "Taken/t.bin"
+    assert nc.mkcol("t", rel).status_code == 201
+    assert nc.chunk("t", 1, b"ours", rel, 4).status_code == 201
+    (srv.tree() / rel).write_bytes(b"theirs")  # someone saved a file there meanwhile
+    r = nc.move("t", rel, 4, Overwrite="F")
+    assert r.status_code == 412
+    assert (srv.tree() / rel).read_bytes() == b"theirs" and nc.held("t") == {"1": 4}  # kept for another MOVE
+    assert nc.move("t", "Taken/t (1).bin", 4, Overwrite="F").status_code == 201
+    assert (srv.tree() / "Taken" / "t (1).bin").read_bytes() == b"ours"
+    assert (srv.tree() / rel).read_bytes() == b"theirs" and nc.held("t") == 404
 
 
 def test_assembly_into_a_missing_folder_is_409_and_creates_nothing(nc):
@@ -426,3 +440,37 @@ def test_plain_webdav_face_has_no_tus_and_no_status(tmp_path):
         assert stats["puts"] == {"D/.f.part": 1, "Nope/f": 1} and stats["moves"] == 1 and stats["put_bytes"] == 3  # the 409 came before the body was read
     finally:
         s.stop()
+
+
+def etag_of(url):
+    r = requests.request("PROPFIND", url, auth=ALICE, headers={"Depth": "0"}, timeout=5)
+    return ET.fromstring(r.content).find(f".//{DAV}getetag").text
+
+
+def test_a_move_replaces_only_the_version_its_if_header_names(tmp_path, nc):
+    # Like sabre/dav and Apache mod_dav: an If header's list tagged with the destination
+    # must hold for the file there, on a plain MOVE and on Nextcloud's chunk assembly.
+    s = ServerProcess(tmp_path, "--face", "webdav")
+    try:
+        root = s.url + "/dav/alice/"
+        requests.put(root + "doc", data=b"v1", auth=ALICE, timeout=5)
+        v1 = etag_of(root + "doc")
+        requests.put(root + ".new", data=b"v2", auth=ALICE, timeout=5)
+        requests.put(root + "doc", data=b"someone else's", auth=ALICE, timeout=5)
+        move = lambda tag: requests.request("MOVE", root + ".new", auth=ALICE, timeout=5, headers={
+            "Destination": root + "doc", "Overwrite": "T", "If": f'<{root}doc> (["{tag}"])'})
+        assert move(v1).status_code == 412 and (s.tree() / "doc").read_bytes() == b"someone else's"
+        assert move(etag_of(root + "doc")).status_code == 204 and (s.tree() / "doc").read_bytes() == b"v2"
+        r = requests.request("MOVE", root + "doc", auth=ALICE, timeout=5, headers={"Destination": root + "x", "If": "(nonsense"})
+        assert r.status_code == 400
+    finally:
+        s.stop()
+    (nc.srv.tree() / "Versions").mkdir(exist_ok=True)
+    rel = "Versions/doc.bin"
+    (nc.srv.tree() / rel).write_bytes(b"v1")
+    assert nc.mkcol("v", rel).status_code == 201 and nc.chunk("v", 1, b"v2", rel, 2).status_code == 201
+    r = nc.move("v", rel, 2, If=f'<{nc.dest(rel)}> (["not-this-one"])')
+    assert r.status_code == 412 and (nc.srv.tree() / rel).read_bytes() == b"v1" and nc.held("v") == {"1": 2}
+    tag = etag_of(nc.dest(rel))
+    assert nc.move("v", rel, 2, If=f'<{nc.dest(rel)}> (["{tag}"])').status_code == 204
+    assert (nc.srv.tree() / rel).read_bytes() == b"v2"

@@ -35,6 +35,30 @@ struct AgentNotificationTests {
         }
     }
 
+    @Test("a file saved at the name while the upload ran: the done notification names the name ours got")
+    func doneNamesTheNameItGot() throws {
+        let bus = try PrivateSessionBus()
+        let recorder = try bus.startRecorder()
+        let server = try ReferenceServer()
+        try server.makeFolder("Photos")
+        let session = try AgentHarness(extraEnvironment: bus.environment)
+        try session.writeConfig("[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 1\nstall_seconds = 300\n")
+        try session.addAccount(server)
+        let photo = try session.home.randomFile("IMG_0042.jpg", size: 3 << 20, seed: 1)
+        try server.fault(["method": "PATCH", "stall_seconds": 200, "after_bytes": 100_000])
+        try session.cli(["upload", "--to", "/Photos", photo])
+        try session.startAgent()
+        try waitUntil("the upload under way") { (try server.control("GET", "faults") as? [Any])?.isEmpty == true }
+        try Data("someone else's".utf8).write(to: URL(fileURLWithPath: server.tree() + "/Photos/IMG_0042.jpg"))
+        try server.clearFaults()
+        try session.waitForAll("completed", count: 1, timeout: 60)
+        try waitUntil("a done notification") {
+            try recorder.calls().contains { $0.method == "Notify" && ($0.summary ?? "").contains("uploaded to home:/Photos") }
+        }
+        let done = try #require(try recorder.calls().first { $0.method == "Notify" && ($0.summary ?? "").contains("uploaded") })
+        #expect(done.summary == "IMG_0042 (1).jpg uploaded to home:/Photos", "\(String(describing: done.summary))")
+    }
+
     @Test("without a notification service the agent works and says so once in its log")
     func noService() throws {
         let bus = try PrivateSessionBus()

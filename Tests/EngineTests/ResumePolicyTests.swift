@@ -14,6 +14,8 @@ struct ResumePolicyTests {
         var file: P.File
         var row: P.Row
         var server: P.Server
+        /// The offset the row's checkpoint says the server confirmed.
+        var confirmed: Int64 = 0
         var expected: P.Step
         var testDescription: String { name }
     }
@@ -60,11 +62,16 @@ struct ResumePolicyTests {
         Case(name: "an offset beyond the file: given up and started again", file: .unchanged, row: .upload(expiryPassed: false),
              server: .holds(offset: 1001, length: nil),
              expected: .restart(Reason(.uploadLost, "the server holds 1001 bytes of a 1000-byte file; started again"), abandon: true)),
+        Case(name: "holds less than it confirmed (restored from a backup): go back to what it holds, saying so",
+             file: .unchanged, row: .upload(expiryPassed: false), server: .holds(offset: 200, length: size), confirmed: 600,
+             expected: .goBack(to: 200, Reason(.uploadLost, "the server holds 200 bytes of the upload, fewer than the 600 it had confirmed (it may have been restored from a backup); sending again from there"))),
+        Case(name: "holds exactly what it confirmed: send from there", file: .unchanged, row: .upload(expiryPassed: false),
+             server: .holds(offset: 600, length: size), confirmed: 600, expected: .send(from: 600)),
     ]
 
     @Test("each combination of file, row and server leads to its one step", arguments: table)
     func step(_ c: Case) {
-        let facts = P.Facts(file: c.file, row: c.row, server: c.server, size: Self.size)
+        let facts = P.Facts(file: c.file, row: c.row, server: c.server, size: Self.size, confirmed: c.confirmed)
         #expect(P.next(facts, settleSeconds: 5) == c.expected)
     }
 

@@ -99,6 +99,35 @@ struct UploadPolicyTests {
         #expect(done.rowCounters["resumed_at"] as? Int == scene.size, "the last run found the upload whole: \(done.rowCounters)")
     }
 
+    @Test("a server restored from a backup holds less than it confirmed: the upload goes back to what it holds, hashes the file again from its start, and completes identical")
+    func serverHoldsLessThanConfirmed() async throws {
+        let scene = try await UploadScene.make(size: 4 * oneMiB, stallSeconds: 300)
+        try await scene.faults([InterruptionTests.passThrough(2), ["method": "PATCH", "stall_seconds": 200, "after_bytes": 100_000]])
+        try await scene.startAgent()
+        try await scene.waitForFaultsTaken()
+        try await scene.watch("two chunks confirmed") { ($0["checkpoint_offset"] as? Int ?? 0) >= 2 * oneMiB }
+        // Killed while the third chunk stalls; the server, killed next, forgets its faults.
+        try await scene.killAgent()
+        let store = try QueueStore(path: scene.session.databasePath)
+        let row = try #require(try store.transfer(id: Int64(scene.id)))
+        let uid = try #require(row.uploadURL?.split(separator: "/").last.map(String.init))
+        // The server goes back to an older copy of its disk: the upload holds 512 KiB.
+        try await offThePool {
+            scene.server.kill()
+            #expect(truncate(scene.server.data.path + "/tus/alice/\(uid)", off_t(oneMiB / 2)) == 0)
+            try scene.server.restart()
+        }
+
+        try await scene.startAgent()
+        try await scene.expectCompletedIdentical()
+        #expect(try await scene.completions() == 1)
+        #expect(scene.agentLog.contains("the server holds \(oneMiB / 2) bytes of the upload, fewer than the \(row.checkpoint.offset) it had confirmed"),
+                "\(scene.agentLog.suffix(2000))")
+        let done = try await scene.requireRow()
+        #expect(done.rowCounters["resumed_at"] as? Int == oneMiB / 2, "sent from what the server held: \(done.rowCounters)")
+        #expect(done["sha256"] as? String == (try await scene.sha256(scene.file)))
+    }
+
     @Test("the expiry from every PATCH and HEAD reply is kept with the row")
     func expiryFromEveryReply() async throws {
         let scene = try await UploadScene.make(size: 5 * oneMiB, serverArguments: ["--expire-seconds", "3600"], stallSeconds: 120)
@@ -130,6 +159,37 @@ struct UploadPolicyTests {
         try await scene.startAgent()
         try await scene.expectCompletedIdentical()
         #expect(try await scene.completions() == 1)
+    }
+
+    // MARK: The local file's name
+
+    @Test("the folder of a file renamed while it uploads: the upload reads on through its descriptor and completes, every byte sent once")
+    func folderRenamedMidUpload() async throws {
+        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 300)
+        try await scene.faults([InterruptionTests.passThrough(1), ["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000]])
+        try await scene.startAgent()
+        try await scene.waitForFaultsTaken()
+        let folder = (scene.file as NSString).deletingLastPathComponent
+        #expect(rename(folder, folder + " (renamed)") == 0)
+        try await scene.clearFaults()
+        try await scene.watch("completed") { $0.rowState == "completed" }
+        #expect(try await scene.sha256(scene.serverCopy) == (try await scene.sha256(folder + " (renamed)/" + scene.name)))
+        #expect(try await scene.completions() == 1)
+        #expect(try await scene.requests("POST") == 1, "one upload, never started again")
+    }
+
+    @Test("a file deleted while it uploads fails as source_missing, and nothing is made of it on the server")
+    func fileDeletedMidUpload() async throws {
+        let scene = try await UploadScene.make(size: 3 * oneMiB, stallSeconds: 300)
+        try await scene.faults([InterruptionTests.passThrough(1), ["method": "PATCH", "stall_seconds": 120, "after_bytes": 100_000]])
+        try await scene.startAgent()
+        try await scene.waitForFaultsTaken()
+        #expect(unlink(scene.file) == 0)
+        try await scene.clearFaults()
+        let s = try await scene.watch("failed") { $0.rowState == "failed" }
+        #expect(s.row.rowReasonCode == "source_missing", "\(s.row.rowReason ?? [:])")
+        #expect(s.row.rowReasonMessage?.contains("was deleted while it was being sent") == true, "\(s.row.rowReason ?? [:])")
+        #expect(try await scene.completions() == 0)
     }
 
     // MARK: Folders and names on the server

@@ -50,6 +50,20 @@ struct DurableWriteTests {
         #expect(try syncs { try store.removeAccount(named: "home") } > 0, "account remove")
     }
 
+    @Test("what an upload is about to make, and its completion, reach the disk before the next step: a crash never takes a made file back to unsent")
+    func finishingAndCompletingAreFlushed() throws {
+        let store = try QueueStore(path: path)
+        let account = try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a")
+        let id = try store.enqueue([upload(account, "a.jpg")])[0]
+        try store.start(id, resumedAt: 0)
+        #expect(try syncs { try store.recordFinishing(id, remotePath: "/Photos/a (1).jpg", bytes: 10, sha256: "ab") } > 0, "about to make the file")
+        let recorded = try #require(try store.transfer(id: id))
+        #expect(recorded.finishing && recorded.remotePath == "/Photos/a (1).jpg" && recorded.sha256 == "ab")
+        #expect(try syncs { try store.complete(id, sha256: "ab", bytes: 10, verified: true) } > 0, "completed")
+        let done = try #require(try store.transfer(id: id))
+        #expect(!done.finishing && done.verifiedAt != nil && done.state == .completed)
+    }
+
     @Test("progress checkpoints do not wait for the disk")
     func checkpointsAreNotFlushed() throws {
         let store = try QueueStore(path: path)

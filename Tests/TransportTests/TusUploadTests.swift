@@ -16,7 +16,7 @@ struct TusUploadTests {
         let path = try folder.randomFile("a.bin", size: 1_500_000)
         let upload: UploadProtocol = TusUpload(endpoint: server.tusURL, credentials: alice)
         let capabilities = try upload.capabilities()
-        #expect(capabilities.chunkChecksum == .sha256 && capabilities.lastChunkFinishes && capabilities.keepsPartialChunks)
+        #expect(capabilities.chunkChecksum == .sha256 && capabilities.finalStep == .lastChunk && capabilities.keepsPartialChunks)
 
         let target = UploadTarget(remotePath: "/Docs/a.bin", length: 1_500_000, contentType: "application/octet-stream")
         let started = try upload.start(target)

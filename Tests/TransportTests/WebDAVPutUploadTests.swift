@@ -20,9 +20,12 @@ struct WebDAVPutUploadTests {
         defer { close(fd) }
         let handle = try upload.start(target).handle
         #expect(try upload.status(of: handle, confirmed: 0) == .holds(offset: 0, length: nil, expiresAt: nil))
-        let confirmed = try upload.send(.file(descriptor: fd, offset: 0, length: size, observer: nil), to: handle, at: 0,
-                                        of: target, checksum: nil)
-        #expect(confirmed.offset == size)
+        // As the engine does: an empty file has no chunk, and `finish` makes it.
+        if size > 0 {
+            let confirmed = try upload.send(.file(descriptor: fd, offset: 0, length: size, observer: nil), to: handle, at: 0,
+                                            of: target, checksum: nil)
+            #expect(confirmed.offset == size)
+        }
         try upload.finish(handle, as: target, sha256: try TestData.sha256(ofFile: path))
         return (handle, upload.lastPut)
     }
@@ -88,7 +91,7 @@ struct WebDAVPutUploadTests {
         #expect(try TestData.sha256(ofFile: server.tree() + "/v.bin") == (try TestData.sha256(ofFile: path)))
     }
 
-    @Test("Nextcloud face: straight PUT with the mtime accepted; duplicates overwrite; an empty file is one empty PUT")
+    @Test("Nextcloud face: straight PUT with the mtime accepted; never over a file already there (If-None-Match: *); an empty file is one empty PUT")
     func nextcloudDirect() throws {
         let server = try ReferenceServer(face: .nextcloud)
         let account = try server.nextcloudAccount()
@@ -96,12 +99,48 @@ struct WebDAVPutUploadTests {
         try server.makeFolder("Camera")
         try Self.uploadThree(upload, folder: "/Camera", disk: server.tree() + "/Camera", large: false, expectMtime: true)
         let local = TemporaryFolder("iu-put")
-        let again = try Self.send(upload, try UploadTestFiles.make(local, "again", size: 1234, seed: 99), to: "/Camera/IMG 0001.jpg")
-        #expect(again.handle == "/Camera/IMG 0001.jpg" && again.put?.status == 204)
+        let before = try TestData.sha256(ofFile: server.tree() + "/Camera/IMG 0001.jpg")
+        let taken = #expect(throws: NameTaken.self) {
+            try Self.send(upload, try UploadTestFiles.make(local, "again", size: 1234, seed: 99), to: "/Camera/IMG 0001.jpg")
+        }
+        #expect(taken?.path == "/Camera/IMG 0001.jpg")
+        #expect(try TestData.sha256(ofFile: server.tree() + "/Camera/IMG 0001.jpg") == before, "the file there is untouched")
         #expect(try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/Camera").count == 3)
         try Self.send(upload, try UploadTestFiles.make(local, "empty", size: 0, seed: 1), to: "/Camera/empty.txt", mtime: 1_300_000_000)
         #expect(UploadTestFiles.size(server.tree() + "/Camera/empty.txt") == 0)
         #expect(try UploadTestFiles.mtime(server.tree() + "/Camera/empty.txt") == 1_300_000_000)
+    }
+
+    @Test("a temporary finished over a file already there: NameTaken on every server (MOVE with Overwrite: F), the file there untouched, the temporary kept to finish under another name")
+    func finishNeverReplaces() throws {
+        let reference = try ReferenceServer(face: .webdav)
+        let apache = try ForeignWebDAVServer(.apache)
+        let rclone = try ForeignWebDAVServer(.rclone)
+        let targets: [(String, Credentials, String)] = [
+            (reference.webdavURL(), Self.alice, reference.tree()),
+            (apache.url, Credentials(username: apache.user, password: apache.password), apache.root),
+            (rclone.url, Credentials(username: rclone.user, password: rclone.password), rclone.root),
+        ]
+        let local = TemporaryFolder("iu-put")
+        let ours = try UploadTestFiles.make(local, "ours", size: 40_000, seed: 5)
+        let theirs = try UploadTestFiles.make(local, "theirs", size: 40_000, seed: 6)
+        for (root, credentials, disk) in targets {
+            let upload = WebDAVPutUpload(root: root, credentials: credentials, placement: .viaTemporary)
+            _ = try Self.send(upload, theirs, to: "/taken.bin")
+            let target = UploadTarget(remotePath: "/taken.bin", length: 40_000, contentType: "application/octet-stream")
+            let fd = try UploadTestFiles.open(ours)
+            defer { close(fd) }
+            let handle = try upload.start(target).handle
+            _ = try upload.send(.file(descriptor: fd, offset: 0, length: 40_000, observer: nil), to: handle, at: 0, of: target, checksum: nil)
+            let taken = #expect(throws: NameTaken.self, "\(root)") { try upload.finish(handle, as: target, sha256: "") }
+            #expect(taken?.path == "/taken.bin", "\(root)")
+            #expect(try TestData.sha256(ofFile: disk + "/taken.bin") == (try TestData.sha256(ofFile: theirs)), "\(root): theirs untouched")
+            var other = target
+            other.remotePath = "/taken (1).bin"
+            try upload.finish(handle, as: other, sha256: "")
+            #expect(try TestData.sha256(ofFile: disk + "/taken (1).bin") == (try TestData.sha256(ofFile: ours)), "\(root)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: disk).sorted() == ["taken (1).bin", "taken.bin"], "\(root)")
+        }
     }
 
     @Test("a folder that does not exist is a 409 (rclone: 404) from PUT, on every server, and nothing is created")

@@ -3,7 +3,8 @@ import Platform
 import Transport
 
 /// The moments where a killed agent leaves the server or the disk ahead of the queue (the
-/// last chunk confirmed, a download moved into place, neither yet `completed` in the row).
+/// last chunk confirmed, the file made, a download moved into place, none yet `completed`
+/// in the row).
 /// The crash tests need to kill the agent exactly there: with
 /// `INSTANT_UPLOAD_TEST_PAUSE=<window>` in its environment, the transfer stops at that
 /// point, says so in the log, and waits (at most a minute, or until it is cancelled).
@@ -11,6 +12,11 @@ import Transport
 enum CrashWindow: String {
     /// The server confirmed the chunk that completes an upload.
     case uploadConfirmed = "upload-confirmed"
+    /// The row recorded the file it is about to make; the request that makes it is next.
+    case aboutToMakeFile = "upload-finishing"
+    /// The request that makes the uploaded file happened (tus's last chunk, the `MOVE`,
+    /// the PUT); the row is not completed yet.
+    case fileMade = "upload-made"
     /// A finished download has its final name; its `.part` is still there.
     case downloadInPlace = "download-in-place"
 

@@ -11,7 +11,10 @@ import Transport
 /// - an upload the row knows of is always asked about first: a stored expiry in the past
 ///   is a reason to ask, not to discard; only the server saying it no longer has the upload
 ///   starts one from zero;
-/// - an upload the server holds whole is finished without sending a byte.
+/// - an upload the server holds whole is finished without sending a byte;
+/// - a server that holds less than it confirmed (restored from a backup, or it lost its
+///   last writes in a crash) is believed: the upload goes back to what it holds, with a
+///   note, through the backoff, so a server that keeps doing it cannot make a loop.
 public enum ResumePolicy {
     /// What the local file says, compared with the version the row recorded.
     public enum File: Sendable, Equatable {
@@ -41,9 +44,11 @@ public enum ResumePolicy {
         public var server: Server
         /// The file's size now.
         public var size: Int64
+        /// The offset the server last confirmed, as the row's checkpoint keeps it.
+        public var confirmed: Int64
 
-        public init(file: File, row: Row, server: Server = .notAsked, size: Int64) {
-            self.file = file; self.row = row; self.server = server; self.size = size
+        public init(file: File, row: Row, server: Server = .notAsked, size: Int64, confirmed: Int64 = 0) {
+            self.file = file; self.row = row; self.server = server; self.size = size; self.confirmed = confirmed
         }
     }
 
@@ -57,6 +62,9 @@ public enum ResumePolicy {
         case restart(Reason, abandon: Bool)
         /// Nothing on the server yet: look at the target, then start a new upload.
         case lookAtTarget
+        /// The server holds less than it confirmed: keep `offset` as the checkpoint (the hash
+        /// is rebuilt from the file's start) and go on from there after the backoff.
+        case goBack(to: Int64, Reason)
         /// Send the file from `offset` on.
         case send(from: Int64)
         /// The server holds every byte: finish without sending any.
@@ -86,6 +94,9 @@ public enum ResumePolicy {
             if offset > facts.size {
                 return .restart(Reason(.uploadLost, "the server holds \(offset) bytes of a \(facts.size)-byte file; started again"),
                                 abandon: true)
+            }
+            if offset < facts.confirmed {
+                return .goBack(to: offset, Reason(.uploadLost, "the server holds \(offset) bytes of the upload, fewer than the \(facts.confirmed) it had confirmed (it may have been restored from a backup); sending again from there"))
             }
             return offset == facts.size ? .finish : .send(from: offset)
         }

@@ -5,6 +5,11 @@ import Queue
 /// The local file an upload reads: opened once, its version pinned by the fingerprint it
 /// had when opened. Every read goes through the one loop in `FileIO`; a file that ends
 /// early has changed under us and says so as `source_changed`.
+///
+/// The descriptor is the file: it is read and checked through it alone, so a rename of the
+/// file or of any folder above it changes nothing for the bytes. Its name matters only
+/// once the file has no link left: deleted (`source_missing`), or replaced by another file
+/// under the same name, the way editors save (a change).
 final class SourceFile {
     let path: LocalPath
     let fd: Int32
@@ -31,9 +36,31 @@ final class SourceFile {
 
     var size: Int64 { fingerprint.size }
 
-    /// True while both the open file and the one at the path are the version opened.
+    /// How the open file stands now against the version opened.
+    enum Standing: Equatable {
+        case unchanged
+        /// Written to, or replaced under its name by another file.
+        case changed
+        /// Deleted: no name leads to it any more, and nothing took its place.
+        case gone
+    }
+
+    func standing() throws -> Standing {
+        var st = stat()
+        try valueOrErrno("fstat", path: path.display) { fstat(fd, &st) }
+        guard FileFingerprint(st) == fingerprint else { return .changed }
+        guard st.st_nlink == 0 else { return .unchanged }
+        // Unlinked: a file at the name now is its replacement (a new version); none, it is gone.
+        return (try? FileFingerprint.of(path)) == nil ? .gone : .changed
+    }
+
+    /// Throws `source_missing` when the file is gone; true while it is the version opened.
     func isUnchanged() throws -> Bool {
-        try FileFingerprint.of(path) == fingerprint && FileFingerprint.of(descriptor: fd) == fingerprint
+        switch try standing() {
+        case .unchanged: return true
+        case .changed: return false
+        case .gone: throw Classified(Reason(.sourceMissing, "\(path.display) was deleted while it was being sent"))
+        }
     }
 
     /// Seconds since the file was last modified; a time in the future counts as long ago

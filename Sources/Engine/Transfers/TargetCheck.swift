@@ -43,8 +43,9 @@ struct TargetCheck {
         do { return try dav.properties(of: path) } catch let e as HTTPStatusError where e.status == 404 { return nil }
     }
 
-    /// The first `name (n).ext` that is neither on the server nor headed for by another row.
-    private func freeName(instead path: String) throws -> String {
+    /// The first `name (n).ext` that is neither on the server nor headed for by another row,
+    /// claimed for this row.
+    func freeName(instead path: String) throws -> String {
         let name = String(path.split(separator: "/").last ?? "")
         for counter in 1...Self.maxCounter {
             let candidate = RemotePath.join(row.remoteFolder, DownloadName.numbered(name, counter))

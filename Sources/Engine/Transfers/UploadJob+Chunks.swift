@@ -11,15 +11,20 @@ extension UploadJob {
         case sent(sha256: String)
         /// Stopped before the end (cancelled, or the file changed): the attempt ends so.
         case stopped(JobOutcome)
+        /// tus only: just before the chunk that would make the file, the name held what that
+        /// chunk must not replace (another file, or another version than the one this
+        /// replaces). Nothing was replaced; the upload cannot be made under another name.
+        case nameTaken
     }
 
     /// The largest chunk held in memory when the server checks chunk checksums.
     static let bufferedChunkLimit: Int64 = 8 * 1024 * 1024
 
-    func sendRest(of source: SourceFile, row: inout Transfer, from start: Int64, to target: UploadTarget,
+    func sendRest(of source: SourceFile, row: inout Transfer, from start: Int64,
                   capabilities: UploadCapabilities) throws -> SendResult {
         guard let handle = row.uploadURL else { throw ProtocolViolation("no upload to send to") }
         let size = source.size
+        let target = target(row, source)
         var offset = start
 
         // Bring the running hash to the server's offset, reading only what it lacks.
@@ -52,16 +57,47 @@ extension UploadJob {
                 return .stopped(.retry(Classification(reason: stillBeingWritten, retryAfter: settings.settleSeconds), progressed: progressed))
             }
             var length = min(chunkSize, size - offset)
-            if capabilities.lastChunkFinishes, offset + length == size, length > 1 {
-                // Hold the last byte back: the upload completes only after one more look at
-                // the file, so a file changed during its last chunk is never finished stale.
-                length -= 1
+            /// tus's one-byte chunk that makes the file, read before it is sent.
+            var finalByte: [UInt8]?
+            switch capabilities.finalStep {
+            case .lastChunk where offset + length == size:
+                if length > 1 {
+                    // Hold the last byte back: the upload completes only after one more look at
+                    // the file and at the target, so a file changed during its last chunk is
+                    // never finished stale, and the look at the target is as late as can be.
+                    length -= 1
+                } else {
+                    guard try targetAllowsTheLastChunk(row) else { return .nameTaken }
+                    // The whole file's digest is recorded before that byte goes: it is read
+                    // once, hashed into a copy of the running hash, and sent from memory.
+                    var byte = [UInt8](repeating: 0, count: Int(length))
+                    try byte.withUnsafeMutableBytes { try source.read(into: $0, at: offset) }
+                    guard let whole = RunningSHA256(state: hasher.state) else { throw ProtocolViolation("the running hash state is damaged") }
+                    byte.withUnsafeBytes { whole.update($0) }
+                    try recordFinishing(&row, size: size, sha256: whole.hexDigest)
+                    finalByte = byte
+                }
+            case .wholeFileSend:
+                // This PUT makes the file; its digest is known only once it has been read.
+                try recordFinishing(&row, size: size, sha256: nil)
+            default:
+                break
             }
             let recorder = ProgressRecorder(progress: settings.progress, position: offset, next: hasher)
             let sentFrom = offset
             let began = monotonicSeconds()
             let confirmed: UploadStanding.Confirmed
-            if let checksum, let chunkBuffer {
+            if let finalByte {
+                counters.bytesRead += length
+                let digest = checksum.map { algorithm in
+                    let d = ChunkDigest(algorithm)
+                    finalByte.withUnsafeBytes { d.update($0) }
+                    return (algorithm, d.base64)
+                }
+                confirmed = try finalByte.withUnsafeBytes {
+                    try upload.send(.buffer($0, observer: recorder), to: handle, at: offset, of: target, checksum: digest)
+                }
+            } else if let checksum, let chunkBuffer {
                 let chunk = UnsafeMutableRawBufferPointer(rebasing: chunkBuffer[0..<Int(length)])
                 try source.read(into: chunk, at: offset)
                 counters.bytesRead += length

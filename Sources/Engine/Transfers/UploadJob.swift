@@ -102,12 +102,14 @@ final class UploadJob {
         }
 
         var row = transfer
+        if row.finishing, let made = try recogniseMadeFile(row, source: source, capabilities: capabilities) { return made }
         var server = ResumePolicy.Server.notAsked
         var askedAfterRefusal = false
         var digest: String?
         for _ in 0..<Self.maxSteps {
             if cancellation.isCancelled { return .stopped }
-            let facts = ResumePolicy.Facts(file: fileFacts(row, source), row: rowFacts(row), server: server, size: size)
+            let facts = ResumePolicy.Facts(file: fileFacts(row, source), row: rowFacts(row), server: server, size: size,
+                                           confirmed: row.checkpoint.offset)
             switch ResumePolicy.next(facts, settleSeconds: settings.settleSeconds) {
             case .waitForFile(let seconds):
                 Log.info("upload \(row.id): the file changed; waiting until it has been still for \(Int(settings.settleSeconds)) s")
@@ -119,36 +121,62 @@ final class UploadJob {
             case .restart(let note, let abandon):
                 return try restart(row, because: note, abandon: abandon, fingerprint: source.fingerprint)
 
+            case .goBack(let offset, let note):
+                // The hash state belongs to the confirmed offset: none is kept, so the next
+                // attempt hashes the file again from its start up to `offset`.
+                try store.checkpoint(row.id, offset: offset, hashState: nil, counters: counters, resetAttempts: false)
+                let restarts = try store.countRestart(row.id)
+                Log.info("upload \(row.id): \(note.message)")
+                return .retry(Classification(reason: note, restarts: restarts), progressed: true)
+
             case .lookAtTarget:
                 if row.fingerprint != source.fingerprint {
                     // The version sent is the one recorded, so a later change is noticed.
                     try store.restartFromZero(row.id, note: nil, fingerprint: source.fingerprint, bytesTotal: size)
                     row.fingerprint = source.fingerprint
                 }
-                let check = TargetCheck(dav: dav, store: store, row: row)
-                switch try check.verdict(size: size, digest: { try wholeFileDigest(source) }) {
-                case .alreadyThere(let sha):
-                    Log.info("upload \(row.id): \(row.remotePath) is already on the server with the same content; nothing to send")
-                    return .completed(sha256: sha, bytes: size)
-                case .uploadTo(let path):
-                    row.remotePath = path
+                if row.replaceable != nil, try !isStillTheVersion(row) { try divertToConflictedCopy(&row) }
+                if row.replaceable == nil {
+                    let check = TargetCheck(dav: dav, store: store, row: row)
+                    switch try check.verdict(size: size, digest: { try wholeFileDigest(source) }) {
+                    case .alreadyThere(let sha):
+                        Log.info("upload \(row.id): \(row.remotePath) is already on the server with the same content; nothing to send")
+                        return .completed(sha256: sha, bytes: size, verified: true)
+                    case .uploadTo(let path):
+                        row.remotePath = path
+                    }
                 }
-                let started = try upload.start(target(row, source))
-                try store.setUpload(row.id, url: started.handle, expiresAt: started.expiresAt)
-                row.uploadURL = started.handle
-                row.uploadExpiresAt = started.expiresAt
-                row.checkpoint = Checkpoint()
+                if size == 0, capabilities.finalStep == .lastChunk {
+                    // An empty tus upload is whole, and its file made, by its creation.
+                    try recordFinishing(&row, size: 0, sha256: RunningSHA256().hexDigest)
+                }
+                try startUpload(&row, source)
                 server = .holds(offset: 0, length: size)
 
             case .send(let offset):
                 do {
-                    switch try sendRest(of: source, row: &row, from: offset, to: target(row, source), capabilities: capabilities) {
+                    switch try sendRest(of: source, row: &row, from: offset, capabilities: capabilities) {
                     case .sent(let sha):
                         digest = sha
                         server = .holds(offset: size, length: size)
                     case .stopped(let outcome):
                         return outcome
+                    case .nameTaken:
+                        // Only tus gets here: its upload cannot be made under another name.
+                        try sendAgain(&row, source: source)
+                        server = .notAsked
                     }
+                } catch let taken as NameTaken {
+                    // A direct PUT found a file at the name: nothing of ours was stored.
+                    row.remotePath = try nextFreeName(after: taken, row: row)
+                    Log.info("upload \(row.id): someone saved another file as \(taken.path) before this one was sent; it is sent as \(row.remotePath)")
+                    try startUpload(&row, source)
+                    server = .holds(offset: 0, length: size)
+                } catch is VersionChanged {
+                    // A direct PUT of a new version found another version there.
+                    try divertToConflictedCopy(&row)
+                    try startUpload(&row, source)
+                    server = .holds(offset: 0, length: size)
                 } catch let e as HTTPStatusError where [404, 409, 410].contains(e.status) && !askedAfterRefusal {
                     // Never resend blindly: ask where the server stands, once, and go on from there.
                     askedAfterRefusal = true
@@ -159,14 +187,20 @@ final class UploadJob {
 
             case .finish:
                 guard let handle = row.uploadURL else { throw ProtocolViolation("no upload to finish") }
-                if !capabilities.lastChunkFinishes, try !source.isUnchanged() {
+                if capabilities.finalStep != .lastChunk, try !source.isUnchanged() {
                     return .retry(Classification(reason: stillBeingWritten, retryAfter: settings.settleSeconds), progressed: progressed)
                 }
                 let sha = try digest ?? finishedHash(source, row: row)
                 finishing = true
-                try finish(handle, row: row, source: source, sha256: sha)
-                try verifyOnServer(row.remotePath, size: size, digest: sha)
-                return .completed(sha256: sha, bytes: size)
+                if capabilities.finalStep != .lastChunk {
+                    // tus made the file with its last chunk (or its creation), after `recordFinishing`.
+                    try finish(handle, row: &row, source: source, sha256: sha)
+                }
+                CrashWindow.fileMade.pauseIfTesting(transfer: row.id, cancellation: cancellation)
+                let made = try verifyOnServer(row.remotePath, size: size, digest: sha)
+                // The version made, so that the next edit of a downloaded file replaces this one.
+                if let etag = made?.etag { try store.recordMadeVersion(row.id, etag: etag) }
+                return .completed(sha256: sha, bytes: size, verified: made != nil)
             }
         }
         throw ProtocolViolation("the server's answers about the upload went round in circles")
@@ -190,22 +224,20 @@ final class UploadJob {
     }
 
     /// The file the upload becomes, with the local file's size and mtime.
-    private func target(_ row: Transfer, _ source: SourceFile) -> UploadTarget {
+    func target(_ row: Transfer, _ source: SourceFile) -> UploadTarget {
         let name = String(row.remotePath.split(separator: "/").last ?? "")
         let mtime = source.fingerprint.mtimeNanoseconds / 1_000_000_000
-        return UploadTarget(remotePath: row.remotePath, length: source.size, contentType: MediaType.guess(name), mtime: mtime)
+        return UploadTarget(remotePath: row.remotePath, length: source.size, contentType: MediaType.guess(name), mtime: mtime,
+                            replacing: row.replaceable.map { .version(etag: $0) } ?? .nothing)
     }
 
-    /// Makes the uploaded bytes the file. A folder removed since the upload began is made
-    /// again once (Nextcloud's MOVE and a temporary's MOVE answer 409 without it).
-    private func finish(_ handle: String, row: Transfer, source: SourceFile, sha256: String) throws {
-        do {
-            try upload.finish(handle, as: target(row, source), sha256: sha256)
-        } catch let e as HTTPStatusError where e.status == 409 && (e.step == .move || e.step == .put) {
-            guard try recreateMissingFolder(row) else { throw e }
-            Log.info("upload \(row.id): made \(row.remoteFolder) again")
-            try upload.finish(handle, as: target(row, source), sha256: sha256)
-        }
+    /// A new upload on the server for the row's target, remembered with the row.
+    func startUpload(_ row: inout Transfer, _ source: SourceFile) throws {
+        let started = try upload.start(target(row, source))
+        try store.setUpload(row.id, url: started.handle, expiresAt: started.expiresAt)
+        row.uploadURL = started.handle
+        row.uploadExpiresAt = started.expiresAt
+        row.checkpoint = Checkpoint()
     }
 
     /// Where the server stands on the row's upload; the expiry it gives is kept with the row.
@@ -245,24 +277,9 @@ final class UploadJob {
 
     /// After a refused chunk: if the folder is gone, make it again (true) so the upload can
     /// end where it was asked to.
-    private func recreateMissingFolder(_ row: Transfer) throws -> Bool {
+    func recreateMissingFolder(_ row: Transfer) throws -> Bool {
         guard try !dav.exists(row.remoteFolder) else { return false }
         try dav.makeFolders(row.remoteFolder)
         return true
-    }
-
-    /// The file the server made must have the file's size, and where the server reports a
-    /// checksum of what it stored, the file's SHA-256.
-    private func verifyOnServer(_ path: String, size: Int64, digest: String) throws {
-        let item: RemoteItem
-        do { item = try dav.properties(of: path) } catch {
-            Log.debug("upload \(transfer.id): could not ask the server about the file (\(error)); trusting the upload's offsets")
-            return
-        }
-        if let stored = item.size, stored != size {
-            throw Classified(Reason(.integrity, "the server's copy has \(stored) bytes, the file \(size)"))
-        }
-        guard let theirs = item.sha256, theirs != digest else { return }
-        throw Classified(Reason(.integrity, "the server's copy does not match the file (SHA-256 \(theirs.prefix(12))… instead of \(digest.prefix(12))…)"))
     }
 }

@@ -38,6 +38,12 @@ public struct Transfer: Sendable, Equatable {
     /// When the server last showed the uploaded file at its name with the right size (and
     /// checksum, where it reports one); nil when that check failed or could not be made.
     public var verifiedAt: Int64?
+    /// An upload that is a new version of a file on the server (a downloaded file edited
+    /// here): that file's path. While `remotePath` is that path, the upload replaces it only
+    /// while the server still has the version `replacesETag`; once it is another path, the
+    /// server's copy had changed and this version went beside it as a conflicted copy.
+    public var newVersionOf: String?
+    public var replacesETag: String?
 
     public init(id: Int64, direction: Direction, origin: Origin = .manual, accountID: Int64 = 1, accountName: String = "",
                 localPath: LocalPath, remotePath: String, state: TransferState = .queued, reason: Reason? = nil,
@@ -46,7 +52,8 @@ public struct Transfer: Sendable, Equatable {
                 checkpoint: Checkpoint = Checkpoint(), sha256: String? = nil, etag: String? = nil,
                 cancelRequested: Bool = false, ignoreRules: Bool = false, watchRule: String? = nil,
                 counters: ResumeCounters = ResumeCounters(), createdAt: Int64 = 0, startedAt: Int64? = nil,
-                completedAt: Int64? = nil, paused: Bool = false, finishing: Bool = false, verifiedAt: Int64? = nil) {
+                completedAt: Int64? = nil, paused: Bool = false, finishing: Bool = false, verifiedAt: Int64? = nil,
+                newVersionOf: String? = nil, replacesETag: String? = nil) {
         self.id = id; self.direction = direction; self.origin = origin; self.accountID = accountID
         self.accountName = accountName; self.localPath = localPath; self.remotePath = remotePath; self.state = state
         self.reason = reason; self.attempts = attempts; self.nextAttemptAt = nextAttemptAt; self.bytesDone = bytesDone
@@ -55,12 +62,20 @@ public struct Transfer: Sendable, Equatable {
         self.cancelRequested = cancelRequested; self.ignoreRules = ignoreRules; self.watchRule = watchRule
         self.counters = counters; self.createdAt = createdAt; self.startedAt = startedAt; self.completedAt = completedAt
         self.paused = paused; self.finishing = finishing; self.verifiedAt = verifiedAt
+        self.newVersionOf = newVersionOf; self.replacesETag = replacesETag
     }
 
     /// The name a person recognises.
     public var name: String {
         if direction == .upload { return localPath.lastComponent.display }
         return DisplayText.escape(String(remotePath.split(separator: "/").last ?? Substring(remotePath)))
+    }
+
+    /// What the request that makes this upload's file may replace: the version it is a new
+    /// version of, while it still goes to that file's path; else nothing.
+    public var replaceable: String? {
+        guard let of = newVersionOf, of == remotePath else { return nil }
+        return replacesETag
     }
 
     /// The remote folder, e.g. `/Photos`.

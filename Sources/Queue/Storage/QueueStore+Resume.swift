@@ -47,6 +47,12 @@ extension QueueStore {
         }
     }
 
+    /// The server's ETag of the file an upload made, so that the next new version of it
+    /// replaces this one.
+    public func recordMadeVersion(_ id: Int64, etag: String) throws {
+        try database.run("UPDATE transfers SET etag = ? WHERE id = ?", [.text(etag), .int(id)])
+    }
+
     /// A download whose bytes are whole: their SHA-256 and size, kept before the file moves
     /// into place, so that an agent killed right after the move recognises its own file.
     public func recordDownloadedFile(_ id: Int64, sha256: String, bytes: Int64) throws {

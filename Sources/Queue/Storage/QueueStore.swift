@@ -144,9 +144,9 @@ public final class QueueStore {
             for item in items {
                 try database.run("""
                     INSERT INTO transfers (direction, origin, lane, account_id, local_path, remote_path, state, bytes_total,
-                        fp_device, fp_inode, fp_size, fp_mtime_ns, ignore_rules, watch_rule, created_at,
-                        reason_code, reason_message, reason_action)
-                    VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        fp_device, fp_inode, fp_size, fp_mtime_ns, ignore_rules, watch_rule, created_at, new_version_of,
+                        replaces_etag, reason_code, reason_message, reason_action)
+                    VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [
                         .text(item.direction.rawValue), .text(item.origin.rawValue), .int(item.origin.lane), .int(item.accountID),
                         .blob(item.localPath.bytes), .text(item.remotePath), .int(item.bytesTotal),
@@ -154,6 +154,7 @@ public final class QueueStore {
                         .optionalInt(item.fingerprint.map { Int64(bitPattern: $0.inode) }),
                         .optionalInt(item.fingerprint?.size), .optionalInt(item.fingerprint?.mtimeNanoseconds),
                         .int(item.ignoreRules ? 1 : 0), .optionalText(item.watchRule), .int(now),
+                        .optionalText(item.replacesETag == nil ? nil : item.remotePath), .optionalText(item.replacesETag),
                     ] + note)
                 ids.append(database.lastInsertRowID)
             }
@@ -170,7 +171,7 @@ public final class QueueStore {
         "reason_action", "reason_detail", "attempts", "next_attempt_at", "bytes_done", "bytes_total", "upload_url",
         "upload_expires_at", "fp_device", "fp_inode", "fp_size", "fp_mtime_ns", "checkpoint_offset", "hash_state", "sha256",
         "etag", "cancel_requested", "ignore_rules", "watch_rule", "resumed_at", "bytes_read", "bytes_hashed", "created_at",
-        "started_at", "completed_at", "paused", "finishing", "verified_at",
+        "started_at", "completed_at", "paused", "finishing", "verified_at", "new_version_of", "replaces_etag",
     ]
 
     static let columns = (transferColumns.map { "t.\($0) AS \($0)" } + ["a.name AS account_name"]).joined(separator: ", ")
@@ -198,7 +199,8 @@ public final class QueueStore {
             ignoreRules: r.bool("ignore_rules"), watchRule: r.optionalText("watch_rule"),
             counters: ResumeCounters(resumedAt: r.int64("resumed_at"), bytesRead: r.int64("bytes_read"), bytesHashed: r.int64("bytes_hashed")),
             createdAt: r.int64("created_at"), startedAt: r.optionalInt64("started_at"), completedAt: r.optionalInt64("completed_at"),
-            paused: r.bool("paused"), finishing: r.bool("finishing"), verifiedAt: r.optionalInt64("verified_at"))
+            paused: r.bool("paused"), finishing: r.bool("finishing"), verifiedAt: r.optionalInt64("verified_at"),
+            newVersionOf: r.optionalText("new_version_of"), replacesETag: r.optionalText("replaces_etag"))
     }
 
     public func transfer(id: Int64) throws -> Transfer? {
@@ -259,12 +261,16 @@ public struct NewTransfer: Sendable {
     public var fingerprint: FileFingerprint?
     public var ignoreRules: Bool
     public var watchRule: String?
+    /// A new version of the file at `remotePath`, replacing it only while it has this ETag
+    /// (else it goes beside it as a conflicted copy).
+    public var replacesETag: String?
 
     public init(direction: Direction, origin: Origin, accountID: Int64, localPath: LocalPath, remotePath: String,
-                bytesTotal: Int64 = 0, fingerprint: FileFingerprint? = nil, ignoreRules: Bool = false, watchRule: String? = nil) {
+                bytesTotal: Int64 = 0, fingerprint: FileFingerprint? = nil, ignoreRules: Bool = false, watchRule: String? = nil,
+                replacesETag: String? = nil) {
         self.direction = direction; self.origin = origin; self.accountID = accountID; self.localPath = localPath
         self.remotePath = remotePath; self.bytesTotal = bytesTotal; self.fingerprint = fingerprint
-        self.ignoreRules = ignoreRules; self.watchRule = watchRule
+        self.ignoreRules = ignoreRules; self.watchRule = watchRule; self.replacesETag = replacesETag
     }
 }
 

@@ -190,6 +190,13 @@ public enum Schema {
         ALTER TABLE transfers ADD COLUMN finishing INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE transfers ADD COLUMN verified_at INTEGER;
         """,
+        // 10: an upload that is a new version of a file on the server (a downloaded file
+        // edited here) names it, and the version (ETag) it may replace; a row whose target is
+        // no longer that file went beside it as a conflicted copy.
+        """
+        ALTER TABLE transfers ADD COLUMN new_version_of TEXT;
+        ALTER TABLE transfers ADD COLUMN replaces_etag TEXT;
+        """,
     ]
 
     public static var latest: Int { migrations.count }

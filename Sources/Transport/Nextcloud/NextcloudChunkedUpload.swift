@@ -112,16 +112,23 @@ public final class NextcloudChunkedUpload {
         return chunks
     }
 
-    /// MOVE `.file`: the server joins the chunks into `destination`. `mtime` (seconds since
-    /// the epoch) goes as `X-OC-Mtime`; `sha256` (hex) is stored as `OC-Checksum: SHA256:<hex>`,
-    /// so later checks can compare without downloading. A missing destination folder is an
-    /// `HTTPStatusError` 409 (the folder is not created here).
+    /// MOVE `.file`: the server joins the chunks into `destination`, replacing only what
+    /// `replacing` allows there (`Overwrite: F`, or a tagged `If` list with the version's ETag;
+    /// otherwise `NameTaken` or `VersionChanged`, and the chunks stay for another MOVE).
+    /// `mtime` (seconds since the epoch) goes as `X-OC-Mtime`; `sha256` (hex) is stored as
+    /// `OC-Checksum: SHA256:<hex>`, so later checks can compare without downloading. A missing
+    /// destination folder is an `HTTPStatusError` 409 (the folder is not created here).
+    ///
+    /// The destination may differ from the one the upload folder was made with: Nextcloud
+    /// assembles into the folder and moves the result to the MOVE's own `Destination`.
     public func assemble(_ transfer: String, destination: String, totalLength: Int64, mtime: Int64?,
-                         sha256: String?) throws -> Assembly {
+                         sha256: String?, replacing: Replacing = .nothing) throws -> Assembly {
         var headers = try headers(destination, totalLength)
+        headers += replacing.moveHeaders(destination: try WebDAVPath.url(root: webdavURL, path: destination, isFolder: false))
         if let mtime { headers.append(("X-OC-Mtime", String(mtime))) }
         if let sha256 { headers.append(("OC-Checksum", "SHA256:" + sha256.lowercased())) }
         let response = try session.perform(HTTPRequest(method: "MOVE", url: try folderURL(transfer) + ".file", headers: headers))
+        if response.status == 412 { throw replacing.refusal(at: destination) }
         guard response.status == 201 || response.status == 204 else { throw HTTPStatusError(step: .move, response: response) }
         return Assembly(status: response.status,
                         mtimeAccepted: response.header("x-oc-mtime")?.lowercased() == "accepted",

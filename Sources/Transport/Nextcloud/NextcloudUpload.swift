@@ -24,7 +24,7 @@ public final class NextcloudUpload: UploadProtocol {
     }
 
     public func capabilities() throws -> UploadCapabilities {
-        UploadCapabilities(keepsPartialChunks: false, lastChunkFinishes: false, minChunkSize: minimumChunkSize,
+        UploadCapabilities(keepsPartialChunks: false, finalStep: .finish, minChunkSize: minimumChunkSize,
                            maxChunkSize: NextcloudChunkedUpload.maximumChunkSize,
                            maxChunkCount: Int64(NextcloudChunkedUpload.maximumChunkCount))
     }
@@ -46,10 +46,9 @@ public final class NextcloudUpload: UploadProtocol {
             return .forgotten(expired: false)
         }
         let kept = Self.usablePrefix(held, minimum: minimumChunkSize)
+        // Fewer than `confirmed` is the server's word too (restored from a backup): the
+        // upload policy goes back to it.
         let offset = kept.reduce(Int64(0)) { $0 + $1.size }
-        guard offset >= confirmed else {
-            throw ProtocolViolation("the server holds \(offset) bytes of the upload (\(kept.count) chunks) after it had confirmed \(confirmed)")
-        }
         for stale in held.dropFirst(kept.count) {
             try client.deleteChunk(handle, number: stale.number)
         }
@@ -96,7 +95,7 @@ public final class NextcloudUpload: UploadProtocol {
             return
         }
         let assembly = try client.assemble(handle, destination: target.remotePath, totalLength: target.length,
-                                           mtime: target.mtime, sha256: sha256)
+                                           mtime: target.mtime, sha256: sha256, replacing: target.replacing)
         next[handle] = nil
         lastAssembly = assembly
     }
@@ -104,8 +103,11 @@ public final class NextcloudUpload: UploadProtocol {
     private func putEmptyFile(_ target: UploadTarget, sha256: String) throws {
         var headers = [("Content-Type", "application/octet-stream"), ("OC-Checksum", "SHA256:" + sha256.lowercased())]
         if let mtime = target.mtime { headers.append(("X-OC-Mtime", String(mtime))) }
+        // Only over what the target allows: the server refuses (412) instead of replacing.
+        headers += target.replacing.putHeaders
         let url = try WebDAVPath.url(root: client.webdavURL, path: target.remotePath, isFolder: false)
         let response = try session.perform(HTTPRequest(method: "PUT", url: url, headers: headers, body: .bytes([])))
+        if response.status == 412 { throw target.replacing.refusal(at: target.remotePath) }
         guard [200, 201, 204].contains(response.status) else { throw HTTPStatusError(step: .put, response: response) }
     }
 

@@ -40,12 +40,11 @@ public final class TusClient {
         return (try resolve(location), try TusReply.expiresAt(response))
     }
 
-    /// Asks where the server stands on an upload. `confirmed` is the offset the server
-    /// already confirmed for it: a HEAD that claims less is a violation, not a rewind.
-    public func status(of url: String, confirmed: Int64 = 0) throws -> TusUploadStatus {
+    /// Asks where the server stands on an upload.
+    public func status(of url: String) throws -> TusUploadStatus {
         let response = try session.perform(HTTPRequest(method: "HEAD", url: url, headers: [("Tus-Resumable", Self.version)]))
         guard response.status == 200 || response.status == 204 else { throw HTTPStatusError(step: .head, response: response) }
-        return try TusReply.uploadStatus(response, confirmed: confirmed)
+        return try TusReply.uploadStatus(response)
     }
 
     /// Sends `length` bytes of `descriptor` from `offset` in one PATCH and returns the

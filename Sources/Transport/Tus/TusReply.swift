@@ -17,18 +17,15 @@ public enum TusReply {
                              checksumAlgorithms: list("tus-checksum-algorithm"))
     }
 
-    /// What HEAD says about one upload: an offset never beyond its length, and never behind
-    /// `confirmed`, what the server already confirmed (tus has no way to say why it would be).
-    public static func uploadStatus(_ response: HTTPResponse, confirmed: Int64 = 0) throws(ProtocolViolation) -> TusUploadStatus {
+    /// What HEAD says about one upload: an offset never beyond its length. An offset behind
+    /// what the server confirmed before is the server's word too (restored from a backup):
+    /// the upload policy decides what it means.
+    public static func uploadStatus(_ response: HTTPResponse) throws(ProtocolViolation) -> TusUploadStatus {
         guard let offsetText = response.header("upload-offset") else {
             throw ProtocolViolation("the server's answer about an upload has no Upload-Offset")
         }
         let length = try ServerNumber.parseOptional(response.header("upload-length"), field: "Upload-Length")
         let offset = try ServerNumber.parse(offsetText, field: "Upload-Offset", in: 0...(length ?? Int64.max))
-        guard offset >= confirmed else {
-            throw ProtocolViolation("the server says it holds \(offset) bytes of the upload after it had confirmed \(confirmed)",
-                                    said: "Upload-Offset: \(offsetText)")
-        }
         return TusUploadStatus(offset: offset, length: length, expiresAt: try expiresAt(response))
     }
 

@@ -43,7 +43,7 @@ public final class TusUpload: UploadProtocol {
         // Without checksums a broken PATCH keeps what arrived; with them the server checks
         // the whole body first, but some servers still keep a prefix: never assume either.
         return UploadCapabilities(maxSize: info.maxSize, chunkChecksum: info.checksumAlgorithm, keepsPartialChunks: true,
-                                  lastChunkFinishes: true, maxChunkSize: maxChunkSize)
+                                  finalStep: .lastChunk, maxChunkSize: maxChunkSize)
     }
 
     public func start(_ target: UploadTarget) throws -> UploadStanding.Started {
@@ -69,7 +69,7 @@ public final class TusUpload: UploadProtocol {
 
     public func status(of handle: String, confirmed: Int64) throws -> UploadStanding {
         do {
-            let status = try client.status(of: handle, confirmed: confirmed)
+            let status = try client.status(of: handle)
             return .holds(offset: status.offset, length: status.length, expiresAt: status.expiresAt)
         } catch let e as HTTPStatusError where e.status == 404 || e.status == 410 {
             return .forgotten(expired: e.status == 410)

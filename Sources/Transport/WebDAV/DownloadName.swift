@@ -1,3 +1,4 @@
+import Glibc
 /// Turns a name that came from a server into a safe local file name, and finds a free one.
 ///
 /// Pure functions of their input (the file system is asked through a closure), so every
@@ -59,6 +60,23 @@ public enum DownloadName {
     public static func numbered(_ name: String, _ counter: Int) -> String {
         let (stem, ext) = split(name)
         return fit(stem, suffix: " (\(counter))" + ext, limit: maximumBytes - partSuffix.utf8.count)
+    }
+
+    /// The name a new version takes beside a server file that changed since it was
+    /// downloaded, as sync clients name it: `report.odt`, `2026-12-03 0715` →
+    /// `report (conflicted copy 2026-12-03 0715).odt`.
+    public static func conflicted(_ name: String, stamp: String) -> String {
+        let (stem, ext) = split(name)
+        return fit(stem, suffix: " (conflicted copy \(stamp))" + ext, limit: maximumBytes - partSuffix.utf8.count)
+    }
+
+    /// A moment in local time as a conflicted copy's name shows it: `2026-12-03 0715`.
+    public static func stamp(_ moment: time_t) -> String {
+        var moment = moment
+        var parts = tm()
+        localtime_r(&moment, &parts)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour))\(two(parts.tm_min))"
     }
 
     /// `photo.jpg` → (`photo`, `.jpg`); `archive.tar.gz` → (`archive.tar`, `.gz`); `README`

@@ -29,9 +29,12 @@ extension WebDAVClient {
 
     // MARK: Single requests
 
-    /// One PUT of `body` to `path`.
-    public func put(_ body: RequestBody, to path: String, headers: [(String, String)] = []) throws -> PutResult {
+    /// One PUT of `body` to `path`. With a `condition` the server refuses (`NameTaken`,
+    /// `VersionChanged`) rather than replace a file it does not allow.
+    public func put(_ body: RequestBody, to path: String, headers: [(String, String)] = [], condition: Replacing? = nil) throws -> PutResult {
+        let headers = headers + (condition?.putHeaders ?? [])
         let response = try session.perform(HTTPRequest(method: "PUT", url: url(for: path), headers: headers, body: body))
+        if let condition, response.status == 412 { throw condition.refusal(at: path) }
         guard response.status == 201 || response.status == 204 || response.status == 200 else {
             throw HTTPStatusError(step: .put, response: response)
         }
@@ -39,11 +42,13 @@ extension WebDAVClient {
                          etag: response.header("oc-etag") ?? response.header("etag"))
     }
 
-    /// MOVE `source` to `destination` on this account (`Overwrite: T` replaces a file there).
-    public func move(_ source: String, to destination: String, overwrite: Bool) throws {
-        let response = try session.perform(HTTPRequest(method: "MOVE", url: url(for: source), headers: [
-            ("Destination", try url(for: destination)), ("Overwrite", overwrite ? "T" : "F"),
-        ]))
+    /// MOVE `source` to `destination` on this account, replacing only what `condition`
+    /// allows there (`NameTaken`, `VersionChanged` otherwise); nil replaces anything.
+    public func move(_ source: String, to destination: String, condition: Replacing?) throws {
+        let target = try url(for: destination)
+        let headers = [("Destination", target)] + (condition?.moveHeaders(destination: target) ?? [("Overwrite", "T")])
+        let response = try session.perform(HTTPRequest(method: "MOVE", url: url(for: source), headers: headers))
+        if let condition, response.status == 412 { throw condition.refusal(at: destination) }
         guard response.status == 201 || response.status == 204 else { throw HTTPStatusError(step: .move, response: response) }
     }
 

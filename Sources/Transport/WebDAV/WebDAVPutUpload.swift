@@ -6,9 +6,10 @@ import Foundation
 /// Nothing survives a break, so the engine sends the file in one piece and starts it from
 /// zero after any interruption. With `.viaTemporary` the handle is a hidden temporary name
 /// in the target's folder (`WebDAVClient.temporaryName`), the PUT goes there and `finish`
-/// MOVEs it over the real name, so half a file is never seen under it; a temporary left by
-/// a broken PUT is removed (when the PUT fails, and again before the next try). With
-/// `.direct` the handle is the target itself and `finish` has nothing to do.
+/// MOVEs it to the real name with `Overwrite: F`, so half a file is never seen under it and
+/// a file saved there meanwhile is never replaced; a temporary left by a broken PUT is
+/// removed (when the PUT fails, and again before the next try). With `.direct` the handle
+/// is the target itself, the PUT carries `If-None-Match: *`, and `finish` has nothing to do.
 public final class WebDAVPutUpload: UploadProtocol {
     public let dav: WebDAVClient
     public let placement: PutPlacement
@@ -20,7 +21,7 @@ public final class WebDAVPutUpload: UploadProtocol {
     }
 
     public func capabilities() throws -> UploadCapabilities {
-        UploadCapabilities(keepsPartialChunks: false, wholeFileOnly: true, lastChunkFinishes: false)
+        UploadCapabilities(keepsPartialChunks: false, wholeFileOnly: true, finalStep: placement == .direct ? .wholeFileSend : .finish)
     }
 
     public func start(_ target: UploadTarget) throws -> UploadStanding.Started {
@@ -59,7 +60,7 @@ public final class WebDAVPutUpload: UploadProtocol {
         // Nextcloud and ownCloud set the file's mtime from it; others ignore it.
         if let mtime = target.mtime { headers.append(("X-OC-Mtime", String(mtime))) }
         do {
-            lastPut = try dav.put(body, to: handle, headers: headers)
+            lastPut = try dav.put(body, to: handle, headers: headers, condition: placement == .direct ? target.replacing : nil)
         } catch {
             // Best effort: the next try removes it too, and cancel does.
             if placement == .viaTemporary, !session.cancellation.isCancelled { try? dav.delete(handle) }
@@ -72,10 +73,14 @@ public final class WebDAVPutUpload: UploadProtocol {
     public private(set) var lastPut: WebDAVClient.PutResult?
 
     public func finish(_ handle: String, as target: UploadTarget, sha256: String) throws {
-        // An empty file has no chunk to send: its one PUT (of nothing) is made here.
-        if target.length == 0 { _ = try send(.bytes([]), to: handle, at: 0, of: target, checksum: nil) }
+        // An empty file has no chunk to send: its one PUT (of nothing) is made here, straight
+        // to the target's name when there is no temporary (which may have changed since).
+        if target.length == 0 {
+            let to = placement == .direct ? WebDAVPath.normalize(target.remotePath) : handle
+            _ = try send(.bytes([]), to: to, at: 0, of: target, checksum: nil)
+        }
         guard placement == .viaTemporary else { return }
-        try dav.move(handle, to: target.remotePath, overwrite: true)
+        try dav.move(handle, to: target.remotePath, condition: target.replacing)
     }
 
     public func abandon(_ handle: String) throws {

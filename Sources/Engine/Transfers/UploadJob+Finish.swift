@@ -1,0 +1,189 @@
+import Glibc
+import Platform
+import Queue
+import Transport
+
+/// Making the file: the last step never replaces what is there, and a kill inside it is
+/// recognised afterwards instead of repeated.
+///
+/// Before the request that makes the file (tus's last chunk, `finish`, a direct PUT) the row
+/// records the name, size and SHA-256 it is about to make (`recordFinishing`). That request
+/// is conditional where the protocol has a conditional form (`MOVE` with `Overwrite: F`,
+/// `PUT` with `If-None-Match: *`); a file found there (`NameTaken`) moves ours to the next
+/// free `name (n).ext`, recorded first too. A new version of a file replaces only the
+/// version it was made from (`If-Match`, a tagged `If`); another version found there
+/// (`VersionChanged`) sends ours beside it as a conflicted copy. After a restart in the
+/// finishing state the server is asked what is at the recorded name (`recogniseMadeFile`).
+extension UploadJob {
+    /// Names tried after a `NameTaken` before giving up: a server that refuses every free
+    /// name it does not list is not believed forever.
+    static let maxNameTries = 10
+
+    /// Commits, before the request that makes the file, what that request will make.
+    func recordFinishing(_ row: inout Transfer, size: Int64, sha256: String?) throws {
+        try store.recordFinishing(row.id, remotePath: row.remotePath, bytes: size, sha256: sha256)
+        row.finishing = true
+        row.sha256 = sha256
+        CrashWindow.aboutToMakeFile.pauseIfTesting(transfer: row.id, cancellation: cancellation)
+    }
+
+    /// Makes the uploaded bytes the file, where nothing is: a name taken meanwhile moves it
+    /// to the next free one, without sending a byte again. A folder removed since the upload
+    /// began is made again once (Nextcloud's MOVE and a temporary's MOVE answer 409 without it).
+    func finish(_ handle: String, row: inout Transfer, source: SourceFile, sha256: String) throws {
+        var remadeFolder = false
+        for _ in 0..<Self.maxNameTries {
+            // The If header is not honoured by every server: the version is also looked at
+            // just before (the window left: one round trip, on those servers).
+            if row.replaceable != nil, try !isStillTheVersion(row) { try divertToConflictedCopy(&row) }
+            try recordFinishing(&row, size: source.size, sha256: sha256)
+            do {
+                try upload.finish(handle, as: target(row, source), sha256: sha256)
+                return
+            } catch is VersionChanged {
+                try divertToConflictedCopy(&row)
+            } catch let taken as NameTaken {
+                row.remotePath = try nextFreeName(after: taken, row: row)
+                Log.info("upload \(row.id): someone saved another file as \(taken.path) while this one was sent; it becomes \(row.remotePath), nothing sent again")
+            } catch let e as HTTPStatusError where e.status == 409 && (e.step == .move || e.step == .put) && !remadeFolder {
+                guard try recreateMissingFolder(row) else { throw e }
+                remadeFolder = true
+                Log.info("upload \(row.id): made \(row.remoteFolder) again")
+            }
+        }
+        throw Classified(Reason(.protocol, "the server refused \(Self.maxNameTries) free names in \(row.remoteFolder) as taken"))
+    }
+
+    /// The name to finish under after `taken`: the server must list a file at the taken
+    /// name (a 412 for anything else is not believed), and the next free `name (n).ext`
+    /// is claimed for the row.
+    func nextFreeName(after taken: NameTaken, row: Transfer) throws -> String {
+        guard try dav.exists(taken.path) else {
+            throw ProtocolViolation("the server refused to make \(taken.path) as taken (412), yet lists nothing there")
+        }
+        return try TargetCheck(dav: dav, store: store, row: row).freeName(instead: taken.path)
+    }
+
+    /// tus makes the file with the chunk that reaches the length and has no conditional form
+    /// of it, so the target is looked at just before that chunk (held back to one byte): it
+    /// must hold nothing, or, for a new version, still the version it replaces. The window
+    /// left: a file saved at the name between this PROPFIND and the server's handling of that
+    /// one-byte PATCH (about one round trip) is replaced by the upload, as the server would
+    /// replace it for any tus client.
+    func targetAllowsTheLastChunk(_ row: Transfer) throws -> Bool {
+        guard row.replaceable == nil else { return try isStillTheVersion(row) }
+        do {
+            _ = try dav.properties(of: row.remotePath)
+            return false
+        } catch let e as HTTPStatusError where e.status == 404 {
+            return true
+        }
+    }
+
+    /// tus found its name no longer fit to finish at before its last byte: the upload there
+    /// is given up and the file goes again, from zero, under the next free name or as a
+    /// conflicted copy (its name was fixed when the upload was created).
+    func sendAgain(_ row: inout Transfer, source: SourceFile) throws {
+        if let handle = row.uploadURL { try? upload.abandon(handle) }
+        let taken = row.remotePath
+        let why: String
+        if row.replaceable != nil {
+            try divertToConflictedCopy(&row)
+            why = "the server's copy of \(taken) changed while its new version was sent"
+        } else {
+            row.remotePath = try nextFreeName(after: NameTaken(path: taken), row: row)
+            why = "someone saved another file as \(taken) while this one was sent"
+        }
+        let note = Reason(.uploadLost, "\(why); tus cannot finish it under another name, so it is sent again as \(row.remotePath)")
+        Log.info("upload \(row.id): \(note.message)")
+        try store.restartFromZero(row.id, note: note, fingerprint: source.fingerprint, bytesTotal: source.size)
+        row.uploadURL = nil
+        row.uploadExpiresAt = nil
+        row.checkpoint = Checkpoint()
+        row.finishing = false
+    }
+
+    /// True while the server's file at the row's path is the version this new version replaces.
+    func isStillTheVersion(_ row: Transfer) throws -> Bool {
+        guard let etag = row.replaceable else { return false }
+        do {
+            let item = try dav.properties(of: row.remotePath)
+            return !item.isFolder && item.etag.map { Replacing.sameVersion($0, etag) } == true
+        } catch let e as HTTPStatusError where e.status == 404 {
+            return false
+        }
+    }
+
+    /// The server's copy is not the version this one was made from (changed, or deleted):
+    /// this version goes beside it as `name (conflicted copy YYYY-MM-DD HHMM).ext`, and the
+    /// server's copy is left alone.
+    func divertToConflictedCopy(_ row: inout Transfer) throws {
+        let original = row.remotePath
+        let name = DownloadName.conflicted(String(original.split(separator: "/").last ?? ""), stamp: DownloadName.stamp(time(nil)))
+        let wanted = RemotePath.join(row.remoteFolder, name)
+        let check = TargetCheck(dav: dav, store: store, row: row)
+        if try !dav.exists(wanted), try store.claimRemotePath(row.id, wanted, accountID: row.accountID) {
+            row.remotePath = wanted
+        } else {
+            row.remotePath = try check.freeName(instead: wanted)
+        }
+        Log.info("upload \(row.id): \(original) changed on the server since it was downloaded; this version goes beside it as \(row.remotePath), the server's copy is left alone")
+    }
+
+    /// After a kill inside the request that makes the file: when the file at the recorded
+    /// name is this upload's, the row completes and nothing is sent again.
+    ///
+    /// The file there is ours when its size is the recorded one and its checksum, where the
+    /// server reports one, is the file's SHA-256. Without a checksum, the upload itself
+    /// says whether the finishing request happened: a `finish` uses its upload up (the
+    /// chunk folder or the temporary is gone), and tus's last chunk leaves it whole. A direct
+    /// PUT went only where nothing was, so a file of our size there is ours (the window: a
+    /// file of exactly that size saved there by someone else in the seconds of the kill).
+    func recogniseMadeFile(_ row: Transfer, source: SourceFile, capabilities: UploadCapabilities) throws -> JobOutcome? {
+        guard row.bytesTotal == source.size else { return nil }
+        let item: RemoteItem
+        do { item = try dav.properties(of: row.remotePath) } catch let e as HTTPStatusError where e.status == 404 { return nil }
+        guard !item.isFolder, item.size == source.size else { return nil }
+        // The version a new version replaces is never ours, whatever its size.
+        if let replaced = row.replaceable, let etag = item.etag, Replacing.sameVersion(etag, replaced) { return nil }
+        let sha = try row.sha256 ?? wholeFileDigest(source)
+        if let theirs = item.sha256 {
+            guard theirs.lowercased() == sha.lowercased() else { return nil }
+        } else if let handle = row.uploadURL {
+            let standing = try upload.status(of: handle, confirmed: row.checkpoint.offset)
+            switch capabilities.finalStep {
+            case .finish: guard case .forgotten = standing else { return nil }
+            case .lastChunk:
+                // Unfinished, it did not happen; whole or gone (some servers drop a finished
+                // upload at once), it did: the name was free just before that chunk.
+                if case .holds(let offset, _, _) = standing, offset < source.size { return nil }
+            case .wholeFileSend: break
+            }
+        } else if capabilities.finalStep != .wholeFileSend {
+            return nil
+        }
+        Log.info("upload \(row.id): \(row.remotePath) on the server is this upload's file, made before the agent stopped; nothing sent again")
+        counters.resumedAt = source.size
+        try store.checkpoint(row.id, offset: source.size, hashState: nil, counters: counters, resetAttempts: false)
+        return .completed(sha256: sha, bytes: source.size, verified: true)
+    }
+
+    /// The file the server made must have the file's size, and where the server reports a
+    /// checksum of what it stored, the file's SHA-256. The server's listing of it when it
+    /// showed it so; nil when it could not be asked (the upload's own replies stand, but
+    /// nothing that needs proof, like moving the original to the trash, relies on them).
+    func verifyOnServer(_ path: String, size: Int64, digest: String) throws -> RemoteItem? {
+        let item: RemoteItem
+        do { item = try dav.properties(of: path) } catch {
+            Log.info("upload \(transfer.id): could not ask the server about the finished file (\(error)); it counts as sent, not as checked")
+            return nil
+        }
+        if item.isFolder { throw Classified(Reason(.integrity, "the server shows a folder at \(path) where the file was made")) }
+        guard let stored = item.size else { return nil }
+        if stored != size {
+            throw Classified(Reason(.integrity, "the server's copy has \(stored) bytes, the file \(size)"))
+        }
+        guard let theirs = item.sha256, theirs.lowercased() != digest.lowercased() else { return item }
+        throw Classified(Reason(.integrity, "the server's copy does not match the file (SHA-256 \(theirs.prefix(12))… instead of \(digest.prefix(12))…)"))
+    }
+}

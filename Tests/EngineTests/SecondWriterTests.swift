@@ -1,0 +1,168 @@
+import Foundation
+import Glibc
+import Queue
+import TestSupport
+import Testing
+
+/// Other people and programs save files into the same server folders while the agent
+/// works. The request that makes an upload's file never replaces one that appeared since
+/// the agent looked, on every kind of server, and a kill inside that request is recognised
+/// afterwards instead of sending a second copy.
+@Suite("Nothing on the server is replaced, nothing sent twice")
+struct SecondWriterTests {
+    static let folder = "Shared"
+    static let name = "IMG_0001.jpg"
+    static let size = 3 << 20
+
+    /// Every protocol and its finishing step: tus's last chunk (tus beside WebDAV, oCIS),
+    /// Nextcloud's MOVE, a direct PUT (ownCloud 10), a PUT to a temporary and its MOVE (the
+    /// reference server's plain WebDAV face, Apache mod_dav, rclone).
+    static let kinds: [ServerKind] = [.tusAndWebDAV, .ocis, .nextcloud, .owncloud10, .referenceWebDAV, .apache, .rclone]
+
+    @Test("a different file saved at the target while the upload runs survives; ours completes as name (1).ext, and its bytes went once where the protocol can finish under another name",
+          arguments: kinds)
+    func differentFileSavedMeanwhile(_ kind: ServerKind) async throws {
+        try await offThePool {
+            // A direct PUT is only checked by the server when it starts (the server writes the
+            // body where it will stay), so the other file comes before the PUT reaches it;
+            // everywhere else it comes while the body is part way.
+            let scene = try SecondWriterScene(kind, hold: kind == .owncloud10 ? .atMethod("PUT") : .afterBytes(1 << 20))
+            try scene.session.startAgent()
+            try scene.proxy.waitUntilHolding()
+            let theirs = try scene.saveTheirs()
+            scene.proxy.release()
+            try scene.session.waitForAll("completed", count: 1, timeout: 120)
+
+            #expect(try TestData.sha256(ofFile: scene.onServer(Self.name)) == theirs, "the file saved meanwhile is untouched")
+            #expect(try TestData.sha256(ofFile: scene.onServer("IMG_0001 (1).jpg")) == (try TestData.sha256(ofFile: scene.file)))
+            #expect(try scene.listing() == ["IMG_0001 (1).jpg", Self.name], "nothing else: no temporary, no third copy")
+            let row = try #require(try scene.session.items().first)
+            #expect(row["target"] as? String == "/\(Self.folder)/IMG_0001 (1).jpg", "the row names where it went: \(row)")
+
+            // What went over the wire: the file once where the finishing request can name
+            // another file (a MOVE), twice where it cannot: tus's last chunk, and a direct PUT,
+            // whose refused body the server discarded.
+            let sent = try scene.proxy.bytesSent()
+            let expected = [.tusAndWebDAV, .ocis, .owncloud10].contains(kind) ? 2 * Self.size : Self.size
+            #expect(sent >= expected && sent < expected + Self.size / 2, "\(sent) bytes sent for a \(Self.size)-byte file")
+            if [.tusAndWebDAV, .ocis].contains(kind) {
+                #expect(scene.session.agentLog.contains("tus cannot finish it under another name, so it is sent again as /Shared/IMG_0001 (1).jpg"),
+                        "\(scene.session.agentLog.suffix(2000))")
+            }
+        }
+    }
+
+    @Test("killed inside the request that makes the file: the restarted agent finds its file there and completes, one file on the server, nothing sent again",
+          arguments: [ServerKind.tusAndWebDAV, .nextcloud, .owncloud10, .referenceWebDAV])
+    func killedInsideTheFinishingRequest(_ kind: ServerKind) async throws {
+        try await offThePool {
+            let scene = try SecondWriterScene(kind, hold: nil)
+            scene.session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "upload-made"
+            try scene.session.startAgent()
+            try scene.waitForLog("paused at upload-made")
+            scene.session.killAgent()
+            scene.session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+            let row = try #require(try QueueStore(path: scene.session.databasePath).transfer(id: 1))
+            #expect(row.state == .inProgress && row.finishing, "the row recorded what it was making: \(row.state) \(row.finishing)")
+            let before = try scene.proxy.bytesSent()
+
+            try scene.session.startAgent()
+            try scene.session.waitForAll("completed", count: 1, timeout: 60)
+            #expect(try scene.listing() == [Self.name], "one file, no (1)")
+            #expect(try TestData.sha256(ofFile: scene.onServer(Self.name)) == (try TestData.sha256(ofFile: scene.file)))
+            let after = try scene.proxy.bytesSent()
+            #expect(after - before < 64 << 10, "no body sent again: \(after - before) bytes after the restart")
+            #expect(scene.session.agentLog.contains("is this upload's file, made before the agent stopped"), "\(scene.session.agentLog.suffix(2000))")
+            let stats = try #require(try scene.running.reference?.stats())
+            let path = "\(Self.folder)/\(Self.name)"
+            let made = switch kind {
+            case .tusAndWebDAV: ((stats["completions"] as? [String: Any])?["alice"] as? [String: Int])?[path]
+            case .nextcloud: (stats["assemblies"] as? [String: Int])?[path]
+            case .owncloud10: (stats["puts"] as? [String: Int])?[path]
+            default: stats["moves"] as? Int
+            }
+            #expect(made == 1, "the file was made once: \(stats)")
+            let done = try #require(try QueueStore(path: scene.session.databasePath).transfer(id: 1))
+            #expect(done.verifiedAt != nil && !done.finishing, "the server showed the file")
+        }
+    }
+
+    @Test("killed just before the request that makes the file, while someone saves a file of the same size at the name on a server without checksums: theirs is not taken for ours")
+    func sameSizeFileIsNotTakenForOurs() async throws {
+        try await offThePool {
+            let scene = try SecondWriterScene(.apache, hold: nil)
+            scene.session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "upload-finishing"
+            try scene.session.startAgent()
+            try scene.waitForLog("paused at upload-finishing")
+            scene.session.killAgent()
+            scene.session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+            let theirs = try scene.saveTheirs()
+
+            try scene.session.startAgent()
+            try scene.session.waitForAll("completed", count: 1, timeout: 60)
+            #expect(try TestData.sha256(ofFile: scene.onServer(Self.name)) == theirs, "theirs is untouched")
+            #expect(try TestData.sha256(ofFile: scene.onServer("IMG_0001 (1).jpg")) == (try TestData.sha256(ofFile: scene.file)))
+            #expect(try scene.listing() == ["IMG_0001 (1).jpg", Self.name])
+        }
+    }
+}
+
+/// One server of a kind behind a holding proxy, a person whose account reaches it through
+/// the proxy, and one 3 MiB photo queued for `/Shared`.
+struct SecondWriterScene {
+    let running: ServerKind.Running
+    let proxy: HoldingProxy
+    let session: AgentHarness
+    let file: String
+    /// The account's WebDAV root, straight to the server (not through the proxy).
+    let directRoot: String
+
+    init(_ kind: ServerKind, hold: HoldingProxy.Hold?) throws {
+        running = try ServerKind.Running(kind)
+        var address = try #require(URLComponents(string: running.address))
+        let port = try #require(address.port)
+        // Without a hold the proxy only counts what goes through it.
+        proxy = try HoldingProxy(toPort: port, hold: hold ?? .afterBytes(Int.max))
+        address.port = proxy.port
+        session = try AgentHarness()
+        // The agent never gives up on a held request by itself.
+        try session.writeConfig(agentConfig(stallSeconds: 300))
+        try session.addAccount(address: try #require(address.string), user: running.user, password: running.password)
+        let account = try #require(try QueueStore(path: session.databasePath).account(named: "home"))
+        var root = try #require(URLComponents(string: account.webdavURL))
+        root.port = port
+        directRoot = try #require(root.string)
+        try FileManager.default.createDirectory(atPath: running.tree + "/" + SecondWriterTests.folder, withIntermediateDirectories: true)
+        chmod(running.tree + "/" + SecondWriterTests.folder, 0o777)
+        file = try session.home.randomFile("pictures/" + SecondWriterTests.name, size: SecondWriterTests.size, seed: 41)
+        let r = try session.cli(["upload", "--to", "/" + SecondWriterTests.folder, file])
+        guard r.status == 0 else { throw TestFailure("upload failed (\(r.status)): \(r.stderr)") }
+    }
+
+    func onServer(_ name: String) -> String { running.tree + "/" + SecondWriterTests.folder + "/" + name }
+
+    func listing() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: running.tree + "/" + SecondWriterTests.folder).sorted()
+    }
+
+    /// Another client saves a different file of the same size at the upload's name, with a
+    /// PUT straight to the server; its SHA-256.
+    func saveTheirs() throws -> String {
+        let theirs = session.home.path + "/theirs.jpg"
+        try Data(TestData.bytes(count: SecondWriterTests.size, seed: 999)).write(to: URL(fileURLWithPath: theirs))
+        let url = directRoot + SecondWriterTests.folder + "/" + SecondWriterTests.name
+        let r = try Shell.capture("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-u", "\(running.user):\(running.password)",
+                                                    "-T", theirs, url])
+        guard ["201", "204", "200"].contains(r.stdout) else { throw TestFailure("their PUT to \(url) answered \(r.stdout): \(r.stderr)") }
+        return try TestData.sha256(ofFile: theirs)
+    }
+
+    func waitForLog(_ text: String, timeout: Double = 60) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if session.agentLog.contains(text) { return }
+            usleep(50_000)
+        }
+        throw TestFailure("the agent never said \"\(text)\"; log:\n\(session.agentLog.suffix(2000))")
+    }
+}
