@@ -9,6 +9,17 @@ A fault is one of three kinds:
              `stall_seconds`, then carry on normally.
 For GET the byte counts of reset/stall apply to the *response* body (to test
 download resume); for every other method to the request body.
+
+A fourth kind is for GET only:
+  throttle -- send the response body at about `bytes_per_second`, as over a
+             slow link, so a test can act while a download runs; clearing the
+             faults lets the rest go at full speed.
+
+A GET fault may also carry `ignore_range: true`: the request's `Range` and
+`If-Range` are dropped before the WebDAV server sees them, so the answer is a
+`200` with the whole file, as from a server (or a proxy) that does not do
+ranges. Alone, that is the whole fault; with reset/stall, the whole-file body
+breaks off or stalls at the byte count.
 """
 
 from __future__ import annotations
@@ -34,6 +45,8 @@ class Fault:
     reset_after_bytes: Optional[int] = None
     stall_seconds: Optional[float] = None
     after_bytes: int = 0
+    ignore_range: bool = False
+    bytes_per_second: Optional[int] = None
     id: int = 0
 
     @classmethod
@@ -46,10 +59,18 @@ class Fault:
             raise ValueError(f"unknown fault fields: {sorted(unknown)}")
         f = cls(**obj)
         f.method = str(f.method).upper()
-        kinds = [k for k in ("status", "reset_after_bytes", "stall_seconds")
+        kinds = [k for k in ("status", "reset_after_bytes", "stall_seconds", "bytes_per_second")
                  if getattr(f, k) is not None]
-        if len(kinds) != 1:
-            raise ValueError("give exactly one of status, reset_after_bytes, stall_seconds")
+        if not isinstance(f.ignore_range, bool):
+            raise ValueError("ignore_range must be true or false")
+        if f.ignore_range and (f.method != "GET" or f.status is not None):
+            raise ValueError("ignore_range applies to GET, alone or with reset_after_bytes or stall_seconds")
+        if len(kinds) != 1 and not (f.ignore_range and not kinds):
+            raise ValueError("give exactly one of status, reset_after_bytes, stall_seconds, bytes_per_second"
+                             " (or ignore_range alone)")
+        if f.bytes_per_second is not None and (f.method != "GET" or not isinstance(f.bytes_per_second, int)
+                                               or f.bytes_per_second < 1):
+            raise ValueError("bytes_per_second applies to GET and must be an integer >= 1")
         if not isinstance(f.count, int) or f.count < 1:
             raise ValueError("count must be an integer >= 1")
         if f.status is not None and not (isinstance(f.status, int) and 100 <= f.status <= 599):
@@ -68,7 +89,11 @@ class Fault:
     def kind(self) -> str:
         if self.status is not None:
             return "status"
-        return "reset" if self.reset_after_bytes is not None else "stall"
+        if self.reset_after_bytes is not None:
+            return "reset"
+        if self.bytes_per_second is not None:
+            return "throttle"
+        return "stall" if self.stall_seconds is not None else "whole-file"
 
     @property
     def limit(self) -> int:
@@ -266,3 +291,40 @@ class ResponseTap:
             return
         await self._send({"type": "http.response.body", "body": tail,
                           "more_body": message.get("more_body", False)})
+
+
+class ThrottledSend:
+    """Wraps an ASGI `send`: the response body goes out at about `rate` bytes a second,
+    in tenths of that. `release` set (the faults cleared) sends the rest at once; shutting
+    down drops the connection."""
+
+    def __init__(self, send, rate: int, abort: Callable[[], Awaitable[None]],
+                 cancels: tuple[asyncio.Event, ...] = (), release: Optional[asyncio.Event] = None):
+        self._send = send
+        self._rate = rate
+        self._abort = abort
+        self._cancel = cancels
+        self._release = release
+        self.cut = False
+
+    async def __call__(self, message):
+        if self.cut:
+            return
+        if message["type"] != "http.response.body":
+            return await self._send(message)
+        body = message.get("body", b"")
+        more = message.get("more_body", False)
+        step = max(1, self._rate // 10)
+        start = 0
+        while True:
+            released = self._release is not None and self._release.is_set()
+            piece = body[start:] if released else body[start:start + step]
+            start += len(piece)
+            await self._send({"type": "http.response.body", "body": piece, "more_body": more or start < len(body)})
+            if not released and piece:
+                if await _wait_or_cancel(_stall_for(len(piece) / self._rate, self._release), self._cancel) is None:
+                    self.cut = True  # shutting down
+                    await self._abort()
+                    return
+            if start >= len(body):
+                return

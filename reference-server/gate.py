@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 import conditions
 import control
 import tus_app as tus
-from faults import BodyTap, Fault, ResponseTap, abort_connection, send_fault_response
+from faults import BodyTap, Fault, ResponseTap, ThrottledSend, abort_connection, send_fault_response
 from state import ActivePatch, State
 
 log = logging.getLogger("reference-server")
@@ -173,6 +173,14 @@ class Gate:
         raw_send = scope["iu.uvicorn_send"]
         stop = (cancel, self.state.shutting_down)
         if fault is not None and scope["method"] == "GET":
+            if fault.ignore_range:
+                # A server that does not do ranges: the whole file, 200, whatever was asked.
+                scope = dict(scope, headers=[(k, v) for k, v in scope["headers"] if k.lower() not in (b"range", b"if-range")])
+            if fault.kind == "whole-file":
+                return await app(scope, receive, send)
+            if fault.kind == "throttle":
+                return await app(scope, receive, ThrottledSend(send, fault.bytes_per_second, lambda: abort_connection(raw_send),
+                                                               stop[1:], release=self.state.stall_release))
             tap_send = ResponseTap(send, fault, lambda: abort_connection(raw_send), stop[1:],
                                    release=self.state.stall_release)
             return await app(scope, receive, tap_send)

@@ -245,7 +245,8 @@ class NextcloudFace:
         if fault.kind == "reset":
             await abort_connection(scope["iu.uvicorn_send"])
             return True
-        await asyncio.sleep(fault.stall_seconds)  # then answer as usual
+        if fault.kind == "stall":
+            await asyncio.sleep(fault.stall_seconds)  # then answer as usual
         return False
 
     # --- OCS --------------------------------------------------------------------

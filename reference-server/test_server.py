@@ -487,6 +487,62 @@ def test_download_reset_fault_then_range_resume(srv):
     assert r.status_code == 206 and got + r.content == data
 
 
+def test_ignore_range_fault_answers_200_with_the_whole_file_and_can_break_it_off(srv):
+    data = blob(200_000, seed=7)
+    url = f"{srv.url}/dav/alice/whole.bin"
+    assert requests.put(url, data=data, auth=ALICE, timeout=5).status_code in (201, 204)
+    etag = requests.head(url, auth=ALICE, timeout=5).headers["ETag"]
+    ranged = {"Range": "bytes=100000-", "If-Range": etag}
+
+    # alone: a server that does not do ranges
+    srv.control("POST", "faults", {"method": "GET", "path_prefix": "/dav/", "ignore_range": True})
+    r = requests.get(url, auth=ALICE, timeout=5, headers=ranged)
+    assert r.status_code == 200 and r.content == data and "Content-Range" not in r.headers
+
+    # with a reset: the whole file from byte 0, broken off after 70 000 bytes
+    srv.control("POST", "faults", {"method": "GET", "path_prefix": "/dav/", "ignore_range": True,
+                                   "reset_after_bytes": 70_000})
+    got = b""
+    with pytest.raises(requests.exceptions.RequestException):
+        with requests.get(url, auth=ALICE, stream=True, timeout=5, headers=ranged) as r:
+            assert r.status_code == 200
+            for chunk in r.iter_content(8192):
+                got += chunk
+    assert 0 < len(got) <= 70_000 and got == data[:len(got)]
+
+    # used up: the range is honoured again
+    r = requests.get(url, auth=ALICE, timeout=5, headers=ranged)
+    assert r.status_code == 206 and r.content == data[100_000:]
+
+
+def test_throttle_fault_slows_a_download_until_the_faults_are_cleared(srv):
+    data = blob(300_000, seed=8)
+    url = f"{srv.url}/dav/alice/slow.bin"
+    assert requests.put(url, data=data, auth=ALICE, timeout=5).status_code in (201, 204)
+    srv.control("POST", "faults", {"method": "GET", "path_prefix": "/dav/", "bytes_per_second": 100_000})
+    got = b""
+    with requests.get(url, auth=ALICE, stream=True, timeout=10) as r:
+        for chunk in r.iter_content(8192):
+            got += chunk
+            if len(got) >= 50_000:
+                break
+        # 50 000 bytes in, the rest is still on its way at 100 000 a second
+        assert len(got) < len(data)
+        srv.control("DELETE", "faults")
+        for chunk in r.iter_content(8192):
+            got += chunk
+    assert got == data
+
+
+def test_ignore_range_and_throttle_are_for_get_only(srv):
+    for bad in ({"method": "PUT", "ignore_range": True}, {"method": "GET", "ignore_range": True, "status": 503},
+                {"method": "GET", "ignore_range": "yes"}, {"method": "PUT", "bytes_per_second": 1000},
+                {"method": "GET", "bytes_per_second": 0}, {"method": "GET", "bytes_per_second": 1000, "stall_seconds": 1}):
+        r = requests.post(f"{srv.url}/_control/faults", json=bad, timeout=5)
+        assert r.status_code == 400, bad
+    assert srv.control("GET", "faults") == []
+
+
 # --- restarts and expiry ----------------------------------------------------------------
 
 def test_kill9_and_restart_resume(tmp_path):

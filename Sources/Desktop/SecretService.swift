@@ -61,6 +61,21 @@ struct SecretService {
         }
     }
 
+    /// Whether the session offers a Secret Service at all: one owns its name on the bus, or
+    /// the bus can start one. A session without one keeps passwords in the credentials file
+    /// by design; one that is offered and refuses to store is something to tell the person.
+    func isOffered() -> Bool {
+        guard let bus = try? BusConnection(address: address) else { return false }
+        let dbus = (name: "org.freedesktop.DBus", path: "/org/freedesktop/DBus")
+        if (try? bus.call(destination: dbus.name, path: dbus.path, interface: dbus.name, member: "GetNameOwner",
+                          arguments: [.string(Self.name)], timeoutMilliseconds: 5_000)) != nil {
+            return true
+        }
+        let activatable = try? bus.call(destination: dbus.name, path: dbus.path, interface: dbus.name, member: "ListActivatableNames",
+                                        timeoutMilliseconds: 5_000)
+        return activatable?.arguments.first?.stringsValue?.contains(Self.name) ?? false
+    }
+
     private func call(_ bus: BusConnection, _ path: String, _ interface: String, _ member: String, _ arguments: [BusValue],
                       timeout: Int32? = nil) throws(BusError) -> [BusValue] {
         try bus.call(destination: Self.name, path: path, interface: interface, member: member, arguments: arguments,

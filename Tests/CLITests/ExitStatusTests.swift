@@ -16,7 +16,7 @@ struct ExitStatusTests {
         for name in accounts {
             try store.addAccount(name: name, webdavURL: "http://127.0.0.1:9/dav/", tusURL: "http://127.0.0.1:9/files/", username: "alice")
             // A stored password, so the agent tries (and meets nothing on port 9).
-            _ = try SecretStore(paths: XDGPaths(environment: session.environment)).save(account: name, password: "wonderland")
+            _ = try SecretStore(paths: XDGPaths(environment: session.environment)).save(account: name, password: "wonderland") { _ in true }
         }
         return (session, store)
     }

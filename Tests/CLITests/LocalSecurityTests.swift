@@ -262,4 +262,70 @@ struct LocalSecurityTests {
         #expect(try session.items().isEmpty)
         #expect(!(try session.cli(["watch", "list"]).stdout.contains("/in")), "no rule was written")
     }
+
+    // MARK: Secrets
+
+    @Test("a credentials file with mode 0644 is refused by account add and download alike, with the command that fixes it")
+    func credentialsFileOpenToOthers() throws {
+        let server = try ReferenceServer()
+        let session = try AgentHarness()
+        try session.addAccount(server)
+        let file = XDGPaths(environment: session.environment).credentialsFile
+        try #require(chmod(file, 0o644) == 0)
+
+        let add = try session.cli(["account", "add", "--webdav", server.webdavURL(), "--tus", server.tusURL, "--user", "alice",
+                                   "--name", "work", "--password-stdin"], stdin: "wonderland\n")
+        #expect(add.status == 3, "\(add.stderr)")
+        #expect(add.stderr.contains("can be read by others (mode 644)") && add.stderr.contains("`chmod 600 \(file)`"), "\(add.stderr)")
+        #expect(!(try session.cli(["account", "list"]).stdout.contains("work")), "the account was added without its password")
+        let download = try session.cli(["download", "/anything.pdf"])
+        #expect(download.status == 3 && download.stderr.contains("`chmod 600 \(file)`"), "\(download.stderr)")
+    }
+
+    /// A session whose keyring answers lookups but refuses to store (the stand-in has no
+    /// CreateItem, so `secret-tool store` fails against it).
+    static func refusingKeyring() throws -> (SessionBusDaemon, SecretServiceStandIn, AgentHarness) {
+        let bus = try SessionBusDaemon()
+        let keyring = try SecretServiceStandIn(bus: bus, items: [])
+        return (bus, keyring, try AgentHarness(extraEnvironment: bus.environment))
+    }
+
+    @Test("a keyring that refuses to store the password, and no terminal to ask: nothing is saved, and the person is told what to do")
+    func keyringRefusesWithoutATerminal() throws {
+        let server = try ReferenceServer()
+        let (bus, keyring, session) = try Self.refusingKeyring()
+        defer { withExtendedLifetime((bus, keyring)) {} }
+        // A session of its own: no controlling terminal to ask on, as under a script or a service.
+        let r = try Shell.capture("/usr/bin/setsid", ["-w", Repository.binaries + "/instant-upload", "account", "add", "--webdav", server.webdavURL(),
+                                                      "--tus", server.tusURL, "--user", "alice", "--name", "home", "--password-stdin"],
+                                  environment: session.environment, stdin: "wonderland\n")
+        #expect(r.status == 3, "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("refused to store the password") && r.stderr.contains("nothing was saved")
+                && r.stderr.contains("add it on a terminal"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: XDGPaths(environment: session.environment).credentialsFile))
+        #expect(!(try session.cli(["account", "list"]).stdout.contains("home")))
+    }
+
+    @Test("a keyring that refuses to store the password, on a terminal: the person is asked, and a yes keeps it in the file, 0600")
+    func keyringRefusesOnATerminal() throws {
+        let server = try ReferenceServer()
+        let (bus, keyring, session) = try Self.refusingKeyring()
+        defer { withExtendedLifetime((bus, keyring)) {} }
+        let terminal = try TerminalSession(rows: 12, columns: 160, command: [
+            "/usr/bin/env", "DBUS_SESSION_BUS_ADDRESS=" + bus.address, Repository.binaries + "/instant-upload", "account", "add",
+            "--webdav", server.webdavURL(), "--tus", server.tusURL, "--user", "alice", "--name", "home",
+        ], environment: session.environment)
+        try terminal.waitFor("the password prompt") { $0.contains { $0.contains("Password for alice at 127.0.0.1") } }
+        try terminal.send("wonderland", "Enter")
+        let asked = try terminal.waitFor("the question") { $0.contains { $0.contains("readable only by you? [y/N]") } }
+        #expect(asked.contains { $0.contains("refused to store the password") }, "\(asked)")
+        let file = XDGPaths(environment: session.environment).credentialsFile
+        #expect(!FileManager.default.fileExists(atPath: file), "written before the answer")
+        try terminal.send("y", "Enter")
+        let done = try terminal.waitFor("account add to end") { $0.contains { $0.hasPrefix("exit=") } }
+        #expect(done.contains("exit=0") && done.contains { $0.contains("password saved in the credentials file") }, "\(done)")
+        var st = stat()
+        #expect(stat(file, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        #expect(try session.cli(["account", "list"]).stdout.contains("home"))
+    }
 }

@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Downloads end to end, against the reference server")
 struct DownloadTests {
-    func setUp(_ files: [String: [UInt8]]) throws -> (ReferenceServer, AgentHarness) {
-        let server = try ReferenceServer()
+    func setUp(_ files: [String: [UInt8]], serverArguments: [String] = []) throws -> (ReferenceServer, AgentHarness) {
+        let server = try ReferenceServer(arguments: serverArguments)
         for (name, bytes) in files {
             let path = server.tree() + "/" + name
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -118,6 +118,117 @@ struct DownloadTests {
         try session.waitForAll("completed", count: 1)
         let got = try Data(contentsOf: URL(fileURLWithPath: session.downloads + "/data.bin"))
         #expect(got == Data(fresh))
+    }
+
+    @Test("a resume answered with the whole file (200) that breaks off half way, then honoured: the file is byte-identical",
+          arguments: ["checksums", "no checksums"])
+    func wholeFileAnswerToAResume(server kind: String) async throws {
+        try await offThePool {
+            let content = TestData.bytes(count: 8_000_000, seed: 8)
+            // Without checksums from the server nothing but the download itself keeps the bytes apart.
+            let (server, session) = try setUp(["Films/film.mkv": content], serverArguments: kind == "checksums" ? [] : ["--no-checksums"])
+            // The line drops after 3 MB; the resume is answered 200 (the Range ignored), and that
+            // drops after 1.5 MB; then the server honours Range again.
+            try server.control("POST", "faults", json: [
+                ["method": "GET", "path_prefix": "/dav/", "reset_after_bytes": 3_000_000],
+                ["method": "GET", "path_prefix": "/dav/", "ignore_range": true, "reset_after_bytes": 1_500_000],
+            ])
+            let queued = try session.cli(["download", "/Films/film.mkv"])
+            try #require(queued.status == 0, "\(queued.stderr)")
+            try session.startAgent()
+            try session.waitForAll("completed", count: 1)
+            #expect(try TestData.sha256(ofFile: session.downloads + "/film.mkv") == (try TestData.sha256(ofFile: server.tree() + "/Films/film.mkv")))
+            let item = try #require(try session.items().first)
+            #expect(item["sha256"] as? String == (try TestData.sha256(ofFile: server.tree() + "/Films/film.mkv")), "the row's hash is the file's")
+            let gets = ((try server.stats()["requests"] as? [String: Any])?["GET"] as? Int) ?? 0
+            #expect(gets == 3, "a break, a whole file broken off, then the rest: \(gets) GETs")
+            #expect(!FileManager.default.fileExists(atPath: session.downloads + "/film.mkv.part"))
+        }
+    }
+
+    @Test("a download whose bytes the disk does not take (fsync fails) fails as local_write, and nothing looks complete")
+    func fsyncFails() async throws {
+        try await offThePool {
+            let content = TestData.bytes(count: 12_000_000, seed: 9)
+            let (server, session) = try setUp(["Films/big.mov": content])
+            defer { withExtendedLifetime(server) {} }
+            // Local Drive claims 64 MB; the disk under it holds 4.
+            let disk = try OvercommittedDisk(at: session.downloads, claimedMegabytes: 64, heldMegabytes: 4)
+            defer { session.killAgent(); disk.unmount() }
+            #expect(try session.cli(["download", "/Films/big.mov"]).status == 0)
+            try session.startAgent()
+            try session.waitFor("the download failed", timeout: 60) { items in
+                items.first.map { $0["state"] as? String == "failed" || $0["state"] as? String == "completed" } ?? false
+            }
+            let item = try #require(try session.items().first)
+            let reason = item["reason"] as? [String: Any]
+            #expect(item["state"] as? String == "failed")
+            #expect(reason?["code"] as? String == "local_write", "\(item)")
+            #expect((reason?["message"] as? String)?.contains("fsync") == true, "the disk refused the bytes at fsync: \(item)")
+            #expect(!FileManager.default.fileExists(atPath: session.downloads + "/big.mov"), "nothing complete-looking on the disk")
+            #expect(!FileManager.default.fileExists(atPath: session.downloads + "/big.mov.part"), "no bytes kept that a retry could trust")
+        }
+    }
+
+    @Test("to a FAT stick (no hard links) a download goes into place without replacing: a file there before, or one saved there meanwhile, is kept, and ours takes name (1).ext")
+    func fatStick() async throws {
+        try await offThePool {
+            let report = TestData.bytes(count: 3_000_000, seed: 10)
+            let (server, session) = try setUp(["Docs/report.pdf": report, "Docs/notes.txt": Array("from the server".utf8)])
+            let disk = try VFATDisk(at: session.downloads)
+            defer { session.killAgent(); disk.unmount() }
+            let probe = session.downloads + "/probe"
+            FileManager.default.createFile(atPath: probe, contents: Data())
+            try #require(link(probe, probe + "-linked") != 0 && errno == EPERM, "the stick has hard links after all: the test proves nothing")
+            try FileManager.default.removeItem(atPath: probe)
+            FileManager.default.createFile(atPath: session.downloads + "/notes.txt", contents: Data("mine".utf8))
+            try server.fault(["method": "GET", "path_prefix": "/dav/alice/Docs/report.pdf", "stall_seconds": 60, "after_bytes": 1_000_000])
+            let queued = try session.cli(["download", "/Docs/notes.txt", "/Docs/report.pdf"])
+            try #require(queued.status == 0, "\(queued.stderr)")
+            try session.startAgent()
+            try waitForPart(session, atLeast: 1_000_000, name: "report.pdf")
+            // The person saves a report.pdf of their own there while ours is on its way.
+            FileManager.default.createFile(atPath: session.downloads + "/report.pdf", contents: Data("my report".utf8))
+            try server.clearFaults()
+            try session.waitForAll("completed", count: 2)
+
+            let names = try FileManager.default.contentsOfDirectory(atPath: session.downloads).sorted()
+            #expect(names == ["notes (1).txt", "notes.txt", "report (1).pdf", "report.pdf"], "\(names)")
+            #expect(try String(contentsOfFile: session.downloads + "/notes.txt", encoding: .utf8) == "mine")
+            #expect(try String(contentsOfFile: session.downloads + "/report.pdf", encoding: .utf8) == "my report")
+            #expect(try String(contentsOfFile: session.downloads + "/notes (1).txt", encoding: .utf8) == "from the server")
+            #expect(try TestData.sha256(ofFile: session.downloads + "/report (1).pdf") == (try TestData.sha256(ofFile: server.tree() + "/Docs/report.pdf")))
+            let paths = try session.items().compactMap { $0["local_path"] as? String }.sorted()
+            #expect(paths == [session.downloads + "/notes (1).txt", session.downloads + "/report (1).pdf"], "the rows name the files they made")
+        }
+    }
+
+    @Test("queue and status show a running download's progress as it goes")
+    func liveProgress() async throws {
+        try await offThePool {
+            let content = TestData.bytes(count: 6_000_000, seed: 11)
+            let (server, session) = try setUp(["Films/clip.mp4": content])
+            // About a megabyte a second, for as long as the test looks.
+            try server.fault(["method": "GET", "path_prefix": "/dav/", "bytes_per_second": 1_000_000])
+            #expect(try session.cli(["download", "/Films/clip.mp4"]).status == 0)
+            try session.startAgent()
+            func running() throws -> Int {
+                let item = try session.items().first { $0["state"] as? String == "in_progress" }
+                return item?["bytes_done"] as? Int ?? 0
+            }
+            var first = 0
+            try Poll.until("the queue to show the download under way", seconds: 30) {
+                first = try running()
+                return first > 0
+            }
+            try Poll.until("the queue to show it further on", seconds: 30) { try running() > first }
+            let status = try session.cli(["status", "--json"])
+            let batch = (try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["batch"] as? [String: Any]
+            #expect((batch?["bytes_done"] as? Int ?? 0) > 0, "status sees the bytes too: \(status.stdout)")
+            try server.clearFaults()
+            try session.waitForAll("completed", count: 1)
+            #expect(try TestData.sha256(ofFile: session.downloads + "/clip.mp4") == (try TestData.sha256(ofFile: server.tree() + "/Films/clip.mp4")))
+        }
     }
 
     @Test("a name already taken here becomes name (1).ext and the first file is untouched")

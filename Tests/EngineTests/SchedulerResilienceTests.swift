@@ -173,6 +173,36 @@ struct SchedulerResilienceTests {
         }
     }
 
+    @Test("the queue database locked by another program while a download runs: its bytes keep flowing, and it completes")
+    func lockedWhileDownloading() async throws {
+        try await offThePool {
+            let server = try ReferenceServer()
+            let content = TestData.bytes(count: 12_000_000, seed: 5)
+            try FileManager.default.createDirectory(atPath: server.tree() + "/Docs", withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: server.tree() + "/Docs/film.mkv", contents: Data(content))
+            let s = try AgentHarness()
+            try s.writeConfig(agentConfig(stallSeconds: 30))
+            try s.addAccount(server)
+            // About 4 MB a second: three seconds for the whole file. A transfer that wrote its
+            // progress to the locked queue from its callbacks would stop for SQLite's 10 s busy
+            // timeout every quarter of a second, and need minutes.
+            try server.fault(["method": "GET", "path_prefix": "/dav/", "bytes_per_second": 4_000_000])
+            #expect(try s.cli(["download", "/Docs/film.mkv"]).status == 0)
+            try s.startAgent()
+            let part = s.downloads + "/film.mkv.part"
+            func arrived() -> Int { (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int) ?? 0 }
+            try Poll.until("the download under way", seconds: 30) { arrived() > 0 }
+            // Another program holds the write lock from now until every byte has arrived.
+            let other = try Database(path: s.databasePath)
+            try other.execute("BEGIN IMMEDIATE")
+            try Poll.until("the whole file in the .part while the queue is locked", seconds: 40) { arrived() == content.count }
+            try other.execute("ROLLBACK")
+            try s.waitForAll("completed", count: 1, timeout: 60)
+            #expect(try TestData.sha256(ofFile: s.downloads + "/film.mkv") == (try TestData.sha256(ofFile: server.tree() + "/Docs/film.mkv")))
+            #expect(s.agentIsRunning)
+        }
+    }
+
     @Test("a full disk pauses the queue as disk_full without ending the agent; with room again everything completes")
     func fullDiskPausesTheQueue() async throws {
         try await offThePool {

@@ -87,6 +87,7 @@ struct DownloadTests {
         #expect(result.fileSize == 500_000)
         #expect(result.etag == newETag)
         #expect(difference(local.bytes, new) == nil) // not old[..<200_000] + new: no garbage in front
+        #expect(recorder.startedOver == 1, "the observer was not told that the old bytes are gone")
         #expect(difference(recorder.bytes, new) == nil)
         var st = stat()
         fstat(local.descriptor, &st)
@@ -148,6 +149,32 @@ struct DownloadTests {
         let result = try dav.client.download("/movie.mkv", to: local.descriptor, from: Int64(kept.count), ifRange: etag, observer: nil)
         #expect(result.kind == (kept.isEmpty ? .wholeFile : .resumed))
         #expect(result.receivedBytes == Int64(content.count - kept.count))
+        #expect(try TestData.sha256(ofFile: local.path) == TestData.sha256(ofFile: onServer))
+    }
+
+    @Test("a 200 answered to a Range request that breaks off leaves only its own bytes, from 0, and the resume after it is byte-identical")
+    func wholeFileAnswerBrokenOff() throws {
+        let dav = try WebDAVTestServer()
+        let content = TestData.bytes(count: 2_000_000, seed: 19)
+        let onServer = try dav.put("film.mkv", content)
+        let etag = try #require(try dav.client.properties(of: "/film.mkv").etag)
+        let local = try dav.openLocal("film.mkv.part", holding: Array(content[..<1_200_000]))
+        // The server ignores the Range and sends the whole file, and the line drops half way.
+        try dav.server.fault(["method": "GET", "ignore_range": true, "reset_after_bytes": 500_000])
+        let recorder = ByteRecorder()
+
+        let reset = #expect(throws: TransportError.self) {
+            try dav.client.download("/film.mkv", to: local.descriptor, from: 1_200_000, ifRange: etag, observer: recorder)
+        }
+        #expect(reset?.kind == .connectionReset)
+        let kept = local.bytes
+        #expect(kept.count <= 500_000, "the 200's bytes went after the old ones: \(kept.count) bytes in the file")
+        #expect(difference(kept, Array(content[..<kept.count])) == nil)
+        #expect(recorder.startedOver == 1, "the observer was not told to start over")
+        #expect(difference(recorder.bytes, kept) == nil, "the observer saw what the file holds, from its first byte")
+
+        let result = try dav.client.download("/film.mkv", to: local.descriptor, from: Int64(kept.count), ifRange: etag, observer: nil)
+        #expect(result.kind == (kept.isEmpty ? .wholeFile : .resumed))
         #expect(try TestData.sha256(ofFile: local.path) == TestData.sha256(ofFile: onServer))
     }
 

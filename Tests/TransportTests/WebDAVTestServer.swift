@@ -50,7 +50,13 @@ final class LocalFile {
 }
 
 /// Keeps every byte it is shown, in order.
-final class ByteRecorder: ByteObserver {
+final class ByteRecorder: RestartableObserver {
     var bytes: [UInt8] = []
+    /// How many times the download told it to forget what it saw.
+    var startedOver = 0
     func observe(_ buffer: UnsafeRawBufferPointer) { bytes.append(contentsOf: buffer) }
+    func startOver() {
+        bytes.removeAll()
+        startedOver += 1
+    }
 }

@@ -87,7 +87,10 @@ public enum AccountCommands {
         let name = request.name ?? "\(credentials.username)@\(URL(string: found.webdavURL)?.host ?? "server")"
         do {
             let store = try context.openStore()
-            let backend = try SecretStore(paths: context.paths).save(account: name, password: credentials.password)
+            let secrets = SecretStore(paths: context.paths)
+            let backend = try secrets.save(account: name, password: credentials.password) { why in
+                askToKeepInFile(why, file: context.paths.credentialsFile)
+            }
             try store.addAccount(name: name, webdavURL: found.webdavURL, tusURL: found.tusURL, username: credentials.username,
                                  wifiOnly: request.wifiOnly, caFile: request.caFile, server: found.profile)
             context.say("added account \(DisplayText.escape(name)) (\(DisplayText.escape(credentials.username)) at \(URL(string: found.webdavURL)?.host ?? "?")): "
@@ -193,6 +196,23 @@ public enum AccountCommands {
             context.complain("\(error)")
             return ExitStatus.environment
         }
+    }
+
+    /// Asks on the terminal (`/dev/tty`, so a password piped in with `--password-stdin`
+    /// does not stand in the way) whether the password may go to the credentials file after
+    /// the keyring refused it. Without a terminal the answer is no: nothing is written that
+    /// the person did not agree to.
+    static func askToKeepInFile(_ why: String, file: String) -> Bool {
+        let tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
+        guard tty >= 0 else { return false }
+        defer { close(tty) }
+        let question = "\(why).\nKeep the password in \(DisplayText.escape(file)) instead, readable only by you? [y/N] "
+        _ = question.withCString { write(tty, $0, strlen($0)) }
+        var answer: [UInt8] = []
+        var byte: UInt8 = 0
+        while answer.count < 64, read(tty, &byte, 1) == 1, byte != UInt8(ascii: "\n") { answer.append(byte) }
+        let said = String(decoding: answer, as: UTF8.self).trimmingCharacters(in: .whitespaces).lowercased()
+        return said == "y" || said == "yes"
     }
 
     /// Reads the password: one line from stdin with `--password-stdin`, else a prompt

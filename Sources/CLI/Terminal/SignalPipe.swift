@@ -1,11 +1,13 @@
+import CSystem
 import Glibc
 
 /// Signals as bytes on a pipe, so a loop that waits in `poll` wakes for them and handles
-/// them between frames, never in the middle of one. The handler only writes the signal's
-/// number, which is safe in a signal handler.
+/// them between frames, never in the middle of one. The handler (`csystem_signal_pipe_handler`,
+/// in C so that no language runtime runs inside it) only writes the signal's number, which
+/// is safe in a signal handler, and puts `errno` back as it found it: the code it
+/// interrupted may be about to read `errno` from a call of its own.
 enum SignalPipe {
-    // Written once by `install` before any handler can run, then only read (by handlers).
-    nonisolated(unsafe) private static var writeEnd: Int32 = -1
+    // Written once by `install`, before any handler can run.
     nonisolated(unsafe) private static var readEnd: Int32 = -1
 
     /// Routes `signals` to the pipe and returns its read end (non-blocking).
@@ -18,7 +20,7 @@ enum SignalPipe {
                 _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             }
             readEnd = fds[0]
-            writeEnd = fds[1]
+            csystem_signal_pipe_set(fds[1])
         }
         for signal in signals { handle(signal) }
         return readEnd
@@ -27,10 +29,7 @@ enum SignalPipe {
     /// (Re)installs the handler for one signal, e.g. after it was set back to its default to stop.
     static func handle(_ signal: Int32) {
         var action = sigaction()
-        action.__sigaction_handler.sa_handler = { number in
-            var byte = UInt8(truncatingIfNeeded: number)
-            _ = write(SignalPipe.writeEnd, &byte, 1)
-        }
+        action.__sigaction_handler.sa_handler = csystem_signal_pipe_handler
         sigemptyset(&action.sa_mask)
         action.sa_flags = SA_RESTART
         sigaction(signal, &action, nil)

@@ -27,3 +27,5 @@ int csystem_spawn(pid_t *pid, const char *path, int stdin_fd, int stdout_fd, int
                   char *const argv[], char *const envp[]);
 #endif
 #include "CConnectivity.h"
+#include "CFiles.h"
+#include "CSignalPipe.h"

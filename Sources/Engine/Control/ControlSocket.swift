@@ -2,16 +2,30 @@ import Foundation
 import CSystem
 import Glibc
 import Platform
+import Synchronization
 
 /// The agent's doorbell: a Unix socket in the runtime folder (0700) that only processes of
 /// the same user may ring. It carries no intent of its own: every request is already in
 /// the database; the socket only says "look now".
+///
+/// One thread accepts, waiting in `poll` on the socket and on a wake-up. `close()` wakes it
+/// and waits for it to end before the socket is closed: a descriptor closed under a thread
+/// blocked in `accept` could be reused by the next file opened, and that thread would then
+/// accept on, or close, something that is not its socket.
 public final class ControlSocketServer: @unchecked Sendable {
-    // Sendable by construction: `fd` and `path` never change after init; the accept loop
-    // runs on one thread; `handler` is a Sendable closure.
+    // Sendable by construction: `fd`, `path`, `wakeUp` and `ended` never change after init;
+    // the accept loop runs on one thread; `handler` is a Sendable closure; `phase` is guarded
+    // by its mutex.
     let fd: Int32
     public let path: String
     let handler: @Sendable (String) -> String
+    private let wakeUp: WakeUp
+    /// Signalled once by the accept thread as it leaves.
+    private let ended = DispatchSemaphore(value: 0)
+    private enum Phase { case ready, accepting, closed }
+    private let phase = Mutex(Phase.ready)
+    /// The accept thread runs (set before it starts, cleared as it leaves).
+    private let looping = Atomic(false)
 
     /// Binds the socket, replacing a stale one left by a dead agent.
     public init(path: String, handler: @escaping @Sendable (String) -> String) throws {
@@ -26,36 +40,85 @@ public final class ControlSocketServer: @unchecked Sendable {
                 throw PrivateFolder.Problem(path: path, message: "agent's socket \(path) is taken by something that is not a socket",
                                             action: "remove it (rm \"\(path)\") and start the agent again")
             }
-            unlink(path)
+            try FileIO.unlink(LocalPath(path), ifPresent: true)
         }
-        fd = try valueOrErrno("socket") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
-        var address = try Self.address(path)
-        let size = socklen_t(MemoryLayout<sockaddr_un>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) } }
-        if bound != 0 { let e = SystemError("bind", path: path); Glibc.close(fd); throw e }
-        // bind never follows a link, and the folder is ours alone: chmod reaches this socket.
-        chmod(path, 0o600)
-        if listen(fd, 16) != 0 { let e = SystemError("listen", path: path); Glibc.close(fd); throw e }
+        wakeUp = try WakeUp()
+        // Non-blocking: a client that gave up between poll and accept must not hold the loop.
+        let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+        fd = try valueOrErrno("socket") { socket(AF_UNIX, flags, 0) }
+        do {
+            var address = try Self.address(path)
+            let size = socklen_t(MemoryLayout<sockaddr_un>.size)
+            try valueOrErrno("bind", path: path) {
+                withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) } }
+            }
+            // bind never follows a link, and the folder is ours alone: chmod reaches this socket.
+            try valueOrErrno("chmod", path: path) { chmod(path, 0o600) }
+            try valueOrErrno("listen", path: path) { listen(fd, 16) }
+        } catch {
+            try? FileIO.close(fd)
+            throw error
+        }
     }
 
     /// Accepts connections on a thread of its own until `close()`.
     public func start() {
-        let thread = Thread { [self] in acceptLoop() }
+        let starting = phase.withLock { p in
+            guard p == .ready else { return false }
+            p = .accepting
+            return true
+        }
+        guard starting else { return }
+        looping.store(true, ordering: .sequentiallyConsistent)
+        let thread = Thread { [self] in
+            acceptLoop()
+            looping.store(false, ordering: .sequentiallyConsistent)
+            ended.signal()
+        }
         thread.name = "control-socket"
         thread.start()
     }
 
+    /// Stops accepting, waits for the accept thread to end (a request being answered is
+    /// answered first), then closes the socket and removes its name. Once only.
     public func close() {
-        shutdown(fd, Int32(SHUT_RDWR))
-        Glibc.close(fd)
-        unlink(path)
+        let was = phase.withLock { p in
+            defer { p = .closed }
+            return p
+        }
+        guard was != .closed else { return }
+        if was == .accepting {
+            wakeUp.signal()
+            ended.wait()
+        }
+        do { try FileIO.close(fd, path: LocalPath(path)) } catch { Log.warning("control socket: \(error)") }
+        do { try FileIO.unlink(LocalPath(path), ifPresent: true) } catch { Log.warning("control socket: \(error)") }
     }
 
+    /// Whether the accept thread has ended, or never started (after `close()`, always).
+    var acceptLoopEnded: Bool { !looping.load(ordering: .sequentiallyConsistent) }
+
+    /// `close()` has begun.
+    var isClosing: Bool { phase.withLock { $0 == .closed } }
+
     private func acceptLoop() {
+        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeUp.fd, events: Int16(POLLIN), revents: 0)]
         while true {
+            fds[0].revents = 0
+            fds[1].revents = 0
+            let ready = poll(&fds, nfds_t(fds.count), -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                Log.error("control socket: poll: \(String(cString: strerror(errno))); the doorbell is deaf until the agent restarts")
+                return
+            }
+            if fds[1].revents != 0 { return }
+            guard fds[0].revents != 0 else { continue }
             let client = csystem_accept_cloexec(fd)
             if client < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
+                // Gone before it was taken (EAGAIN, ECONNABORTED), or out of descriptors for now.
+                if [EINTR, EAGAIN, EWOULDBLOCK, ECONNABORTED, EMFILE, ENFILE].contains(errno) { continue }
+                Log.error("control socket: accept: \(String(cString: strerror(errno))); the doorbell is deaf until the agent restarts")
                 return
             }
             serve(client)

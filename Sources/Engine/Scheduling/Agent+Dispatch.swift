@@ -147,11 +147,14 @@ extension Agent {
     private func launch(_ row: Transfer, account: Account, credentials: Credentials, store: QueueStore) throws -> Bool {
         guard let started = try store.start(row.id, resumedAt: row.checkpoint.offset) else { return false }
         let cancellation = CancellationFlag()
+        let progress = TransferProgress(started.bytesDone)
         state.withLock { s in
-            s.running[row.id] = Running(direction: row.direction, accountID: row.accountID, cancellation: cancellation)
+            s.running[row.id] = Running(direction: row.direction, accountID: row.accountID, cancellation: cancellation,
+                                        progress: progress, progressWritten: started.bytesDone)
             s.batch.throughput.started(row.id, at: started.bytesDone)
         }
         let options = self.options
+        let settings = { var s = options.settings; s.progress = progress; return s }()
         let serverInfo = self.serverInfo
         let path = options.paths.queueDatabase
         let transfer = started
@@ -163,10 +166,10 @@ extension Agent {
                 switch transfer.direction {
                 case .upload:
                     outcome = try UploadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,
-                                        settings: options.settings, serverInfo: serverInfo, cancellation: cancellation).run()
+                                        settings: settings, serverInfo: serverInfo, cancellation: cancellation).run()
                 case .download:
                     outcome = DownloadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,
-                                          settings: options.settings, downloads: options.paths.localDrive, cancellation: cancellation).run()
+                                          settings: settings, downloads: options.paths.localDrive, cancellation: cancellation).run()
                 }
             } catch {
                 // The job could not begin (its queue connection, an account it cannot use).

@@ -60,6 +60,9 @@ public final class Agent: Sendable {
         var accountID: Int64
         var cancellation: CancellationFlag
         var stopCause: StopCause?
+        /// The transfer's bytes as it counts them, and what of it the row holds.
+        var progress = TransferProgress()
+        var progressWritten: Int64?
     }
 
     /// A transfer's outcome on its way to the row.
@@ -226,6 +229,7 @@ public final class Agent: Sendable {
         try applyPersonsPause(store)
         try applyPause(store)
         try dispatch(store)
+        writeProgress(store)
         recordBatch(store)
     }
 
@@ -264,14 +268,18 @@ public final class Agent: Sendable {
         }
         if let ask = passwords.secondsUntilNextAsk { seconds = min(seconds, max(0.01, ask)) }
         if let check = maintenance.secondsUntilNextCheck { seconds = min(seconds, max(0.01, check)) }
-        // While transfers run, the batch's rate is sampled every second between passes.
+        // While transfers run, their progress is written a few times a second between passes,
+        // and the batch's rate sampled every second.
         let deadline = monotonicSeconds() + seconds
         while true {
             let left = deadline - monotonicSeconds()
             if left <= 0 { break }
             let sampling = trouble == nil && state.withLock { !$0.running.isEmpty || $0.batch.rateWritten }
-            if doorbell.wait(timeout: .now() + (sampling ? min(left, BatchRecord.sampleInterval) : left)) == .success { break }
-            if sampling { recordBatch(store) }
+            if doorbell.wait(timeout: .now() + (sampling ? min(left, options.settings.progressInterval) : left)) == .success { break }
+            if sampling {
+                writeProgress(store)
+                recordBatch(store)
+            }
         }
         while doorbell.wait(timeout: .now()) == .success {}
     }

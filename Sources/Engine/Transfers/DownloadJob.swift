@@ -3,10 +3,15 @@ import Platform
 import Queue
 import Transport
 
-/// Fetches one remote file into `Local Drive/`: bytes land in `<name>.part`, which is
-/// renamed into place only when whole. A resume continues from the `.part`'s length with
-/// `Range` and `If-Range`, so a file that changed on the server starts over instead of
-/// being stitched.
+/// Fetches one remote file into `Local Drive/`: bytes land in `<name>.part`, which goes
+/// into place only when whole. A resume continues from the `.part`'s length with `Range`
+/// and `If-Range`, so a file that changed on the server starts over instead of being
+/// stitched; a server that answers the resume with the whole file (`200`) has it written
+/// from byte 0, with the hash started again.
+///
+/// Every call on the file is checked (through `Platform`'s wrappers): a download whose
+/// bytes the disk did not take (a failed `fsync` or `close`) fails as `local_write`, and
+/// is never completed.
 final class DownloadJob {
     let transfer: Transfer
     let account: Account
@@ -49,13 +54,10 @@ final class DownloadJob {
             final = try reserveName(for: item)
             try store.setDownloadInfo(transfer.id, localPath: final, bytesTotal: item.size)
         }
-        let part = LocalPath(bytes: final.bytes + Array(".part".utf8))
+        let part = Self.partPath(of: final)
 
-        let fd = try valueOrErrno("open", path: part.display) { part.withCString { open($0, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) } }
-        defer { close(fd) }
-        var st = stat()
-        try valueOrErrno("fstat", path: part.display) { fstat(fd, &st) }
-        var offset = Int64(st.st_size)
+        let file = try OpenFile(part, O_RDWR | O_CREAT, mode: 0o644)
+        var offset = try file.size()
         // Resume only what we know came from this very version of the file: the row keeps
         // the strong validator the bytes were fetched under (a weak ETag gives none).
         if offset > 0, transfer.etag == nil || transfer.etag != item.rangeValidator {
@@ -71,65 +73,165 @@ final class DownloadJob {
                restored.count == transfer.checkpoint.offset, restored.count <= offset {
                 sha = restored
             }
-            try FileIO.readBlocks(fd, from: sha.count, length: offset - sha.count, path: part.display) { sha.update($0) }
+            try FileIO.readBlocks(file.descriptor, from: sha.count, length: offset - sha.count, path: part.display) { sha.update($0) }
         }
         try store.checkpoint(transfer.id, offset: offset, hashState: offset > 0 ? sha.state : nil,
                              counters: ResumeCounters(resumedAt: offset), resetAttempts: false)
 
         let hasher = PipelinedHasher(sha)
         defer { hasher.stop() }
-        let recorder = ProgressRecorder(store: store, id: transfer.id, position: offset, interval: settings.progressInterval, next: hasher)
+        // Counts into memory only; the agent writes the row (no database inside callbacks).
+        let recorder = ProgressRecorder(progress: settings.progress, position: offset, next: hasher)
         let result: DownloadResult
         do {
-            result = try dav.download(transfer.remotePath, to: fd, from: offset, ifRange: item.rangeValidator, observer: recorder)
+            result = try dav.download(transfer.remotePath, to: file.descriptor, from: offset, ifRange: item.rangeValidator,
+                                      observer: recorder)
         } catch {
-            // Keep what arrived as a resume point; the hash is rebuilt from the file next time.
+            // What arrived stays as a resume point; the hash is rebuilt from the file next time.
             if recorder.bytesRead > 0 { progressed = true }
+            try forgetCheckpoint(ifStartedOver: recorder, file: file)
             throw error
         }
         progressed = true
+        try forgetCheckpoint(ifStartedOver: recorder, file: file)
         hasher.drain()
-        var digest = hasher.sha.hexDigest
-        if result.startedOver {
-            // The server sent the whole (changed) file: hash it from the start.
-            let fresh = RunningSHA256()
-            try FileIO.readBlocks(fd, from: 0, length: result.fileSize, path: part.display) { fresh.update($0) }
-            digest = fresh.hexDigest
-        }
+        // A 200 restarted the hash before its first byte: it covers exactly the file.
+        let digest = hasher.sha.hexDigest
         guard result.isComplete else {
             throw Classified(Reason(.connectionReset, "the server ended the download early"))
         }
         // The version the listing described (same strong ETag) has the size it listed: a body
         // longer than its Content-Length is cut there by HTTP, and must not become the file.
         if let listed = item.size, let etag = item.etag, etag.hasPrefix("\""), result.etag == etag, result.fileSize != listed {
-            _ = ftruncate(fd, 0)
+            try file.truncate(to: 0)
             throw ProtocolViolation("the server listed \(transfer.remotePath) as \(listed) bytes and sent \(result.fileSize) under the same ETag")
         }
-        if let theirs = item.sha256?.lowercased(), !result.startedOver, theirs != digest {
-            _ = part.withCString { unlink($0) }
+        // The listed checksum is the listed version's: a whole new file may be another one,
+        // unless it came under the listing's own strong ETag.
+        let listedVersion = !result.startedOver || (item.etag?.hasPrefix("\"") == true && result.etag == item.etag)
+        if let theirs = item.sha256?.lowercased(), listedVersion, theirs != digest {
+            try file.close()
+            try FileIO.unlink(part, ifPresent: true)
             try store.restartFromZero(transfer.id, note: nil)
             throw Classified(Reason(.integrity, "the downloaded bytes do not match the server's checksum; the partial file was removed"))
         }
-        fsync(fd)
+        // On the disk, or not complete: a failed fsync or close is the only news of lost bytes.
+        do {
+            try file.sync()
+            try file.close()
+        } catch {
+            // After a failed fsync Linux may keep the pages and call them clean: the .part's
+            // bytes can no longer be trusted, so a retry starts from nothing.
+            discardPartial(part)
+            throw error
+        }
         // Recorded before the file moves, so that an agent killed after the move knows it.
         try store.recordDownloadedFile(transfer.id, sha256: digest, bytes: result.fileSize)
-
-        // Into place, never over a file that appeared meanwhile: link() refuses an existing
-        // name atomically, where rename() would replace it. The row names each candidate
-        // before the link, so whatever name the file ends up with is the one recorded.
-        var destination = final
-        while true {
-            let failure: Int32 = part.withCString { from in destination.withCString { to in link(from, to) == 0 ? 0 : errno } }
-            if failure == 0 { break }
-            guard failure == EEXIST else { throw SystemError("link", errno: failure, path: destination.display) }
-            let next = LocalPath(downloads).appending(try chooseName(for: item))
-            guard next != destination else { throw SystemError("link", errno: failure, path: destination.display) }
-            destination = next
-            try store.setDownloadInfo(transfer.id, localPath: destination)
-        }
+        let placed = try moveIntoPlace(part, as: final, item: item)
         CrashWindow.downloadInPlace.pauseIfTesting(transfer: transfer.id, cancellation: cancellation)
-        _ = part.withCString { unlink($0) }
+        if placed.keptPart { try FileIO.unlink(part, ifPresent: true) }
         return .completed(sha256: digest, bytes: result.fileSize)
+    }
+
+    /// After the server sent the whole file again, the row's checkpoint (the hash of the old
+    /// first bytes) must never meet the new ones on a later resume: it is forgotten, or, when
+    /// the database refuses that now, the new bytes go instead.
+    private func forgetCheckpoint(ifStartedOver recorder: ProgressRecorder, file: OpenFile) throws {
+        guard recorder.startedOver else { return }
+        do {
+            try store.checkpoint(transfer.id, offset: 0, hashState: nil, counters: ResumeCounters(), resetAttempts: false)
+        } catch {
+            Log.info("download \(transfer.id): the restart could not be recorded (\(error)); the partial file starts again")
+            try file.truncate(to: 0)
+        }
+    }
+
+    /// Removes the `.part` and the row's resume point; failures are logged (the job is
+    /// failing already).
+    private func discardPartial(_ part: LocalPath) {
+        do { try FileIO.unlink(part, ifPresent: true) } catch {
+            Log.warning("download \(transfer.id): its partial file could not be removed: \(error)")
+        }
+        do { try store.restartFromZero(transfer.id, note: nil) } catch {
+            Log.warning("download \(transfer.id): its resume point could not be forgotten: \(error)")
+        }
+    }
+
+    /// How a finished `.part` can become the file on this file system, best first.
+    private enum Placement { case link, renameNoReplace, exclusiveCopy }
+
+    /// Puts the whole `.part` under its final name, never over a file that appeared there
+    /// meanwhile: `link()` refuses a taken name atomically, where `rename()` would replace
+    /// it. Where the file system has no hard links (vfat, exFAT, many FUSE and CIFS mounts:
+    /// `EPERM`), `renameat2(RENAME_NOREPLACE)` does the same in one step; where that is not
+    /// offered either (`EINVAL`), the name is created exclusively (`O_EXCL`) and the bytes
+    /// copied in. A taken name moves on to `name (1).ext`, the row naming each candidate
+    /// before it is tried, so whatever name the file gets is the one recorded.
+    ///
+    /// `keptPart` is true when the `.part` is still there (linked or copied).
+    private func moveIntoPlace(_ part: LocalPath, as final: LocalPath, item: RemoteItem) throws -> (path: LocalPath, keptPart: Bool) {
+        var destination = final
+        var way = Placement.link
+        while true {
+            do throws(SystemError) {
+                switch way {
+                case .link:
+                    try FileIO.link(part, to: destination)
+                    return (destination, true)
+                case .renameNoReplace:
+                    try FileIO.renameNoReplace(part, to: destination)
+                    return (destination, false)
+                case .exclusiveCopy:
+                    try copyExclusively(part, to: destination)
+                    return (destination, true)
+                }
+            } catch {
+                switch (way, error.errno) {
+                case (_, EEXIST):
+                    let next = LocalPath(downloads).appending(try chooseName(for: item))
+                    guard next != destination else { throw error }
+                    destination = next
+                    try store.setDownloadInfo(transfer.id, localPath: destination)
+                case (.link, EPERM), (.link, EOPNOTSUPP), (.link, ENOSYS), (.link, EMLINK):
+                    Log.debug("download \(transfer.id): no hard links in \(downloads) (\(error.reason)); renaming without replacing")
+                    way = .renameNoReplace
+                case (.renameNoReplace, EINVAL), (.renameNoReplace, EOPNOTSUPP), (.renameNoReplace, ENOSYS):
+                    Log.debug("download \(transfer.id): no rename without replacing in \(downloads) (\(error.reason)); copying into a new file")
+                    way = .exclusiveCopy
+                default:
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// Creates `destination` exclusively and copies the `.part` into it, synced. A copy that
+    /// fails removes the half-made file (ours: it was created exclusively). A kill in the
+    /// middle can leave it; this is the one way in that is not a single step, used only
+    /// where the file system offers neither hard links nor a rename that refuses to replace.
+    private func copyExclusively(_ part: LocalPath, to destination: LocalPath) throws(SystemError) {
+        let target = try OpenFile(destination, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        do throws(SystemError) {
+            let source = try OpenFile(part, O_RDONLY)
+            let length = try source.size()
+            do {
+                try FileIO.readBlocks(source.descriptor, from: 0, length: length, path: part.display) { block in
+                    try FileIO.write(target.descriptor, block, path: destination.display)
+                }
+            } catch let e as SystemError {
+                throw e
+            } catch {
+                throw SystemError("copy", errno: EIO, path: destination.display)
+            }
+            try target.sync()
+            try target.close()
+            try source.close()
+        } catch {
+            do { try FileIO.unlink(destination, ifPresent: true) } catch let left {
+                Log.warning("download \(transfer.id): the half-made \(destination.display) could not be removed: \(left)")
+            }
+            throw error
+        }
     }
 
     /// An agent killed between moving the file into place and completing the row left the
@@ -138,15 +240,15 @@ final class DownloadJob {
     private func recogniseFinishedFile() throws -> JobOutcome? {
         guard let expected = transfer.sha256, !transfer.localPath.bytes.isEmpty else { return nil }
         let path = transfer.localPath
-        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, FileKind.of(mode: st.st_mode) == .regular, Int64(st.st_size) == transfer.bytesTotal else { return nil }
+        // Whatever cannot be opened as a plain file is not ours.
+        guard let file = try? OpenFile(path, O_RDONLY | O_NOFOLLOW) else { return nil }
+        let st = try file.status()
+        guard FileKind.of(mode: st.st_mode) == .regular, Int64(st.st_size) == transfer.bytesTotal else { return nil }
         let sha = RunningSHA256()
-        try FileIO.readBlocks(fd, from: 0, length: Int64(st.st_size), path: path.display) { sha.update($0) }
+        try FileIO.readBlocks(file.descriptor, from: 0, length: Int64(st.st_size), path: path.display) { sha.update($0) }
         guard sha.hexDigest == expected else { return nil }
-        Self.removePartial(of: transfer)
+        try file.close()
+        try FileIO.unlink(Self.partPath(of: path), ifPresent: true)
         Log.info("download \(transfer.id): \(path.display) is already in place from an earlier run")
         return .completed(sha256: expected, bytes: Int64(st.st_size))
     }
@@ -156,10 +258,12 @@ final class DownloadJob {
     private func reserveName(for item: RemoteItem) throws -> LocalPath {
         for _ in 0..<1000 {
             let candidate = LocalPath(downloads).appending(try chooseName(for: item))
-            let part = LocalPath(bytes: candidate.bytes + Array(".part".utf8))
-            let fd = part.withCString { open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
-            if fd >= 0 { close(fd); return candidate }
-            guard errno == EEXIST else { throw SystemError("open", path: part.display) }
+            do throws(SystemError) {
+                try OpenFile(Self.partPath(of: candidate), O_WRONLY | O_CREAT | O_EXCL, mode: 0o644).close()
+                return candidate
+            } catch {
+                guard error.errno == EEXIST else { throw error }
+            }
         }
         throw Classified(Reason(.localWrite, "no free name for \(item.name) in \(downloads)"))
     }
@@ -167,12 +271,18 @@ final class DownloadJob {
     /// A safe, free name in the download folder: sanitised, with `(1)` when taken.
     private func chooseName(for item: RemoteItem) throws -> String {
         let preferred = DownloadName.sanitize(item.name.isEmpty ? String(transfer.remotePath.split(separator: "/").last ?? "") : item.name)
-        return DownloadName.available(in: downloads, preferred: preferred) { path in access(path, F_OK) == 0 }
+        return DownloadName.available(in: downloads, preferred: preferred) { FileIO.nameExists(LocalPath($0)) }
     }
 
+    static func partPath(of final: LocalPath) -> LocalPath {
+        LocalPath(bytes: final.bytes + Array(DownloadName.partSuffix.utf8))
+    }
+
+    /// Removes the `.part` of a download that is given up (cancelled); a failure is logged.
     static func removePartial(of row: Transfer) {
         guard !row.localPath.bytes.isEmpty else { return }
-        let part = LocalPath(bytes: row.localPath.bytes + Array(".part".utf8))
-        _ = part.withCString { unlink($0) }
+        do { try FileIO.unlink(partPath(of: row.localPath), ifPresent: true) } catch {
+            Log.warning("download \(row.id): its partial file could not be removed: \(error)")
+        }
     }
 }

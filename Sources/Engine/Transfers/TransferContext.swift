@@ -22,8 +22,11 @@ public struct TransferSettings: Sendable {
     public var chunkSeconds: Double = 10
     public var maxChunkSize: Int64 = 512 * 1024 * 1024
     public var stallSeconds: Int = 30
-    /// The shortest time between two progress writes of one row.
+    /// How often the agent writes the progress of running transfers to their rows.
     public var progressInterval: Double = 0.25
+    /// Where the transfer counts its bytes for the agent to write (see `TransferProgress`):
+    /// the agent gives each transfer it starts one of its own.
+    public var progress: TransferProgress?
     /// How long a file that changed must stay untouched before it is sent again.
     public var settleSeconds: Double = ResumePolicy.settleSeconds
     /// The config's `ca_file`, trusted for every account that names none of its own.
@@ -55,29 +58,42 @@ public final class ServerInfoCache: Sendable {
     public func forget(_ endpoint: String) { _ = entries.withLock { $0.removeValue(forKey: endpoint) } }
 }
 
-/// Counts bytes as they pass and writes progress to the row a few times a second.
-final class ProgressRecorder: ByteObserver {
-    let store: QueueStore
-    let id: Int64
-    let interval: Double
-    var position: Int64
-    var lastWrite: Double = 0
+/// Counts a transfer's bytes as they pass, into its `TransferProgress`. It runs inside
+/// libcurl's callbacks, so it never touches the database: a locked queue must not stall
+/// the socket. The agent writes the count to the row on its own schedule.
+final class ProgressRecorder: RestartableObserver {
+    let progress: TransferProgress?
     let next: ByteObserver?
-    var bytesRead: Int64 = 0
+    /// Where the transfer stands in the file, in bytes.
+    private(set) var position: Int64
+    /// Bytes that passed through this recorder.
+    private(set) var bytesRead: Int64 = 0
+    /// The server sent the whole file again, from byte 0: the bytes before the old
+    /// position, and whatever was derived from them (a checkpoint's hash), are stale.
+    private(set) var startedOver = false
 
-    init(store: QueueStore, id: Int64, position: Int64, interval: Double, next: ByteObserver?) {
-        self.store = store; self.id = id; self.position = position; self.interval = interval; self.next = next
+    init(progress: TransferProgress?, position: Int64, next: ByteObserver?) {
+        self.progress = progress; self.position = position; self.next = next
+        progress?.set(position)
     }
 
     func observe(_ bytes: UnsafeRawBufferPointer) {
         next?.observe(bytes)
         position += Int64(bytes.count)
         bytesRead += Int64(bytes.count)
-        let now = monotonicSeconds()
-        if now - lastWrite >= interval {
-            lastWrite = now
-            try? store.progress(id, bytesDone: position)
+        progress?.set(position)
+    }
+
+    func startOver() {
+        if let next {
+            guard let restartable = next as? RestartableObserver else {
+                preconditionFailure("a download's hash must be able to start over, and \(type(of: next)) cannot")
+            }
+            restartable.startOver()
         }
+        position = 0
+        startedOver = true
+        progress?.set(0)
     }
 }
 

@@ -83,7 +83,7 @@ extension UploadJob {
             default:
                 break
             }
-            let recorder = ProgressRecorder(store: store, id: row.id, position: offset, interval: settings.progressInterval, next: hasher)
+            let recorder = ProgressRecorder(progress: settings.progress, position: offset, next: hasher)
             let sentFrom = offset
             let began = monotonicSeconds()
             let confirmed: UploadStanding.Confirmed

@@ -18,6 +18,14 @@ public protocol ByteObserver: AnyObject {
     func observe(_ bytes: UnsafeRawBufferPointer)
 }
 
+/// A `ByteObserver` of a resumed download's body that can be told to begin again: the
+/// server answered the resume with the whole file, whose first byte comes next.
+public protocol RestartableObserver: ByteObserver {
+    /// What was observed so far (and whatever it stood for before the resume) no longer
+    /// counts: the next byte is byte 0 of the file. Called on the transfer's own thread.
+    func startOver()
+}
+
 /// What a request sends.
 public enum RequestBody {
     case none
@@ -46,8 +54,14 @@ extension RequestBody {
 public enum ResponseSink {
     /// Kept in memory, up to a limit (small replies: XML, errors).
     case memory(limit: Int)
-    /// Appended to an open file, never held in memory.
-    case file(descriptor: Int32, observer: ByteObserver?)
+    /// A download, written into an open file at its position, never held in memory. The
+    /// file may hold the first bytes already, from an earlier attempt, with the position
+    /// after them: a `206` body follows those bytes. A `200` body is the whole file: as its
+    /// headers end, before its first byte, the file is emptied and `observer` starts over,
+    /// so a `200` that breaks off leaves only its own bytes, never old ones stitched to new.
+    /// Any other body (an error page) follows the old bytes, for the caller to cut off;
+    /// `observer` sees only the body of a success (2xx).
+    case download(descriptor: Int32, observer: RestartableObserver?)
 }
 
 public struct HTTPRequest {

@@ -129,7 +129,7 @@ final class ExchangeContext {
     let request: HTTPRequest
     let cancellation: CancellationFlag
     var headers: [(String, String)] = []
-    /// The status of the response being received, from its status line: a file sink's
+    /// The status of the response being received, from its status line: a download sink's
     /// observer sees only the body of a success (2xx), never an error page written after it.
     var status: Int?
     var body: [UInt8] = []
@@ -140,6 +140,9 @@ final class ExchangeContext {
     var lastMoved: Int64 = -1
     var lastMovedAt: Double = 0
     var stalled = false
+    /// A `download` sink was emptied for a `200`: once per exchange, so the blank line
+    /// after trailers can never empty it again.
+    var startedOver = false
 
     init(request: HTTPRequest, cancellation: CancellationFlag, stallSeconds: Double) {
         self.request = request
@@ -169,6 +172,10 @@ final class ExchangeContext {
 
     func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
         let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if line.isEmpty {
+            // The blank line that ends a response's headers: the status is final now.
+            return startOverIfWholeFile() ? bytes.count : 0
+        }
         if line.hasPrefix("HTTP/") {
             headers.removeAll() // a new response (after 100 Continue): keep only the final one's
             let code = line.split(separator: " ", maxSplits: 2).dropFirst().first.map(Array.init) ?? []
@@ -181,20 +188,40 @@ final class ExchangeContext {
         return bytes.count
     }
 
+    /// For a resumed download answered `200`: empties the file and tells the observer, before
+    /// the first body byte. False when the file cannot be emptied (the exchange then stops).
+    private func startOverIfWholeFile() -> Bool {
+        guard case .download(let fd, let observer) = request.sink, status == 200, !startedOver else { return true }
+        startedOver = true
+        do throws(SystemError) {
+            // A fresh download (position 0) has nothing to forget.
+            guard try valueOrErrno("lseek", { lseek(fd, 0, SEEK_CUR) }) > 0 else { return true }
+            try FileIO.truncate(fd, to: 0)
+            try valueOrErrno("lseek") { lseek(fd, 0, SEEK_SET) }
+        } catch {
+            fileError = error.errno
+            return false
+        }
+        observer?.startOver()
+        return true
+    }
+
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let fd: Int32
+        let observer: ByteObserver?
         switch request.sink {
         case .memory(let limit):
             if body.count + bytes.count > limit { bodyTooLarge = true; return 0 }
             body.append(contentsOf: bytes)
             return bytes.count
-        case .file(let fd, let observer):
-            do { try FileIO.write(fd, bytes) } catch {
-                fileError = error.errno
-                return 0
-            }
-            if let status, (200..<300).contains(status) { observer?.observe(bytes) }
-            return bytes.count
+        case .download(let descriptor, let o): (fd, observer) = (descriptor, o)
         }
+        do { try FileIO.write(fd, bytes) } catch {
+            fileError = error.errno
+            return 0
+        }
+        if let status, (200..<300).contains(status) { observer?.observe(bytes) }
+        return bytes.count
     }
 
     func sendBody(_ buffer: UnsafeMutableRawBufferPointer) -> Int {

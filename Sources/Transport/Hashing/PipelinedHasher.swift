@@ -6,7 +6,7 @@ import Foundation
 /// hashing thread works through them in order. Memory is bounded by the buffers
 /// (`depth` × `bufferSize`), whatever the file size. Read the digest or state only after
 /// `drain()`, which waits for every byte handed in so far.
-public final class PipelinedHasher: ByteObserver, @unchecked Sendable {
+public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
     // Sendable by construction: every mutable field below is read and written only while
     // holding `condition`; `sha` is touched by the worker thread between `drain()`s and by
     // the owner only after `drain()` returned with nothing pending.
@@ -61,6 +61,9 @@ public final class PipelinedHasher: ByteObserver, @unchecked Sendable {
         drain()
         self.sha = sha
     }
+
+    /// A hash of nothing yet, for a file that starts again from its first byte.
+    public func startOver() { replace(RunningSHA256()) }
 
     /// Ends the hashing thread; the hasher can't be used afterwards.
     public func stop() {

@@ -1,16 +1,18 @@
 import Glibc
 import Platform
 
-/// The few operations a download performs on the open file it writes into, over raw
-/// syscalls; failures are `TransportError.sinkWrite` with the errno, like the sink's own.
+/// The few operations a download performs on the open file it writes into, through
+/// `Platform`'s checked calls; failures are `TransportError.sinkWrite` with the errno, like
+/// the sink's own.
 enum PartialFile {
     /// Makes the file exactly `offset` bytes long and puts the write position there, so
     /// the next body byte lands at `offset` whatever a broken earlier attempt left behind.
     static func prepare(_ fd: Int32, at offset: Int64) throws(TransportError) {
         let flags = fcntl(fd, F_GETFL)
         guard flags >= 0 else { throw failure("the download target", errno) }
-        // Read-write because a whole-file answer to a resume is moved within the file;
-        // not O_APPEND because Linux pwrite ignores the offset on such descriptors.
+        // Read-write because an error page written after `offset` is read back; not
+        // O_APPEND because Linux pwrite ignores the offset on such descriptors, and a
+        // whole-file answer to a resume must start again at 0.
         precondition(flags & O_ACCMODE == O_RDWR && flags & O_APPEND == 0,
                      "a download target must be opened O_RDWR without O_APPEND")
         let current = try size(fd)
@@ -23,17 +25,17 @@ enum PartialFile {
     }
 
     static func size(_ fd: Int32) throws(TransportError) -> Int64 {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw failure("fstat", errno) }
-        return Int64(st.st_size)
+        do { return Int64(try FileIO.status(fd).st_size) } catch { throw failure(error) }
     }
 
     /// Cuts the file to `length` bytes and moves the write position to its end.
     static func truncate(_ fd: Int32, to length: Int64) throws(TransportError) {
-        while ftruncate(fd, off_t(length)) != 0 {
-            if errno != EINTR { throw failure("ftruncate", errno) }
+        do throws(SystemError) {
+            try FileIO.truncate(fd, to: length)
+            try valueOrErrno("lseek") { lseek(fd, off_t(length), SEEK_SET) }
+        } catch {
+            throw failure(error)
         }
-        guard lseek(fd, off_t(length), SEEK_SET) >= 0 else { throw failure("lseek", errno) }
     }
 
     /// Up to `limit` bytes from `offset` (an error body that went into the file).
@@ -43,25 +45,9 @@ enum PartialFile {
         return Array(bytes[..<n])
     }
 
-    /// Moves `length` bytes at `offset` to the start of the file and cuts it there, in
-    /// bounded steps. Copying forwards is safe although the ranges may overlap: each step
-    /// writes only below what is still to be read.
-    static func moveToStart(_ fd: Int32, from offset: Int64, length: Int64) throws(TransportError) {
-        var done: Int64 = 0
-        do {
-            try FileIO.readBlocks(fd, from: offset, length: length) { block in
-                try FileIO.write(fd, block, at: done)
-                done += Int64(block.count)
-            }
-        } catch let e as SystemError {
-            throw failure(e.operation, e.errno)
-        } catch {
-            throw failure("move", EIO)
-        }
-        try truncate(fd, to: length)
-    }
-
     private static func failure(_ operation: String, _ code: Int32) -> TransportError {
         TransportError(kind: .sinkWrite, message: "\(operation): \(String(cString: strerror(code)))", errno: code)
     }
+
+    private static func failure(_ error: SystemError) -> TransportError { failure(error.operation, error.errno) }
 }

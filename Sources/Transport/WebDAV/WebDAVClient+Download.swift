@@ -16,32 +16,30 @@ extension WebDAVClient {
     /// - 206 with a `Content-Range` starting at `offset`: `.resumed`; the new bytes follow
     ///   the old ones.
     /// - 200: `.wholeFile`; the file holds exactly the new bytes, from 0, whatever `offset`
-    ///   was. Until `HTTPSession` can say the status before the first body byte (see
-    ///   `ResponseSink`), the body is written from `offset` like a continuation and then moved
-    ///   to the start of the file; `observer` has seen the new file from its first byte,
-    ///   and `startedOver` tells the caller to discard what it derived from the old bytes.
+    ///   was: it is emptied as the reply's headers end, before the first body byte, and
+    ///   `observer` is told to start over then, so it sees the new file from its first byte;
+    ///   `startedOver` tells the caller to discard what it derived from the old bytes.
     /// - 416 with `bytes */<offset>`: the file was already whole; `.resumed` with no bytes.
     /// - any other status: the file is cut back to `offset` (the error page never stays in
     ///   it) and `HTTPStatusError(step: .get)` is thrown with the server's message.
-    /// - a `TransportError` (reset, stall, cancel): the bytes that arrived stay after
-    ///   `offset`, so the caller can resume from the file's new size with the same ETag.
-    ///   If the reply was a 200 after all (the file changed), that ETag no longer matches and
-    ///   the next resume gets the whole file again: such bytes never survive a completed
-    ///   download.
+    /// - a `TransportError` (reset, stall, cancel): the bytes that arrived stay, so the caller
+    ///   can resume from the file's new size with the same validator. After a 206 they follow
+    ///   the first `offset` bytes; after a 200 they are the start of the file on their own,
+    ///   and `observer` was told to start over before the first of them.
     ///
     /// `observer` sees the body bytes of a success reply (200, 206) in order, never those of an
     /// error page (a 416's included); only what a call that returns normally reported is
     /// trustworthy.
     public func download(_ path: String, to descriptor: Int32, from offset: Int64 = 0, ifRange validator: String? = nil,
-                         observer: ByteObserver? = nil) throws -> DownloadResult {
+                         observer: RestartableObserver? = nil) throws -> DownloadResult {
         precondition(offset >= 0, "a download cannot resume from a negative offset")
         let target = try url(for: path)
         try PartialFile.prepare(descriptor, at: offset)
         let ifRange = validator.flatMap(Self.strongValidator)
         let etag = ifRange.flatMap { $0.hasPrefix("\"") ? $0 : nil }
 
-        // Without a strong validator no range is asked for: the 200 that follows is moved
-        // to the start of the file like any whole-file answer to a resume.
+        // Without a strong validator no range is asked for: the 200 that follows replaces
+        // the old bytes like any whole-file answer to a resume.
         var headers: [(String, String)] = []
         let asksRange = offset > 0 && ifRange != nil
         if asksRange, let ifRange {
@@ -49,9 +47,11 @@ extension WebDAVClient {
             headers.append(("If-Range", ifRange))
         }
         let response = try session.perform(HTTPRequest(method: "GET", url: target, headers: headers,
-                                                       sink: .file(descriptor: descriptor, observer: observer)))
+                                                       sink: .download(descriptor: descriptor, observer: observer)))
         let end = try PartialFile.size(descriptor)
-        let received = end - offset
+        // A 200 emptied the file before its body: everything in it now came with this reply.
+        let start = response.status == 200 ? 0 : offset
+        let received = end - start
         let replyETag = response.header("etag").flatMap(RemoteItem.headerForm(etag:))
         let contentType = response.header("content-type")
 
@@ -72,16 +72,16 @@ extension WebDAVClient {
                                   totalSize: range.total, etag: replyETag ?? etag, contentType: contentType)
 
         case 200:
+            // The old bytes are gone already; what is not the announced file goes too.
             let declared: Int64?
             do { declared = try ServerNumber.parseOptional(response.header("content-length"), field: "Content-Length") } catch {
-                try PartialFile.truncate(descriptor, to: offset)
+                try PartialFile.truncate(descriptor, to: 0)
                 throw error
             }
             if let declared, declared != received {
-                try PartialFile.truncate(descriptor, to: offset)
+                try PartialFile.truncate(descriptor, to: 0)
                 throw ProtocolViolation("the server announced \(declared) bytes of \(path) and sent \(received)")
             }
-            if offset > 0 { try PartialFile.moveToStart(descriptor, from: offset, length: received) }
             return DownloadResult(kind: .wholeFile, requestedOffset: offset, receivedBytes: received, fileSize: received,
                                   totalSize: received, etag: replyETag, contentType: contentType)
 
