@@ -62,7 +62,8 @@ public enum Main {
             return try TransferCommands.upload(files: p.paths("FILE"), to: p.value("to") ?? "/", accountName: p.value("account"),
                                                now: p.has("now"), origin: .manual, context: context)
         case "download":
-            return try TransferCommands.download(paths: p.texts("REMOTE_PATH"), accountName: p.value("account"), context: context)
+            return try TransferCommands.download(paths: p.texts("REMOTE_PATH"), accountName: p.value("account"),
+                                                 track: p.has("no-track") ? false : nil, context: context)
         case "status":
             return try QueueCommands.status(json: p.has("json"), context: context)
         case "queue":

@@ -27,8 +27,8 @@ struct NewVersionTests {
             let row = try #require(try QueueStore(path: scene.session.databasePath).transfer(id: id))
             let after = try scene.serverETag()
             #expect(row.remotePath == "/Documents/report.odt", "\(row.remotePath)")
-            #expect(row.etag.map { Replacing.sameVersion($0, after) } == true && !Replacing.sameVersion(after, before),
-                    "recorded \(row.etag ?? "-"), now \(after), before \(before)")
+            #expect(row.versionETag.map { Replacing.sameVersion($0, after) } == true && !Replacing.sameVersion(after, before),
+                    "recorded \(row.versionETag ?? "-"), now \(after), before \(before)")
         }
     }
 

@@ -39,11 +39,13 @@ public enum CommandSpecs {
         ],
         positionals: [.oneOrMore("FILE", help: "a file to upload; use `--` before names that start with `-`")])
 
-    /// `download [--account A] REMOTE_PATH...`
+    /// `download [--account A] [--no-track] REMOTE_PATH...`
     public static let download = CommandSpec(
         name: "download",
         summary: "Queue files on your server to download into Local Drive in your downloads folder.",
-        options: [.option("account", short: "a", value: "A", help: "the account to use (default: the only one)")],
+        discussion: "A downloaded file that another program edits goes back as the new version of the server's file, once it has been still for a few seconds; if the server's copy changed meanwhile, the edit goes beside it as a conflicted copy and the server's copy is left alone. Files you make in Local Drive are never uploaded, and a file deleted there is not deleted on the server.",
+        options: [.option("account", short: "a", value: "A", help: "the account to use (default: the only one)"),
+                  .flag("no-track", help: "do not send edits of these files back (the config's `track_edits` sets the default)")],
         positionals: [.oneOrMore("REMOTE_PATH", help: "a file on the server, e.g. /Documents/report.pdf")])
 
     // MARK: The queue

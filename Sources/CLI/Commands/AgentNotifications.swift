@@ -43,7 +43,14 @@ final class AgentNotifications: Sendable {
     }
 
     func done(_ rows: [Transfer]) {
-        let uploads = rows.filter { $0.direction == .upload }
+        // A new version that went beside a changed server file is told on its own.
+        for row in rows where row.direction == .upload {
+            guard let of = row.newVersionOf, of != row.remotePath else { continue }
+            let folder = row.remoteFolder
+            notifier.notify(ConflictedCopy(name: String(of.split(separator: "/").last ?? ""), account: row.accountName, folder: folder,
+                                           copyName: String(row.remotePath.split(separator: "/").last ?? "")).notification)
+        }
+        let uploads = rows.filter { $0.direction == .upload && ($0.newVersionOf == nil || $0.newVersionOf == $0.remotePath) }
         let byPlace = Dictionary(grouping: uploads) { "\($0.accountName)\u{0}\($0.remoteFolder)" }
         for (_, group) in byPlace.sorted(by: { $0.key < $1.key }) {
             guard let first = group.first,

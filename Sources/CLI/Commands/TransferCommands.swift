@@ -61,7 +61,9 @@ public enum TransferCommands {
 
     /// Queues remote files for download after asking the server what they are: folders are
     /// refused before anything is written.
-    public static func download(paths: [String], accountName: String?, context: CommandContext) throws -> Int32 {
+    /// `track` says whether edits of the files go back to the server; nil as the config says.
+    public static func download(paths: [String], accountName: String?, track: Bool?, context: CommandContext) throws -> Int32 {
+        let tracksEdits = try track ?? context.configuration().trackEdits
         let store = try context.openStore()
         let (chosen, refusal) = try account(accountName, store: store, context: context)
         guard let account = chosen else { return refusal }
@@ -97,7 +99,7 @@ public enum TransferCommands {
                     continue
                 }
                 items.append(NewTransfer(direction: .download, origin: .manual, accountID: account.id, localPath: LocalPath(bytes: []),
-                                         remotePath: path, bytesTotal: item.size ?? 0))
+                                         remotePath: path, bytesTotal: item.size ?? 0, tracksEdits: tracksEdits))
             } catch let e as HTTPStatusError where e.status == 404 {
                 context.complain("not queued: \(DisplayText.escape(path)) does not exist on \(account.name)")
                 status = ExitStatus.attention

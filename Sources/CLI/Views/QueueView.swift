@@ -111,6 +111,7 @@ public struct QueueView: Sendable {
         case .failed: detail = failedLines(row)
         case .completed: detail = [completedLine(row)]
         }
+        if let note = row.versionNote { detail.append(note) }
         if let note = row.nameNote { detail.append("note: " + note) }
         let indent = String(repeating: " ", count: 2 + idWidth + 1)
         return [headLine(row, idWidth: idWidth)] + detail.map { indent + $0 }

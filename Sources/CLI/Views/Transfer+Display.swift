@@ -30,6 +30,16 @@ extension Transfer {
         return "named \(DisplayText.escape(remoteName)) on the server, which takes only UTF-8 names"
     }
 
+    /// For a new version of a file on the server (a downloaded file edited here): which file,
+    /// or, once the server's copy turned out changed, where this version went instead.
+    var versionNote: String? {
+        guard let of = newVersionOf else { return nil }
+        let original = accountPrefix + DisplayText.escape(of)
+        if of == remotePath { return "new version of \(original)" }
+        return "\(original) had changed on the server since it was downloaded: this version "
+            + (state == .completed ? "went" : "goes") + " beside it as a conflicted copy, the server's copy is left alone"
+    }
+
     /// The reason's action with `ID` replaced by this row's number, ready to copy.
     func actionText(_ reason: Reason) -> String { Self.substituteID(in: reason.action, id: id) }
 

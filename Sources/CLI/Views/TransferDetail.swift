@@ -30,6 +30,7 @@ public enum TransferDetail {
                 add("partial file", t.state == .completed ? nil : t.localPath.display + ".part")
             }
         }
+        add("version", t.versionNote)
         add("note", t.nameNote)
         add("progress", progressText(t, speed: speed))
         add("checkpoint", "byte \(HumanFormat.grouped(t.checkpoint.offset))"
@@ -58,7 +59,7 @@ public enum TransferDetail {
         add("completed", time(t.completedAt))
 
         // Prose wraps under its label; paths, hashes and URLs stay whole so they can be copied.
-        let prose: Set<String> = ["direction", "progress", "reason", "detail", "note", "what to do", "this run", "source file"]
+        let prose: Set<String> = ["direction", "progress", "reason", "detail", "note", "version", "what to do", "this run", "source file"]
         let hanging = String(repeating: " ", count: 2 + labelColumn)
         let lines = rows.map { label, value in
             let lead = "  " + TextLayout.pad(label, to: labelColumn)

@@ -39,6 +39,10 @@ public struct TransferJSON: Codable, Sendable, Equatable {
     /// Something the person should know that is not a reason, e.g. that the server stores the
     /// file under another name.
     public var note: String?
+    /// The server file this upload is a new version of (a downloaded file edited here).
+    public var newVersionOf: String?
+    /// True when that file had changed on the server, so this version went beside it.
+    public var conflictedCopy: Bool
 
     public struct ReasonJSON: Codable, Sendable, Equatable {
         public var code: String
@@ -88,6 +92,8 @@ public struct TransferJSON: Codable, Sendable, Equatable {
         case uploadHost = "upload_host"
         case cancelRequested = "cancel_requested"
         case watchRule = "watch_rule"
+        case newVersionOf = "new_version_of"
+        case conflictedCopy = "conflicted_copy"
     }
 
     /// The JSON form of one row.
@@ -120,6 +126,8 @@ public struct TransferJSON: Codable, Sendable, Equatable {
         counters = CountersJSON(resumedAt: t.counters.resumedAt, bytesRead: t.counters.bytesRead,
                                 bytesHashed: t.counters.bytesHashed)
         note = t.nameNote
+        newVersionOf = t.newVersionOf
+        conflictedCopy = t.newVersionOf.map { $0 != t.remotePath } ?? false
     }
 
     /// Written by hand so optional fields are `null`, not missing keys.
@@ -152,5 +160,7 @@ public struct TransferJSON: Codable, Sendable, Equatable {
         try c.encode(watchRule, forKey: .watchRule)
         try c.encode(counters, forKey: .counters)
         try c.encode(note, forKey: .note)
+        try c.encode(newVersionOf, forKey: .newVersionOf)
+        try c.encode(conflictedCopy, forKey: .conflictedCopy)
     }
 }

@@ -11,6 +11,8 @@ public struct Configuration: Sendable, Equatable {
     public var caFile: String?
     /// Start the agent in the background when `upload` or `share-to` finds none running.
     public var autostart = true
+    /// Edits of a downloaded file in Local Drive go back as its new version (`download --no-track` says otherwise).
+    public var trackEdits = true
     /// Where interfaces are looked up to tell Wi-Fi from wired (tests use a prepared folder).
     public var sysfsRoot = "/sys"
 
@@ -87,6 +89,9 @@ public struct Configuration: Sendable, Equatable {
                     }
                     config.caFile = path
                 }
+            case "downloads":
+                known = ["track_edits"]
+                config.trackEdits = try bool("track_edits") ?? config.trackEdits
             case "agent":
                 known = ["autostart"]
                 config.autostart = try bool("autostart") ?? config.autostart

@@ -126,7 +126,7 @@ final class DownloadJob {
             throw error
         }
         // Recorded before the file moves, so that an agent killed after the move knows it.
-        try store.recordDownloadedFile(transfer.id, sha256: digest, bytes: result.fileSize)
+        try store.recordDownloadedFile(transfer.id, sha256: digest, bytes: result.fileSize, etag: result.etag ?? item.etag)
         let placed = try moveIntoPlace(part, as: final, item: item)
         CrashWindow.downloadInPlace.pauseIfTesting(transfer: transfer.id, cancellation: cancellation)
         if placed.keptPart { try FileIO.unlink(part, ifPresent: true) }

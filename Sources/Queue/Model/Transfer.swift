@@ -44,6 +44,8 @@ public struct Transfer: Sendable, Equatable {
     /// server's copy had changed and this version went beside it as a conflicted copy.
     public var newVersionOf: String?
     public var replacesETag: String?
+    /// The server's ETag of the version this row downloaded, or made (an upload).
+    public var versionETag: String?
 
     public init(id: Int64, direction: Direction, origin: Origin = .manual, accountID: Int64 = 1, accountName: String = "",
                 localPath: LocalPath, remotePath: String, state: TransferState = .queued, reason: Reason? = nil,
@@ -53,7 +55,7 @@ public struct Transfer: Sendable, Equatable {
                 cancelRequested: Bool = false, ignoreRules: Bool = false, watchRule: String? = nil,
                 counters: ResumeCounters = ResumeCounters(), createdAt: Int64 = 0, startedAt: Int64? = nil,
                 completedAt: Int64? = nil, paused: Bool = false, finishing: Bool = false, verifiedAt: Int64? = nil,
-                newVersionOf: String? = nil, replacesETag: String? = nil) {
+                newVersionOf: String? = nil, replacesETag: String? = nil, versionETag: String? = nil) {
         self.id = id; self.direction = direction; self.origin = origin; self.accountID = accountID
         self.accountName = accountName; self.localPath = localPath; self.remotePath = remotePath; self.state = state
         self.reason = reason; self.attempts = attempts; self.nextAttemptAt = nextAttemptAt; self.bytesDone = bytesDone
@@ -62,7 +64,7 @@ public struct Transfer: Sendable, Equatable {
         self.cancelRequested = cancelRequested; self.ignoreRules = ignoreRules; self.watchRule = watchRule
         self.counters = counters; self.createdAt = createdAt; self.startedAt = startedAt; self.completedAt = completedAt
         self.paused = paused; self.finishing = finishing; self.verifiedAt = verifiedAt
-        self.newVersionOf = newVersionOf; self.replacesETag = replacesETag
+        self.newVersionOf = newVersionOf; self.replacesETag = replacesETag; self.versionETag = versionETag
     }
 
     /// The name a person recognises.

@@ -50,12 +50,14 @@ extension QueueStore {
     /// The server's ETag of the file an upload made, so that the next new version of it
     /// replaces this one.
     public func recordMadeVersion(_ id: Int64, etag: String) throws {
-        try database.run("UPDATE transfers SET etag = ? WHERE id = ?", [.text(etag), .int(id)])
+        try database.run("UPDATE transfers SET version_etag = ? WHERE id = ?", [.text(etag), .int(id)])
     }
 
     /// A download whose bytes are whole: their SHA-256 and size, kept before the file moves
     /// into place, so that an agent killed right after the move recognises its own file.
-    public func recordDownloadedFile(_ id: Int64, sha256: String, bytes: Int64) throws {
-        try database.run("UPDATE transfers SET sha256 = ?, bytes_total = ? WHERE id = ?", [.text(sha256), .int(bytes), .int(id)])
+    /// `etag` is the server's ETag of the version downloaded, for edits that go back.
+    public func recordDownloadedFile(_ id: Int64, sha256: String, bytes: Int64, etag: String? = nil) throws {
+        try database.run("UPDATE transfers SET sha256 = ?, bytes_total = ?, version_etag = ? WHERE id = ?",
+                         [.text(sha256), .int(bytes), .optionalText(etag), .int(id)])
     }
 }

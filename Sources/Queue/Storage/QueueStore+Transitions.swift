@@ -123,7 +123,7 @@ extension QueueStore {
     public func complete(_ id: Int64, sha256: String?, bytes: Int64, verified: Bool = false) throws {
         try database.transaction(durable: true) {
             let now = nowMilliseconds()
-            try move(id, to: .completed, set: Self.reasonColumns(nil) + [
+            let row = try move(id, to: .completed, set: Self.reasonColumns(nil) + [
                 ("sha256", .optionalText(sha256)), ("completed_at", .int(now)),
                 ("bytes_done", .int(bytes)), ("bytes_total", .int(bytes)), ("next_attempt_at", .null),
                 ("hash_state", .null), ("upload_url", .null), ("upload_expires_at", .null),
@@ -131,6 +131,7 @@ extension QueueStore {
             ])
             // A watch rule's memory learns the content it took, for later copies of it.
             try noteUploadCompleted(id, sha256: sha256)
+            if let row { try noteLocalDrive(completed: row, sha256: sha256) }
         }
     }
 

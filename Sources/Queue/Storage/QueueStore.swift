@@ -145,8 +145,8 @@ public final class QueueStore {
                 try database.run("""
                     INSERT INTO transfers (direction, origin, lane, account_id, local_path, remote_path, state, bytes_total,
                         fp_device, fp_inode, fp_size, fp_mtime_ns, ignore_rules, watch_rule, created_at, new_version_of,
-                        replaces_etag, reason_code, reason_message, reason_action)
-                    VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        replaces_etag, track_edits, reason_code, reason_message, reason_action)
+                    VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [
                         .text(item.direction.rawValue), .text(item.origin.rawValue), .int(item.origin.lane), .int(item.accountID),
                         .blob(item.localPath.bytes), .text(item.remotePath), .int(item.bytesTotal),
@@ -154,7 +154,8 @@ public final class QueueStore {
                         .optionalInt(item.fingerprint.map { Int64(bitPattern: $0.inode) }),
                         .optionalInt(item.fingerprint?.size), .optionalInt(item.fingerprint?.mtimeNanoseconds),
                         .int(item.ignoreRules ? 1 : 0), .optionalText(item.watchRule), .int(now),
-                        .optionalText(item.replacesETag == nil ? nil : item.remotePath), .optionalText(item.replacesETag),
+                        .optionalText(item.newVersion ? item.remotePath : nil), .optionalText(item.replacesETag),
+                        .int(item.tracksEdits ? 1 : 0),
                     ] + note)
                 ids.append(database.lastInsertRowID)
             }
@@ -171,7 +172,7 @@ public final class QueueStore {
         "reason_action", "reason_detail", "attempts", "next_attempt_at", "bytes_done", "bytes_total", "upload_url",
         "upload_expires_at", "fp_device", "fp_inode", "fp_size", "fp_mtime_ns", "checkpoint_offset", "hash_state", "sha256",
         "etag", "cancel_requested", "ignore_rules", "watch_rule", "resumed_at", "bytes_read", "bytes_hashed", "created_at",
-        "started_at", "completed_at", "paused", "finishing", "verified_at", "new_version_of", "replaces_etag",
+        "started_at", "completed_at", "paused", "finishing", "verified_at", "new_version_of", "replaces_etag", "version_etag",
     ]
 
     static let columns = (transferColumns.map { "t.\($0) AS \($0)" } + ["a.name AS account_name"]).joined(separator: ", ")
@@ -200,7 +201,8 @@ public final class QueueStore {
             counters: ResumeCounters(resumedAt: r.int64("resumed_at"), bytesRead: r.int64("bytes_read"), bytesHashed: r.int64("bytes_hashed")),
             createdAt: r.int64("created_at"), startedAt: r.optionalInt64("started_at"), completedAt: r.optionalInt64("completed_at"),
             paused: r.bool("paused"), finishing: r.bool("finishing"), verifiedAt: r.optionalInt64("verified_at"),
-            newVersionOf: r.optionalText("new_version_of"), replacesETag: r.optionalText("replaces_etag"))
+            newVersionOf: r.optionalText("new_version_of"), replacesETag: r.optionalText("replaces_etag"),
+            versionETag: r.optionalText("version_etag"))
     }
 
     public func transfer(id: Int64) throws -> Transfer? {
@@ -261,16 +263,20 @@ public struct NewTransfer: Sendable {
     public var fingerprint: FileFingerprint?
     public var ignoreRules: Bool
     public var watchRule: String?
-    /// A new version of the file at `remotePath`, replacing it only while it has this ETag
-    /// (else it goes beside it as a conflicted copy).
+    /// Uploads: a new version of the file at `remotePath` (see `Transfer.newVersionOf`),
+    /// replacing it only while it has the ETag `replacesETag`.
+    public var newVersion: Bool
     public var replacesETag: String?
+    /// Downloads: edits of the file go back to the server as its new versions.
+    public var tracksEdits: Bool
 
     public init(direction: Direction, origin: Origin, accountID: Int64, localPath: LocalPath, remotePath: String,
                 bytesTotal: Int64 = 0, fingerprint: FileFingerprint? = nil, ignoreRules: Bool = false, watchRule: String? = nil,
-                replacesETag: String? = nil) {
+                replacesETag: String? = nil, newVersion: Bool = false, tracksEdits: Bool = false) {
         self.direction = direction; self.origin = origin; self.accountID = accountID; self.localPath = localPath
         self.remotePath = remotePath; self.bytesTotal = bytesTotal; self.fingerprint = fingerprint
-        self.ignoreRules = ignoreRules; self.watchRule = watchRule; self.replacesETag = replacesETag
+        self.ignoreRules = ignoreRules; self.watchRule = watchRule
+        self.newVersion = newVersion || replacesETag != nil; self.replacesETag = replacesETag; self.tracksEdits = tracksEdits
     }
 }
 

@@ -190,12 +190,31 @@ public enum Schema {
         ALTER TABLE transfers ADD COLUMN finishing INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE transfers ADD COLUMN verified_at INTEGER;
         """,
-        // 10: an upload that is a new version of a file on the server (a downloaded file
-        // edited here) names it, and the version (ETag) it may replace; a row whose target is
-        // no longer that file went beside it as a conflicted copy.
+        // 10: Local Drive's round trip. An upload that is a new version of a file on the
+        // server (a downloaded file edited here) names it, and the version (ETag) it may
+        // replace; a row whose target is no longer that file went beside it as a conflicted
+        // copy. A download says whether edits of it go back (`track_edits`); the server's
+        // ETag of the version a row downloaded or made (`version_etag`); each file a tracked
+        // download put in place is remembered with where it came from, the server's version,
+        // and the local file as it was put there or last sent.
         """
         ALTER TABLE transfers ADD COLUMN new_version_of TEXT;
         ALTER TABLE transfers ADD COLUMN replaces_etag TEXT;
+        ALTER TABLE transfers ADD COLUMN track_edits INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE transfers ADD COLUMN version_etag TEXT;
+        CREATE TABLE local_drive (
+            local_path BLOB PRIMARY KEY,
+            account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+            remote_path TEXT NOT NULL,
+            etag TEXT,
+            fp_device INTEGER NOT NULL,
+            fp_inode INTEGER NOT NULL,
+            fp_size INTEGER NOT NULL,
+            fp_mtime_ns INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            download_id INTEGER NOT NULL
+        );
+        CREATE INDEX transfers_new_versions ON transfers (local_path) WHERE new_version_of IS NOT NULL;
         """,
     ]
 

@@ -1,0 +1,102 @@
+import Platform
+
+/// A file in Local Drive that a download put there, whose edits go back to the server as
+/// its new versions: where it came from, the server's version it is, and the local file as
+/// it was put in place or last sent.
+public struct LocalDriveFile: Sendable, Equatable {
+    public var localPath: LocalPath
+    public var accountID: Int64
+    public var remotePath: String
+    /// The server's ETag of the version the local file is; nil when the server gave none.
+    public var etag: String?
+    public var fingerprint: FileFingerprint
+    public var sha256: String
+    /// The download that put it there: clearing or cancelling it ends the round trip.
+    public var downloadID: Int64
+}
+
+/// Local Drive's round trip: what a tracked download leaves behind, and the one waiting
+/// upload per edited file. Not a sync folder: only files a download put there are known,
+/// and nothing here ever deletes anything on the server.
+extension QueueStore {
+    /// Called in the transaction that completes row `row`: a download whose edits go back
+    /// is remembered with the file it put in place; an upload that is a new version of a
+    /// remembered file makes that version the one remembered (a conflicted copy becomes the
+    /// server file it stands for from now on).
+    func noteLocalDrive(completed row: Transfer, sha256: String?) throws {
+        if row.direction == .download {
+            guard try database.query("SELECT track_edits FROM transfers WHERE id = ?", [.int(row.id)], row: { try $0.bool("track_edits") }).first == true,
+                  let sha256, let placed = try? FileFingerprint.of(row.localPath) else { return }
+            try database.run("""
+                INSERT OR REPLACE INTO local_drive (local_path, account_id, remote_path, etag, fp_device, fp_inode, fp_size, fp_mtime_ns,
+                    sha256, download_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, [.blob(row.localPath.bytes), .int(row.accountID), .text(row.remotePath), .optionalText(row.versionETag)]
+                    + Self.fingerprintValues(placed) + [.text(sha256), .int(row.id)])
+        } else if row.newVersionOf != nil, let sent = row.fingerprint, let sha256 {
+            try database.run("""
+                UPDATE local_drive SET remote_path = ?, etag = ?, fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ?, sha256 = ?
+                WHERE local_path = ?
+                """, [.text(row.remotePath), .optionalText(row.versionETag)] + Self.fingerprintValues(sent) + [.text(sha256), .blob(row.localPath.bytes)])
+        }
+    }
+
+    static func fingerprintValues(_ f: FileFingerprint) -> [SQLValue] {
+        [.int(Int64(bitPattern: f.device)), .int(Int64(bitPattern: f.inode)), .int(f.size), .int(f.mtimeNanoseconds)]
+    }
+
+    /// Every file Local Drive remembers.
+    public func localDriveFiles() throws -> [LocalDriveFile] {
+        try database.query("SELECT * FROM local_drive", row: Self.localDriveFile)
+    }
+
+    public func localDriveFile(at path: LocalPath) throws -> LocalDriveFile? {
+        try database.query("SELECT * FROM local_drive WHERE local_path = ?", [.blob(path.bytes)], row: Self.localDriveFile).first
+    }
+
+    static func localDriveFile(_ r: Row) throws -> LocalDriveFile {
+        try LocalDriveFile(localPath: LocalPath(bytes: r.blob("local_path")), accountID: r.int64("account_id"),
+                           remotePath: r.text("remote_path"), etag: r.optionalText("etag"),
+                           fingerprint: FileFingerprint(device: UInt64(bitPattern: r.int64("fp_device")),
+                                                        inode: UInt64(bitPattern: r.int64("fp_inode")),
+                                                        size: r.int64("fp_size"), mtimeNanoseconds: r.int64("fp_mtime_ns")),
+                           sha256: r.text("sha256"), downloadID: r.int64("download_id"))
+    }
+
+    /// The file at `path` changed only in its time (a `touch`, an editor that saved the same
+    /// bytes): remembered as it is now, nothing to send.
+    public func acknowledgeLocalDrive(_ path: LocalPath, fingerprint: FileFingerprint) throws {
+        try database.run("""
+            UPDATE local_drive SET fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ? WHERE local_path = ?
+            """, Self.fingerprintValues(fingerprint) + [.blob(path.bytes)])
+    }
+
+    /// Queues the file at `file.localPath`, as it is now (`fingerprint`), as the new version
+    /// of its server file. One waiting row per file: a row for it that has not started yet
+    /// takes the new fingerprint instead of a second row being added (a row already sending
+    /// notices the change itself). Returns the row's id, and whether it is new.
+    @discardableResult
+    public func queueNewVersion(of file: LocalDriveFile, as fingerprint: FileFingerprint) throws -> (id: Int64, isNew: Bool) {
+        try database.transaction(durable: true) {
+            let waiting = try database.query("""
+                SELECT id FROM transfers WHERE local_path = ? AND new_version_of IS NOT NULL AND direction = 'upload'
+                    AND state IN ('queued', 'retrying') AND upload_url IS NULL
+                """, [.blob(file.localPath.bytes)]) { try $0.int64("id") }.first
+            if let waiting {
+                try database.run("""
+                    UPDATE transfers SET fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ?, bytes_total = ? WHERE id = ?
+                    """, Self.fingerprintValues(fingerprint) + [.int(fingerprint.size), .int(waiting)])
+                return (waiting, false)
+            }
+            let id = try enqueue([NewTransfer(direction: .upload, origin: .manual, accountID: file.accountID, localPath: file.localPath,
+                                              remotePath: file.remotePath, bytesTotal: fingerprint.size, fingerprint: fingerprint,
+                                              replacesETag: file.etag, newVersion: true)])[0]
+            return (id, true)
+        }
+    }
+
+    /// Forgets the files whose download left the queue (cleared or cancelled): their edits
+    /// no longer go back.
+    func forgetUntrackedLocalDrive() throws {
+        try database.run("DELETE FROM local_drive WHERE download_id NOT IN (SELECT id FROM transfers)")
+    }
+}
