@@ -23,11 +23,19 @@ public final class AgentHarness: @unchecked Sendable {
 
     public init(extraEnvironment: [String: String] = [:]) throws {
         home = TemporaryFolder("iu-home")
+        // Every place the product reads or writes is the box's own, whatever the caller's
+        // environment says: its XDG folders, no display and no session bus unless a test
+        // gives its own (`extraEnvironment`).
         var env = ProcessInfo.processInfo.environment
-        for key in ["DBUS_SESSION_BUS_ADDRESS", "XDG_DOWNLOAD_DIR", "JOURNAL_STREAM", "INVOCATION_ID"] { env.removeValue(forKey: key) }
+        for key in ["DBUS_SESSION_BUS_ADDRESS", "XDG_DOWNLOAD_DIR", "JOURNAL_STREAM", "INVOCATION_ID", "DISPLAY", "WAYLAND_DISPLAY",
+                    "XDG_CONFIG_DIRS", "XDG_DATA_DIRS", "XDG_SESSION_TYPE", "XDG_CURRENT_DESKTOP"] {
+            env.removeValue(forKey: key)
+        }
         env["HOME"] = home.path
         env["XDG_CONFIG_HOME"] = home.path + "/config"
         env["XDG_STATE_HOME"] = home.path + "/state"
+        env["XDG_DATA_HOME"] = home.path + "/.local/share"
+        env["XDG_CACHE_HOME"] = home.path + "/.cache"
         env["XDG_RUNTIME_DIR"] = home.path + "/run"
         try FileManager.default.createDirectory(atPath: home.path + "/run", withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
