@@ -71,10 +71,13 @@ server: venv
 test: build venv dist deb
 	$(MAKE) --no-print-directory test-server test-swift test-fuzz
 
+# The tests never write into the caller's own folders: checked around the run.
 test-swift:
 	$(SWIFT) build --build-tests 2>&1 | tee $(TEST_BUILD_LOG)
 	scripts/check-warnings.sh $(BUILD_LOG) $(TEST_BUILD_LOG) $(DIST_BUILD_LOG)
+	scripts/untouched.sh mark
 	$(SWIFT) test --skip-build
+	scripts/untouched.sh check
 
 test-server:
 	$(PYTHON) -m pytest -q reference-server
