@@ -26,33 +26,34 @@ public enum FileIO {
     }
 
     public static func readBytes(_ path: String, limit: Int = 1 << 20) throws(SystemError) -> [UInt8] {
-        let fd = try valueOrErrno("open", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
-        defer { close(fd) }
+        let file = try OpenFile(LocalPath(path), O_RDONLY)
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while out.count < limit {
-            let n = try buffer.withUnsafeMutableBytes { b in Result { () throws(SystemError) in try read(fd, into: b, path: path) } }.get()
+            let n = try buffer.withUnsafeMutableBytes { b in Result { () throws(SystemError) in try read(file.descriptor, into: b, path: path) } }.get()
             out += buffer[0..<n]
             if n < buffer.count { break }
         }
+        try file.close()
         return out
     }
 
-    /// Writes a file atomically (temp file + rename) with the given mode.
+    /// Writes a file atomically (temp file + rename) with the given mode: when this returns,
+    /// the bytes are on the disk under `path`; when it throws, `path` is as it was.
     public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600) throws(SystemError) {
-        let temp = path + ".tmp.\(getpid())"
-        let fd = try valueOrErrno("open", path: temp) { open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) }
-        do {
-            try bytes.withUnsafeBytes { b in Result { () throws(SystemError) in try write(fd, b, path: temp) } }.get()
+        let temp = LocalPath(path + ".tmp.\(getpid())")
+        do throws(SystemError) {
+            let file = try OpenFile(temp, O_WRONLY | O_CREAT | O_TRUNC, mode: mode)
+            try bytes.withUnsafeBytes { b in Result { () throws(SystemError) in try write(file.descriptor, b, path: temp.display) } }.get()
+            // The mode a left-over temporary file had, or the umask, is not the one asked for.
+            try valueOrErrno("fchmod", path: temp.display) { fchmod(file.descriptor, mode) }
+            try file.sync()
+            try file.close()
+            try rename(temp, to: LocalPath(path))
         } catch {
-            close(fd)
-            unlink(temp)
+            _ = try? unlink(temp, ifPresent: true)
             throw error
         }
-        fchmod(fd, mode)
-        fsync(fd)
-        close(fd)
-        try valueOrErrno("rename", path: path) { rename(temp, path) }
     }
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }

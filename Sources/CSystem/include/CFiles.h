@@ -1,0 +1,9 @@
+#ifndef CFILES_H
+#define CFILES_H
+
+/* renameat2(2) with RENAME_NOREPLACE, relative to the working directory: moves `from` to
+ * `to` only if nothing is at `to` (EEXIST otherwise), in one step. EINVAL or ENOSYS where
+ * the file system cannot do it. Returns 0, or -1 with errno set. */
+int csystem_rename_noreplace(const char *from, const char *to);
+
+#endif
