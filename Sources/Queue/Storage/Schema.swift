@@ -190,6 +190,17 @@ public enum Schema {
         ALTER TABLE transfers ADD COLUMN finishing INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE transfers ADD COLUMN verified_at INTEGER;
         """,
+        // 10: a watch rule's side of "once, and nothing lost". The path a file being uploaded
+        // was renamed to, which only the agent writes into the row (`moved_to`); the upload
+        // a second copy of the same content waits on (sent itself when that one fails or
+        // goes away); and why an original stayed instead of going to the trash.
+        """
+        ALTER TABLE transfers ADD COLUMN moved_to BLOB;
+        CREATE INDEX transfers_moved ON transfers (id) WHERE moved_to IS NOT NULL;
+        ALTER TABLE watch_taken ADD COLUMN waits_on INTEGER;
+        ALTER TABLE watch_taken ADD COLUMN kept_reason TEXT;
+        CREATE INDEX watch_taken_waiting ON watch_taken (rule, waits_on) WHERE waits_on IS NOT NULL;
+        """,
     ]
 
     public static var latest: Int { migrations.count }
