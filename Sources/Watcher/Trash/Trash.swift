@@ -8,8 +8,8 @@ import Platform
 /// A file on the same file system as `$XDG_DATA_HOME/Trash` goes there. A file elsewhere
 /// (a card, a second disk) goes to the trash at the top of its own file system:
 /// `$topdir/.Trash/$uid` when an administrator prepared `$topdir/.Trash` (a folder, not a
-/// link, with the sticky bit), else `$topdir/.Trash-$uid`. Files are moved with `rename`,
-/// never copied: a file that cannot be moved stays where it is.
+/// link, with the sticky bit), else `$topdir/.Trash-$uid`. Files are moved with `rename`
+/// (never over a name in the trash), never copied: a file that cannot be moved stays where it is.
 public struct Trash: Sendable {
     public var paths: XDGPaths
 
