@@ -337,10 +337,13 @@ extension QueueStore {
     }
 
     /// The agent writes the new paths the watcher asked for into the rows (in progress
-    /// when asked); returns how many rows changed.
+    /// when asked); returns how many rows changed. Asked on every pass of the agent, so it
+    /// only reads (through a partial index) while nothing was asked: a database another
+    /// program holds locked does not stall a pass for it.
     @discardableResult
     public func applyRequestedMoves() throws -> Int {
-        try database.run("UPDATE transfers SET local_path = moved_to, moved_to = NULL WHERE moved_to IS NOT NULL")
+        guard try !database.query("SELECT 1 AS one FROM transfers WHERE moved_to IS NOT NULL LIMIT 1", row: { _ in 1 }).isEmpty else { return 0 }
+        return try database.run("UPDATE transfers SET local_path = moved_to, moved_to = NULL WHERE moved_to IS NOT NULL")
     }
 
     /// Uploads of `rule` that completed and whose original has not been dealt with yet
