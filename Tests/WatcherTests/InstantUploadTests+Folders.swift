@@ -105,17 +105,19 @@ extension FolderWatcherTests.InstantUpload {
 
     @Test("--after-upload trash keeps the original when the server's check after the upload fails, and watch list says why")
     func trashNeedsTheServersWord() throws {
-        let scene = try InstantUploadScene()
+        // A plain WebDAV server: one PUT sends the file, and no question about the target
+        // comes between it and the look at the file it made.
+        let scene = try InstantUploadScene(face: .webdav)
         try Camera.makeFolder(scene.path("Camera"))
         try scene.session.startAgent()
         try scene.addRule("Camera", ["--after-upload", "trash"])
         try scene.waitWatching("camera")
         // Held part way, so the server's answers can be broken after the upload's own questions.
-        try scene.server.fault(["method": "PATCH", "stall_seconds": 3, "after_bytes": 1_000])
+        try scene.server.fault(["method": "PUT", "stall_seconds": 3, "after_bytes": 1_000])
         let photo = Camera.photo(1) + TestData.bytes(count: 50_000, seed: 9)
         try Camera.write(scene.path("Camera/IMG_1.jpg"), photo)
         try scene.until("the upload under way") {
-            ((try scene.server.stats()["current_patches"] as? [String: Int])?["alice"] ?? 0) == 1
+            ((try scene.server.stats()["requests"] as? [String: Int])?["PUT"] ?? 0) == 1
         }
         try scene.server.fault(["method": "PROPFIND", "path_prefix": "/dav/", "status": 500, "count": 1_000])
         try scene.waitUploaded(1)
