@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stddef.h>
@@ -21,6 +22,11 @@ int csystem_accept_cloexec(int fd) {
 
 int csystem_set_thread_fsuid(uid_t uid) {
     return setfsuid(uid);
+}
+
+int csystem_set_lease(int fd, int type) {
+    if (type != F_UNLCK && fcntl(fd, F_SETSIG, SIGURG) != 0) return -1;
+    return fcntl(fd, F_SETLEASE, type);
 }
 
 int csystem_name_thread(const char *name) {

@@ -77,7 +77,8 @@ struct WatchCommandTests {
         #expect(rules.map { $0["id"] as? String } == ["camera", "scanner"])
         #expect(Set(rules[0].keys) == ["id", "folder", "to", "account", "pictures", "videos", "subfolders", "after_upload", "wifi_only",
                                        "wifi_only_from", "on_ac_power", "existing", "paused", "state", "troubles", "held", "pending",
-                                       "failed", "taken", "baseline", "last_taken", "last_taken_at", "watched_folders", "overflows", "scans"])
+                                       "failed", "taken", "baseline", "last_taken", "last_taken_at", "watched_folders", "overflows", "scans",
+                                       "kept", "kept_count"])
         #expect(rules[0]["pictures"] as? Bool == false && rules[0]["videos"] as? Bool == true && rules[0]["existing"] as? Bool == true)
         #expect(rules[0]["state"] as? String == "agent_not_running")
         #expect(rules[0]["baseline"] as? Int == 0, "with --existing nothing is set aside")
@@ -103,6 +104,30 @@ struct WatchCommandTests {
         let r = try session.cli(["watch", "add", path] + arguments.dropFirst())
         #expect(r.status == status, "\(r.stdout) \(r.stderr)")
         #expect(r.stderr.contains(message), "\(r.stderr)")
+        #expect(try config(session) == before, "a refused rule changes nothing")
+    }
+
+    @Test("a folder watched already, reached through `..` or a symbolic link, or one inside or around it, is refused naming the rule that has it")
+    func oneFolderOneRule() throws {
+        let (session, _) = try session()
+        let camera = session.home.path + "/Pictures/Camera"
+        try FileManager.default.createDirectory(atPath: camera + "/Trip", withIntermediateDirectories: true)
+        #expect(symlink(camera, session.home.path + "/CamLink") == 0)
+        let added = try session.cli(["watch", "add", camera, "--to", "/Photos", "--name", "camera"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let before = try config(session)
+        let resolved = try #require(realpath(camera, nil))
+        let real = String(cString: resolved)
+        free(resolved)
+        #expect(before.contains("folder = \"\(real)\""), "the rule names the folder by its real path: \(before)")
+        for (folder, words) in [(camera + "/../Camera", "is already watched by the rule camera"),
+                                (session.home.path + "/CamLink", "is already watched by the rule camera"),
+                                (session.home.path + "/CamLink/Trip", "which the rule camera watches with everything below it"),
+                                (session.home.path + "/Pictures", "which the rule camera watches already")] {
+            let r = try session.cli(["watch", "add", folder, "--to", "/Elsewhere"])
+            #expect(r.status == 1, "\(folder): \(r.stdout) \(r.stderr)")
+            #expect(r.stderr.contains(words), "\(folder): \(r.stderr)")
+        }
         #expect(try config(session) == before, "a refused rule changes nothing")
     }
 

@@ -32,9 +32,10 @@ struct WatchMemoryTests {
         try store.recordTaken(rule: "cam", [TakenFile(path: LocalPath("/c/a.jpg"), fingerprint: Self.fingerprint(1), kind: .upload),
                                             TakenFile(path: LocalPath("/c/old.jpg"), fingerprint: Self.fingerprint(2), kind: .baseline)])
         try store.recordTaken(rule: "cam", [TakenFile(path: LocalPath("/c/a.jpg"), fingerprint: Self.fingerprint(3), kind: .upload)])
-        #expect(try store.takenFingerprints(rule: "cam", paths: [LocalPath("/c/a.jpg"), LocalPath("/c/new.jpg")]) == [LocalPath("/c/a.jpg"): Self.fingerprint(3)])
+        #expect(try store.takenRecords(rule: "cam", paths: [LocalPath("/c/a.jpg"), LocalPath("/c/new.jpg")]).mapValues(\.file.fingerprint)
+                == [LocalPath("/c/a.jpg"): Self.fingerprint(3)])
         #expect(try store.takenFiles(rule: "cam").count == 2)
-        #expect(try store.takenContent(rule: "cam", sizes: [100, 7]).mapValues { $0.map(\.path) } == [100: [LocalPath("/c/a.jpg")]],
+        #expect(try store.takenContent(rule: "cam", sizes: [100, 7]).mapValues { $0.map(\.file.path) } == [100: [LocalPath("/c/a.jpg")]],
                 "the baseline is no content the rule took")
         let overview = try store.watchOverview(rule: "cam")
         #expect(overview.taken == 1 && overview.baseline == 1 && overview.lastTaken == LocalPath("/c/a.jpg"))
@@ -42,7 +43,7 @@ struct WatchMemoryTests {
         // A batch longer than one statement takes is asked in pieces.
         let many = (0..<1_200).map { TakenFile(path: LocalPath("/c/many/\($0).jpg"), fingerprint: Self.fingerprint(Int64($0), size: 1_000 + Int64($0)), kind: .upload) }
         try store.recordTaken(rule: "cam", many)
-        #expect(try store.takenFingerprints(rule: "cam", paths: many.map(\.path)).count == 1_200)
+        #expect(try store.takenRecords(rule: "cam", paths: many.map(\.path)).count == 1_200)
         #expect(try store.takenContent(rule: "cam", sizes: Set(many.map(\.fingerprint.size))).values.map(\.count).reduce(0, +) == 1_200)
 
         try store.removeWatchMemory(rule: "cam")
@@ -50,7 +51,7 @@ struct WatchMemoryTests {
         #expect(try store.watchMemory(rule: "cam") == nil)
     }
 
-    @Test("a rename inside the folder moves the records and the unfinished uploads' paths, nothing else")
+    @Test("a rename inside the folder moves the records and the waiting uploads' paths; rows in progress are the agent's to move; nothing else changes")
     func renames() throws {
         let (store, account) = try makeStore()
         try store.resetWatchMemory(rule: "cam", folder: LocalPath("/c"))
@@ -58,17 +59,25 @@ struct WatchMemoryTests {
             TakenFile(path: LocalPath($0.element), fingerprint: Self.fingerprint(Int64($0.offset)), kind: .upload)
         } + [TakenFile(path: LocalPath(bytes: Array("/c/a/caf".utf8) + [0xE9] + Array(".jpg".utf8)), fingerprint: Self.fingerprint(7), kind: .upload)])
         let ids = try store.enqueue([upload(account, "/c/a/1.jpg", rule: "cam"), upload(account, "/c/a/sub/2.jpg", rule: "cam"),
-                                     upload(account, "/c/ab/3.jpg", rule: "cam"), upload(account, "/c/a/1.jpg", rule: nil, origin: .manual)])
+                                     upload(account, "/c/ab/3.jpg", rule: "cam"), upload(account, "/c/a/1.jpg", rule: nil, origin: .manual),
+                                     upload(account, "/c/a/running.jpg", rule: "cam")])
         try store.start(ids[1], resumedAt: 0)
         try store.complete(ids[1], sha256: nil, bytes: 100)
-        try store.moveTaken(rule: "cam", from: LocalPath("/c/a"), to: LocalPath("/c/2024"))
+        try store.start(ids[4], resumedAt: 0)
+        #expect(try store.moveTaken(rule: "cam", from: LocalPath("/c/a"), to: LocalPath("/c/2024")) == 1, "one row in progress is asked to move")
+        #expect(try store.transfer(id: ids[4])?.localPath == LocalPath("/c/a/running.jpg"), "the watcher leaves a row in progress as it is")
+        // Renamed again before the agent wrote the first move: the request follows.
+        #expect(try store.moveTaken(rule: "cam", from: LocalPath("/c/2024/running.jpg"), to: LocalPath("/c/2024/kept.jpg")) == 1)
+        #expect(try store.applyRequestedMoves() == 1)
+        #expect(try store.transfer(id: ids[4])?.localPath == LocalPath("/c/2024/kept.jpg"), "the agent writes where the file is now")
+        #expect(try store.applyRequestedMoves() == 0, "each move is written once")
         let taken = try store.takenFiles(rule: "cam")
         #expect(Set(taken.map(\.path)) == [LocalPath("/c/2024/1.jpg"), LocalPath("/c/2024/sub/2.jpg"), LocalPath("/c/ab/3.jpg"),
                                             LocalPath(bytes: Array("/c/2024/caf".utf8) + [0xE9] + Array(".jpg".utf8))],
                 "a name that is not UTF-8 keeps its bytes")
         #expect(taken.first { $0.path == LocalPath("/c/2024/1.jpg") }?.fingerprint == Self.fingerprint(0),
                 "the record of a file that was at the new path is gone")
-        let paths = try ids.map { try store.transfer(id: $0)?.localPath.text }
+        let paths = try ids.prefix(4).map { try store.transfer(id: $0)?.localPath.text }
         #expect(paths == ["/c/2024/1.jpg", "/c/a/sub/2.jpg", "/c/ab/3.jpg", "/c/a/1.jpg"],
                 "queued uploads of the rule follow; a completed one and another front door's are left as they were")
     }
@@ -82,10 +91,96 @@ struct WatchMemoryTests {
         #expect(try store.uploadsAwaitingAfterStep(rule: "cam").isEmpty)
         try store.start(id, resumedAt: 0)
         try store.complete(id, sha256: "ab12", bytes: 100)
-        #expect(try store.takenContent(rule: "cam", sizes: [100])[100]?.first?.sha256 == "ab12")
+        #expect(try store.takenContent(rule: "cam", sizes: [100])[100]?.first?.file.sha256 == "ab12")
         #expect(try store.uploadsAwaitingAfterStep(rule: "cam") == [id])
         try store.markAfterUploadDone(transferID: id)
         #expect(try store.uploadsAwaitingAfterStep(rule: "cam").isEmpty)
+    }
+
+    @Test("a record says how its upload stands: waiting until it starts, then started, completed or failed, or gone with its row")
+    func standings() throws {
+        let (store, account) = try makeStore()
+        try store.resetWatchMemory(rule: "cam", folder: LocalPath("/c"))
+        let ids = try store.enqueue(["waits", "runs", "done", "failed", "cancelled"].map { upload(account, "/c/\($0).jpg", rule: "cam") })
+        try store.recordTaken(rule: "cam", ids.enumerated().map { index, id in
+            TakenFile(path: LocalPath("/c/\(["waits", "runs", "done", "failed", "cancelled"][index]).jpg"), fingerprint: Self.fingerprint(Int64(index)),
+                      kind: .upload, transferID: id)
+        } + [TakenFile(path: LocalPath("/c/old.jpg"), fingerprint: Self.fingerprint(9), kind: .baseline)])
+        try store.start(ids[1], resumedAt: 0)
+        try store.start(ids[2], resumedAt: 0)
+        try store.complete(ids[2], sha256: "ab12", bytes: 100)
+        try store.start(ids[3], resumedAt: 0)
+        try store.fail(ids[3], reason: Reason(.sourceMissing))
+        #expect(try store.remove(ids[4], by: .cancel))
+        let records = try store.takenRecords(rule: "cam", paths: ["waits", "runs", "done", "failed", "cancelled", "old"].map { LocalPath("/c/\($0).jpg") })
+        #expect(records[LocalPath("/c/waits.jpg")]?.upload == .waiting)
+        #expect(records[LocalPath("/c/runs.jpg")]?.upload == .started)
+        #expect(records[LocalPath("/c/done.jpg")]?.upload == .completed(sha256: "ab12"))
+        #expect(records[LocalPath("/c/failed.jpg")]?.upload == .failed(.sourceMissing))
+        #expect(records[LocalPath("/c/cancelled.jpg")]?.upload == .gone)
+        #expect(records[LocalPath("/c/old.jpg")]?.upload == nil, "the baseline has no upload")
+
+        // A row that was stopped part way keeps what the server has: no longer one to rewrite.
+        try store.requeue(ids[1], reason: nil)
+        try store.setUpload(ids[1], url: "http://127.0.0.1:1/files/1", expiresAt: nil)
+        #expect(try store.takenRecords(rule: "cam", paths: [LocalPath("/c/runs.jpg")])[LocalPath("/c/runs.jpg")]?.upload == .started)
+    }
+
+    @Test("a new version of a file goes to its upload while that waits, never to one that started")
+    func waitingUploadTakesTheNewVersion() throws {
+        let (store, account) = try makeStore()
+        let ids = try store.enqueue([upload(account, "/c/a.jpg", rule: "cam"), upload(account, "/c/b.jpg", rule: "cam")])
+        let newer = FileFingerprint(device: 1, inode: 1, size: 120, mtimeNanoseconds: 99)
+        #expect(try store.updateWaitingUpload(ids[0], fingerprint: newer, remotePath: "/Photos/2024/a.jpg"))
+        let row = try #require(try store.transfer(id: ids[0]))
+        #expect(row.fingerprint == newer && row.bytesTotal == 120 && row.remotePath == "/Photos/2024/a.jpg")
+        try store.start(ids[1], resumedAt: 0)
+        #expect(try !store.updateWaitingUpload(ids[1], fingerprint: newer, remotePath: "/Photos/b.jpg"), "the agent's row is left to the upload")
+        #expect(try store.transfer(id: ids[1])?.fingerprint == nil)
+    }
+
+    @Test("a copy waits on its original's upload: done when that completes, to be sent when it fails or its row goes")
+    func copiesWaitOnTheirOriginal() throws {
+        let (store, account) = try makeStore()
+        try store.resetWatchMemory(rule: "cam", folder: LocalPath("/c"))
+        let ids = try store.enqueue(["a", "b", "c"].map { upload(account, "/c/\($0).jpg", rule: "cam") })
+        try store.recordTaken(rule: "cam", ids.enumerated().map { index, id in
+            TakenFile(path: LocalPath("/c/\(["a", "b", "c"][index]).jpg"), fingerprint: Self.fingerprint(Int64(index)), kind: .upload, transferID: id)
+        } + ids.enumerated().map { index, id in
+            TakenFile(path: LocalPath("/c/copy of \(["a", "b", "c"][index]).jpg"), fingerprint: Self.fingerprint(Int64(10 + index)), kind: .duplicate,
+                      sha256: "s\(index)", waitsOn: id)
+        })
+        #expect(try store.hasWaitingCopies(rule: "cam"))
+        #expect(try store.copiesToSend(rule: "cam").isEmpty, "nothing to send while the originals wait")
+        let copy = try #require(try store.takenRecords(rule: "cam", paths: [LocalPath("/c/copy of a.jpg")]).values.first)
+        #expect(copy.upload == .waiting, "a copy stands as the upload it waits on")
+
+        try store.start(ids[0], resumedAt: 0)
+        try store.complete(ids[0], sha256: "s0", bytes: 100)
+        try store.start(ids[1], resumedAt: 0)
+        try store.fail(ids[1], reason: Reason(.sourceMissing))
+        #expect(try store.remove(ids[2], by: .cancel))
+        #expect(try store.copiesToSend(rule: "cam") == [LocalPath("/c/copy of b.jpg"), LocalPath("/c/copy of c.jpg")])
+        let done = try #require(try store.takenRecords(rule: "cam", paths: [LocalPath("/c/copy of a.jpg")]).values.first)
+        #expect(done.file.waitsOn == nil && done.upload == nil, "a copy of content sent waits on nothing")
+        try store.forgetTaken(rule: "cam", paths: [LocalPath("/c/copy of b.jpg"), LocalPath("/c/copy of c.jpg")])
+        #expect(try !store.hasWaitingCopies(rule: "cam"))
+    }
+
+    @Test("originals kept instead of going to the trash show in the overview, with why, most recent first")
+    func keptOriginals() throws {
+        let (store, account) = try makeStore()
+        try store.resetWatchMemory(rule: "cam", folder: LocalPath("/c"))
+        let ids = try store.enqueue((0..<25).map { upload(account, "/c/\($0).jpg", rule: "cam") })
+        try store.recordTaken(rule: "cam", ids.enumerated().map {
+            TakenFile(path: LocalPath("/c/\($0.offset).jpg"), fingerprint: Self.fingerprint(Int64($0.offset)), kind: .upload, transferID: $0.element)
+        })
+        try store.markAfterUploadDone(transferID: ids[0])
+        for id in ids.dropFirst() { try store.markAfterUploadDone(transferID: id, kept: "the server did not show it") }
+        let overview = try store.watchOverview(rule: "cam")
+        #expect(overview.keptCount == 24)
+        #expect(overview.kept.count == WatchOverview.keptShown)
+        #expect(overview.kept.first == KeptOriginal(path: LocalPath("/c/24.jpg"), reason: "the server did not show it"))
     }
 
     @Test("rows of a held rule are left out and told why; other rules, other front doors and `--now` rows go")

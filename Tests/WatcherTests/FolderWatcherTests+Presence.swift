@@ -52,6 +52,25 @@ extension FolderWatcherTests {
         #expect(w.foundNames == ["meanwhile.jpg"])
     }
 
+    @Test("a folder moved away with the folder above it is gone at once; moved back, what landed in it meanwhile is found")
+    func movedAwayWithItsParent() throws {
+        let base = TemporaryFolder("iu-watch")
+        let w = WatchRecorder(root: base.path + "/media/CARD/DCIM", mountTable: nil)
+        try Files.makeFolder(w.root)
+        try Files.makeFolder(base.path + "/staging")
+        try w.start()
+        try w.waitForState(.watching)
+        // Only the card's folder moves; the watched folder inside it keeps its inode.
+        try Files.rename(base.path + "/media/CARD", base.path + "/staging/CARD")
+        try w.waitForState(.folderMissing)
+        try Files.write(base.path + "/staging/CARD/DCIM/meanwhile.jpg", Files.photo(1))
+        try Files.rename(base.path + "/staging/CARD", base.path + "/media/CARD")
+        try w.waitForFound(1)
+        try w.waitForState(.watching)
+        #expect(w.foundNames == ["meanwhile.jpg"])
+        #expect(w.found.first?.path == LocalPath(w.root + "/meanwhile.jpg"), "found where it is, not where the folder was taken")
+    }
+
     @Test("an unmounted card is reported missing, and watched again when it is mounted again")
     func cardUnmountedAndBack() throws {
         let base = TemporaryFolder("iu-card")

@@ -12,12 +12,15 @@ final class InstantUploadScene: @unchecked Sendable {
     /// Where the watched folders and everything else of the test live.
     let files: TemporaryFolder
 
-    init(serverFolders: [String] = ["Photos"], config: String = "", extraEnvironment: [String: String] = [:]) throws {
-        server = try ReferenceServer()
+    /// `face`: tus beside WebDAV, or a plain WebDAV server (uploads by PUT), added as a
+    /// person would, by its address.
+    init(serverFolders: [String] = ["Photos"], config: String = "", extraEnvironment: [String: String] = [:],
+         face: ReferenceServer.Face = .tus) throws {
+        server = try ReferenceServer(face: face)
         for folder in serverFolders { try server.makeFolder(folder) }
         session = try AgentHarness(extraEnvironment: extraEnvironment)
         try session.writeConfig("[agent]\nautostart = false\n\n[transfers]\nuploads = 4\n" + config)
-        try session.addAccount(server)
+        if face == .tus { try session.addAccount(server) } else { try session.addAccount(address: server.address()) }
         files = TemporaryFolder("iu-camera")
     }
 

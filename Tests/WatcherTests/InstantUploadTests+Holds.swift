@@ -65,29 +65,38 @@ extension FolderWatcherTests.InstantUpload {
         try scene.waitUploaded(2)
     }
 
-    @Test("a missing folder shows in watch list and status, and is watched once it is there")
+    @Test("a folder that is not there is waited for, a normal state (watch list and status exit 0); gone while its uploads wait, it is trouble")
     func missingFolder() throws {
         let scene = try InstantUploadScene()
         try scene.session.startAgent()
         let added = try scene.addRule("Card")
         #expect(added.stdout.contains("not there now"))
         try scene.until("rule card waiting for its folder") { try scene.rule("card")["state"] as? String == "folder_missing" }
-        let troubles = try scene.rule("card")["troubles"] as? [[String: Any]] ?? []
-        #expect(troubles.first?["code"] as? String == "folder_missing")
+        #expect((try scene.rule("card")["troubles"] as? [[String: Any]])?.isEmpty == true)
         let status = try scene.session.cli(["status"])
-        #expect(status.status == 1)
-        #expect(status.stdout.contains("watch card: the folder") && status.stdout.contains("is not there"), "\(status.stdout)")
-        let json = try scene.status()
-        #expect((json["watch_troubles"] as? [[String: Any]])?.first?["code"] as? String == "folder_missing")
+        #expect(status.status == 0, "\(status.stdout)")
+        #expect((try scene.status()["watch_troubles"] as? [[String: Any]])?.isEmpty == true)
         let list = try scene.session.cli(["watch", "list"])
-        #expect(list.status == 1 && list.stdout.contains("trouble: the folder"), "\(list.stdout)")
+        #expect(list.status == 0 && list.stdout.contains("waiting for its folder to appear"), "\(list.stdout)")
 
         try Camera.makeFolder(scene.path("Card"))
         try scene.waitWatching("card")
-        #expect((try scene.rule("card")["troubles"] as? [[String: Any]])?.isEmpty == true)
-        #expect(try scene.session.cli(["status"]).status == 0)
         try Camera.write(scene.path("Card/IMG_1.jpg"), Camera.photo(1))
         try scene.waitUploaded(1)
+
+        // Pulled out while a photo of it waits to be sent: that needs the person.
+        #expect(try scene.session.cli(["pause", "--all"]).status == 0)
+        try Camera.write(scene.path("Card/IMG_2.jpg"), Camera.photo(2))
+        try scene.session.waitFor("the second photo queued") { $0.count == 2 }
+        try FileManager.default.removeItem(atPath: scene.path("Card"))
+        try scene.until("the missing folder in trouble") {
+            (try scene.rule("card")["troubles"] as? [[String: Any]])?.first?["code"] as? String == "folder_missing"
+        }
+        let troubled = try scene.session.cli(["status"])
+        #expect(troubled.status == 1)
+        #expect(troubled.stdout.contains("watch card: the folder") && troubled.stdout.contains("is not there"), "\(troubled.stdout)")
+        let listed = try scene.session.cli(["watch", "list"])
+        #expect(listed.status == 1 && listed.stdout.contains("trouble: the folder"), "\(listed.stdout)")
     }
 
     @Test("out of inotify watches: watch list says so with the sysctl to raise")

@@ -127,8 +127,8 @@ extension FolderWatcherTests.InstantUpload {
         #expect(scene.serverFiles("Photos/All") == ["IMG_0.jpg", "IMG_1.jpg"])
         #expect(try scene.rule("old")["baseline"] as? Int == 3)
 
-        // A rule written into the config by hand for a card not inserted yet: what the
-        // card holds when it first appears is the baseline.
+        // A rule written into the config by hand for a card not inserted yet: the card's
+        // photos arrive after the rule, and are sent when it comes.
         let config = try String(contentsOfFile: scene.session.home.path + "/config/instant-upload/config.ini", encoding: .utf8)
         try scene.session.writeConfig(config + "\n[watch \"card\"]\nfolder = \"\(scene.path("Card"))\"\nto = /Photos/Card\nsettle_seconds = 1\n")
         try scene.until("rule card waiting for its folder") { try scene.rule("card")["state"] as? String == "folder_missing" }
@@ -136,9 +136,20 @@ extension FolderWatcherTests.InstantUpload {
         try Camera.move(scene.path("card-reader"), scene.path("Card"))
         try scene.waitWatching("card")
         try Camera.write(scene.path("Card/DCIM/IMG_9.jpg"), Camera.photo(209))
-        try scene.waitUploaded(4)
-        #expect(scene.serverFiles("Photos/Card") == ["IMG_9.jpg"])
-        #expect(try scene.rule("card")["baseline"] as? Int == 4)
+        try scene.waitUploaded(8)
+        #expect(scene.serverFiles("Photos/Card") == ["IMG_0.jpg", "IMG_1.jpg", "IMG_2.jpg", "IMG_3.jpg", "IMG_9.jpg"])
+        #expect(try scene.rule("card")["baseline"] as? Int == 0)
+
+        // A rule written by hand for a folder that is there: what it holds when the agent
+        // first sees it is the baseline.
+        for i in 0..<2 { try Camera.write(scene.path("Scans/IMG_\(i).jpg"), Camera.photo(300 + i)) }
+        let withCard = try String(contentsOfFile: scene.session.home.path + "/config/instant-upload/config.ini", encoding: .utf8)
+        try scene.session.writeConfig(withCard + "\n[watch \"scans\"]\nfolder = \"\(scene.path("Scans"))\"\nto = /Photos/Old\nsettle_seconds = 1\n")
+        try scene.waitWatching("scans")
+        try scene.until("the baseline of rule scans") { try scene.rule("scans")["baseline"] as? Int == 2 }
+        try Camera.write(scene.path("Scans/new scan.jpg"), Camera.photo(310))
+        try scene.waitUploaded(9)
+        #expect(scene.serverFiles("Photos/Old") == ["new scan.jpg", "new.jpg"])
     }
 
     @Test("rules come, pause, resume and go without restarting the agent")

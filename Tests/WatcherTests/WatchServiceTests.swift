@@ -1,3 +1,4 @@
+import CSystem
 import Dispatch
 import Foundation
 import Glibc
@@ -97,7 +98,8 @@ struct AfterUploadTests {
         let file: String
         let id: Int64
 
-        init(afterUpload: WatchRule.AfterUpload) throws {
+        /// `verified`: the server showed the file after its upload (`Transfer.verifiedAt`).
+        init(afterUpload: WatchRule.AfterUpload, verified: Bool = true) throws {
             let paths = XDGPaths(environment: ["HOME": home.path, "XDG_STATE_HOME": home.path + "/state", "XDG_DATA_HOME": home.path + "/data",
                                                "XDG_CONFIG_HOME": home.path + "/config", "XDG_RUNTIME_DIR": home.path + "/run"])
             store = try QueueStore(path: paths.queueDatabase)
@@ -111,7 +113,7 @@ struct AfterUploadTests {
             id = queued.id
             try store.recordTaken(rule: "cam", [TakenFile(path: LocalPath(file), fingerprint: queued.fingerprint, kind: .upload, transferID: id)])
             try store.start(id, resumedAt: 0)
-            try store.complete(id, sha256: String(repeating: "a", count: 64), bytes: queued.fingerprint.size)
+            try store.complete(id, sha256: String(repeating: "a", count: 64), bytes: queued.fingerprint.size, verified: verified)
             worker = WatchWorker(options: WatchService.Options(paths: paths) {}, inbox: try WatchInbox(), published: PublishedRules())
             worker.rules = [WatchRule(id: "cam", folder: folder, remoteFolder: "/Photos", afterUpload: afterUpload)]
         }
@@ -131,7 +133,7 @@ struct AfterUploadTests {
         #expect(try scene.store.uploadsAwaitingAfterStep(rule: "cam").isEmpty)
     }
 
-    @Test("stays when it changed after the upload (another fingerprint)")
+    @Test("stays when it changed after the upload (another fingerprint), and the rule says why")
     func changed() throws {
         let scene = try Scene(afterUpload: .trash)
         let fd = open(scene.file, O_WRONLY | O_APPEND)
@@ -140,14 +142,28 @@ struct AfterUploadTests {
         try scene.worker.afterUpload(try scene.completed(), store: scene.store)
         #expect(FileManager.default.fileExists(atPath: scene.file))
         #expect(!FileManager.default.fileExists(atPath: scene.trashed))
+        #expect(try scene.store.watchOverview(rule: "cam").kept.first?.reason.contains("changed") == true)
     }
 
-    @Test("stays when the rule keeps originals")
+    @Test("stays when the server did not show the file after its upload, and the rule says why")
+    func notVerified() throws {
+        let scene = try Scene(afterUpload: .trash, verified: false)
+        try scene.worker.afterUpload(try scene.completed(), store: scene.store)
+        #expect(FileManager.default.fileExists(atPath: scene.file))
+        #expect(!FileManager.default.fileExists(atPath: scene.trashed))
+        let kept = try scene.store.watchOverview(rule: "cam").kept
+        #expect(kept.map(\.path) == [LocalPath(scene.file)])
+        #expect(kept.first?.reason.contains("the server did not show the uploaded file") == true, "\(kept)")
+        #expect(try scene.store.uploadsAwaitingAfterStep(rule: "cam").isEmpty, "dealt with: kept, once")
+    }
+
+    @Test("stays when the rule keeps originals, with nothing to say about it")
     func kept() throws {
         let scene = try Scene(afterUpload: .keep)
         try scene.worker.afterUpload(try scene.completed(), store: scene.store)
         #expect(FileManager.default.fileExists(atPath: scene.file))
         #expect(try scene.store.uploadsAwaitingAfterStep(rule: "cam").isEmpty)
+        #expect(try scene.store.watchOverview(rule: "cam").keptCount == 0)
     }
 
     @Test("an upload that completed while the agent stopped is dealt with when the rule starts again")
@@ -180,5 +196,70 @@ struct WatchServiceThreadTests {
         let result = ended.wait(timeout: .now() + 20)
         #expect(result == .success, "the service's thread did not end")
         if result == .success { thread.join() } else { thread.detach() }
+    }
+}
+
+extension FolderWatcherTests {
+    /// Inside the serialized watcher suite: its rule's watcher is one more watcher thread
+    /// of this process, which other tests there count.
+    @Suite("A file the watcher found and could not queue")
+    struct NotQueued {
+        @Test("shows on its rule with the reason, is looked at again with no event to say so, and goes once it can be read")
+        func shownAndTriedAgain() throws {
+            try Root.require("the service reads as another user, to whom a file of root's is closed")
+            let home = TemporaryFolder("iu-home")
+            chmod(home.path, 0o755)
+            let paths = XDGPaths(environment: ["HOME": home.path, "XDG_STATE_HOME": home.path + "/state", "XDG_DATA_HOME": home.path + "/data",
+                                               "XDG_CONFIG_HOME": home.path + "/config", "XDG_RUNTIME_DIR": home.path + "/run"])
+            let store = try QueueStore(path: paths.queueDatabase)
+            try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/", tusURL: "http://127.0.0.1:1/files/", username: "a")
+            try Files.makeFolder(home.path + "/Camera")
+            chmod(home.path + "/Camera", 0o755)
+            try home.file("config/instant-upload/config.ini",
+                          bytes: Array("[watch \"cam\"]\nfolder = \(home.path)/Camera\nto = /Photos\nexisting = yes\nsettle_seconds = 1\n".utf8))
+            // The service's own connection, opened here: the user it reads as below could not
+            // open the private state folder, and needs not, with the files already open.
+            let inbox = try WatchInbox()
+            nonisolated(unsafe) let worker = WatchWorker(options: WatchService.Options(paths: paths) {}, inbox: inbox, published: PublishedRules())
+            worker.store = try QueueStore(path: paths.queueDatabase)
+            _ = try worker.store?.accounts()
+            let thread = try DedicatedThread(name: "iu-watch-test") {
+                // The rule's watcher thread is made by this one and reads as it does.
+                _ = csystem_set_thread_fsuid(65534)
+                worker.run()
+            }
+            defer {
+                inbox.requestStop()
+                thread.join()
+            }
+            func status() throws -> [RuleTrouble] {
+                RuleTrouble.decode(try store.watchOverview(rule: "cam").status?.troubles ?? "[]")
+            }
+            try until("the rule watching") { try store.watchOverview(rule: "cam").status?.state == "watching" }
+
+            let outside = TemporaryFolder("iu-outside")
+            let made = try outside.file("locked.jpg", bytes: Files.photo(1))
+            chmod(made, 0o600)
+            let path = home.path + "/Camera/locked.jpg"
+            try Files.rename(made, path)
+            try until("the file shown as not queued") { try status().contains { $0.code == "not_queued" && $0.path == path } }
+            let trouble = try #require(try status().first { $0.code == "not_queued" })
+            #expect(trouble.message.contains("cannot be read"), "\(trouble)")
+            #expect(try store.transfers().isEmpty)
+
+            // A change of mode makes no event the watcher hears: only looking again finds it.
+            chmod(path, 0o644)
+            try until("the file queued", timeout: 60) { try store.transfers().map(\.localPath) == [LocalPath(path)] }
+            try until("the trouble gone") { try status().isEmpty }
+        }
+
+        func until(_ what: String, timeout: Double = 30, _ condition: () throws -> Bool) throws {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                if try condition() { return }
+                usleep(100_000)
+            }
+            throw TestFailure("timed out after \(Int(timeout)) s waiting for \(what)")
+        }
     }
 }

@@ -36,17 +36,21 @@ public enum WatchCommands {
             context.complain("--settle must be a number of seconds from 1 to 600")
             return ExitStatus.usage
         }
-        let folder = normalized(request.folder)
+        let given = normalized(request.folder)
+        // Stored and compared where it really is: the same folder reached through `..` or
+        // a symbolic link is the same folder.
+        let folder = WatchRule.realFolder(given)
         switch folderKind(folder) {
         case .notAFolder:
-            context.complain("\(folder.display) is not a folder; give the folder to watch")
+            context.complain("\(given.display) is not a folder; give the folder to watch")
             return ExitStatus.usage
         case .folder, .missing:
             break
         }
         let (text, rules) = try context.watchConfig()
-        if let other = rules.first(where: { $0.folder == folder }) {
-            context.complain("\(folder.display) is already watched by the rule \(other.id); `instant-upload watch list` shows it")
+        for other in rules {
+            guard let overlap = WatchRule.overlap(of: folder, with: other.folder) else { continue }
+            context.complain(refusal(given, other, overlap))
             return ExitStatus.attention
         }
         let id: String
@@ -74,7 +78,7 @@ public enum WatchCommands {
         // The memory first, then the config: the agent starts the rule as soon as the
         // config says so, and must find the baseline already there.
         try store.resetWatchMemory(rule: id, folder: folder)
-        var baseline: Int?
+        var baseline: WatchBaseline.Outcome?
         if !rule.existing { baseline = try WatchBaseline.take(rule: id, folder: folder, store: store) }
         do {
             try context.writeConfig(try rule.writing(into: text))
@@ -84,13 +88,16 @@ public enum WatchCommands {
         }
 
         context.say("watching \(folder.display) as rule \(id): new \(describe(rule.media)) go to \(account.name):\(RemotePathPlanner.example(for: rule))")
-        if rule.existing {
+        switch baseline {
+        case nil:
             context.say("what the folder holds now is uploaded too")
-        } else if let baseline {
-            context.say(baseline == 0 ? "the folder is empty; everything that arrives from now on is uploaded"
-                        : "\(HumanFormat.grouped(Int64(baseline))) file\(baseline == 1 ? " already there is" : "s already there are") left alone (`--existing` uploads them)")
-        } else {
-            context.say("the folder is not there now; it is watched from when it appears, and what it holds then is left alone")
+        case .files(let count):
+            context.say(count == 0 ? "the folder is empty; everything that arrives from now on is uploaded"
+                        : "\(HumanFormat.grouped(Int64(count))) file\(count == 1 ? " already there is" : "s already there are") left alone (`--existing` uploads them)")
+        case .folderMissing:
+            context.say("the folder is not there now; it is watched from when it appears, and everything it holds then is uploaded (a card inserted later, say)")
+        case .notTaken(let error):
+            context.say("the folder cannot be looked at now (\(error.reason)); what it holds when the agent first can is left alone")
         }
         context.wakeOrStartAgent()
         return ExitStatus.ok
@@ -121,8 +128,9 @@ public enum WatchCommands {
         guard let rules = try? context.watchConfig().rules else { return [] }
         var troubles: [StatusJSON.WatchTrouble] = []
         for rule in rules where !rule.paused {
-            guard let status = try store.watchOverview(rule: rule.id).status else { continue }
-            troubles += RuleTrouble.decode(status.troubles).map {
+            let overview = try store.watchOverview(rule: rule.id)
+            guard let status = overview.status else { continue }
+            troubles += WatchListItem.troubles(RuleTrouble.decode(status.troubles), overview: overview).map {
                 StatusJSON.WatchTrouble(rule: rule.id, code: $0.code, message: $0.message, action: $0.action)
             }
         }
@@ -157,6 +165,22 @@ public enum WatchCommands {
                     : "resumed rule \(id): what arrived meanwhile is uploaded, and its queued uploads go")
         if !paused { context.wakeOrStartAgent() } else { context.wakeAgent() }
         return ExitStatus.ok
+    }
+
+    /// Why `folder` cannot have a rule of its own: `other` watches it, or one around or
+    /// inside it.
+    private static func refusal(_ folder: LocalPath, _ other: WatchRule, _ overlap: WatchRule.Overlap) -> String {
+        switch overlap {
+        case .same:
+            return "\(folder.display) is already watched by the rule \(other.id)" + (folder == other.folder ? "" : " (as \(other.folder.display))")
+                + "; `instant-upload watch list` shows it"
+        case .inside:
+            return "\(folder.display) is inside \(other.folder.display), which the rule \(other.id) watches with everything below it; "
+                + "a folder is watched by one rule only"
+        case .around:
+            return "\(folder.display) holds \(other.folder.display), which the rule \(other.id) watches already; a folder is watched by one rule only: "
+                + "`instant-upload watch remove \(other.id)` first to watch all of it"
+        }
     }
 
     private static func noSuchRule(_ id: String, _ context: CommandContext) -> Int32 {

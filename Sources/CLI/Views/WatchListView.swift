@@ -39,6 +39,11 @@ enum WatchListView {
         for held in overview.held {
             lines.append("  held: \(held.reason.message) (\(held.count) upload\(held.count == 1 ? "" : "s"))")
         }
+        if overview.keptCount > 0 {
+            lines.append("  kept, not moved to the trash: \(HumanFormat.grouped(Int64(overview.keptCount))) original\(overview.keptCount == 1 ? "" : "s")")
+            for kept in overview.kept { lines.append("    \(kept.path.display): \(kept.reason)") }
+            if overview.keptCount > overview.kept.count { lines.append("    and \(overview.keptCount - overview.kept.count) more") }
+        }
         for trouble in item.troubles {
             lines.append("  trouble: \(trouble.message)")
             lines.append("    \(trouble.action)")
@@ -52,7 +57,7 @@ enum WatchListView {
             let folders = item.overview.status?.watchedFolders ?? 0
             return "watching (\(folders) folder\(folders == 1 ? "" : "s"))"
         case "scanning_periodically": return "scanning every few minutes (out of inotify watches)"
-        case "folder_missing": return "waiting for the folder"
+        case "folder_missing": return "waiting for its folder to appear"
         case "paused": return "paused (`instant-upload watch resume \(item.rule.id)` goes on)"
         case "not_watching": return "not watching"
         case "starting": return "starting"

@@ -8,6 +8,11 @@ struct WatchRuleJSON: Encodable {
 
     init(_ item: WatchListItem) { self.item = item }
 
+    struct KeptJSON: Encodable {
+        var path: String
+        var reason: String
+    }
+
     struct HeldJSON: Encodable {
         var code: String
         var message: String
@@ -17,7 +22,8 @@ struct WatchRuleJSON: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case id, folder, to, account, pictures, videos, subfolders, existing, paused, state, troubles, held, pending, failed, taken
-        case baseline, overflows, scans
+        case baseline, overflows, scans, kept
+        case keptCount = "kept_count"
         case afterUpload = "after_upload"
         case wifiOnly = "wifi_only"
         case wifiOnlyFrom = "wifi_only_from"
@@ -57,5 +63,7 @@ struct WatchRuleJSON: Encodable {
         try c.encode(overview.status?.watchedFolders ?? 0, forKey: .watchedFolders)
         try c.encode(overview.status?.overflows ?? 0, forKey: .overflows)
         try c.encode(overview.status?.scans ?? 0, forKey: .scans)
+        try c.encode(overview.kept.map { KeptJSON(path: $0.path.text, reason: $0.reason) }, forKey: .kept)
+        try c.encode(overview.keptCount, forKey: .keptCount)
     }
 }

@@ -19,6 +19,12 @@ int csystem_name_thread(const char *name);
  * Tests run as root use it to see a folder the way its owner's locked-out user would. */
 int csystem_set_thread_fsuid(uid_t uid);
 
+/* fcntl(2) F_SETLEASE with `type` (F_RDLCK, F_UNLCK) on `fd`. Before taking a lease it points
+ * the lease-break signal at SIGURG, whose default action is to ignore it: the default
+ * (SIGIO) would end the process if a writer opened the file while the lease is held.
+ * Returns 0, or -1 with errno set (EAGAIN: a writer has the file open). */
+int csystem_set_lease(int fd, int type);
+
 /* posix_spawn(3) of `path` with `stdin_fd`, `stdout_fd`, `stderr_fd` as 0, 1, 2 (-1: inherit),
  * every other descriptor closed in the child (even ones another thread opened without
  * close-on-exec a moment ago), signals unblocked and at their defaults, in a process group

@@ -223,6 +223,9 @@ public final class Agent: Sendable {
     /// One look at the queue: record what finished, act on cancellations and gates, start
     /// what may start.
     private func pass(_ store: QueueStore, stopping: Bool) throws {
+        // Renames the folder watchers saw reach rows in progress here, before any outcome
+        // is recorded, so a row completes under the name its file has now.
+        try store.applyRequestedMoves()
         try applyFinished(store)
         guard !stopping else { return }
         try handleCancellations(store)

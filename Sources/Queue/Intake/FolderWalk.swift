@@ -9,27 +9,17 @@ import Platform
 /// is named and skipped instead of walked again. Pipes, sockets and devices are refused
 /// with a message; the rest of the folder still goes.
 struct FolderWalk {
-    struct FolderID: Hashable {
-        var device: UInt64
-        var inode: UInt64
-        init(_ st: stat) {
-            device = UInt64(st.st_dev)
-            inode = UInt64(st.st_ino)
-        }
-    }
-
     /// Every folder entered so far, with the path it was first entered by.
-    private var visited: [FolderID: LocalPath] = [:]
+    private var visited: [FileIdentity: LocalPath] = [:]
 
     /// Adds the files below `folder` (whose remote components are `remote`) to `selection`.
     mutating func walk(_ folder: LocalPath, as remote: [String], into selection: inout Intake.Selection) {
-        var st = stat()
-        guard folder.withCString({ stat($0, &st) }) == 0 else { return }
-        var ancestors: Set<FolderID> = []
-        walk(folder, id: FolderID(st), remote: remote, ancestors: &ancestors, into: &selection)
+        guard let id = try? FileIdentity.of(folder) else { return }
+        var ancestors: Set<FileIdentity> = []
+        walk(folder, id: id, remote: remote, ancestors: &ancestors, into: &selection)
     }
 
-    private mutating func walk(_ folder: LocalPath, id: FolderID, remote: [String], ancestors: inout Set<FolderID>,
+    private mutating func walk(_ folder: LocalPath, id: FileIdentity, remote: [String], ancestors: inout Set<FileIdentity>,
                                into selection: inout Intake.Selection) {
         if ancestors.contains(id) {
             selection.refused.append(Intake.Refusal(path: folder, problem: "is a link back to a folder it is inside of (a loop); its files are sent once, from the folder itself"))
@@ -53,9 +43,8 @@ struct FolderWalk {
         for name in names {
             let path = folder.appending(name)
             let components = remote + [name.text]
-            var st = stat()
-            if path.withCString({ stat($0, &st) }) == 0, FileKind.of(mode: st.st_mode) == .directory {
-                walk(path, id: FolderID(st), remote: components, ancestors: &ancestors, into: &selection)
+            if let st = try? FileIO.status(path), FileKind.of(mode: st.st_mode) == .directory {
+                walk(path, id: FileIdentity(st), remote: components, ancestors: &ancestors, into: &selection)
                 continue
             }
             switch Intake.check(path) {
@@ -68,20 +57,14 @@ struct FolderWalk {
     /// The names in `folder` (without `.` and `..`), sorted by their bytes so the queue's
     /// order does not depend on the file system's.
     static func entries(of folder: LocalPath) -> Result<[LocalPath], Intake.Refusal> {
-        guard let dir = folder.withCString({ opendir($0) }) else {
-            let e = errno
-            let problem = e == EACCES ? "permission denied; this folder cannot be listed (chmod u+rx) and nothing in it was sent"
-                : "cannot list this folder: \(String(cString: strerror(e)))"
-            return .failure(Intake.Refusal(path: folder, problem: problem))
-        }
-        defer { closedir(dir) }
         var names: [LocalPath] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: 256) { LocalPath(cString: $0) }
-            }
-            if name.bytes == [UInt8(ascii: ".")] || name.bytes == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
-            names.append(name)
+        do throws(SystemError) {
+            let open = try OpenFolder(folder)
+            while let entry = try open.next() { names.append(LocalPath(bytes: entry.name)) }
+        } catch {
+            let problem = error.errno == EACCES ? "permission denied; this folder cannot be listed (chmod u+rx) and nothing in it was sent"
+                : "cannot list this folder: \(error.reason)"
+            return .failure(Intake.Refusal(path: folder, problem: problem))
         }
         return .success(names.sorted())
     }

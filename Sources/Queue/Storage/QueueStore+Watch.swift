@@ -29,9 +29,53 @@ public struct TakenFile: Sendable, Equatable {
     /// Known once it was hashed (a possible duplicate) or its upload completed.
     public var sha256: String?
     public var transferID: Int64?
+    /// For a copy of content whose upload has not completed yet: that upload's row. The
+    /// copy is sent itself when that upload fails or goes away (cancelled, cleared).
+    public var waitsOn: Int64?
 
-    public init(path: LocalPath, fingerprint: FileFingerprint, kind: Kind, sha256: String? = nil, transferID: Int64? = nil) {
+    public init(path: LocalPath, fingerprint: FileFingerprint, kind: Kind, sha256: String? = nil, transferID: Int64? = nil,
+                waitsOn: Int64? = nil) {
         self.path = path; self.fingerprint = fingerprint; self.kind = kind; self.sha256 = sha256; self.transferID = transferID
+        self.waitsOn = waitsOn
+    }
+}
+
+/// A file a rule took, with the upload it belongs to: its own, or for a copy, the one it
+/// waits on.
+public struct TakenRecord: Sendable, Equatable {
+    /// Where the upload of a taken file stands: what decides about a later version of the file
+    /// at the same path, and about another copy of its content.
+    public enum Upload: Sendable, Equatable {
+        /// Queued and never started: nothing of it is on the server, its row may take another
+        /// version of the file.
+        case waiting
+        /// Running, or started before (an upload begun on the server, a retry pending): the
+        /// upload's own checks see a change of the file.
+        case started
+        case completed(sha256: String?)
+        case failed(ReasonCode?)
+        /// Its row is gone (cancelled, cleared, its account removed).
+        case gone
+    }
+
+    public var file: TakenFile
+    /// Nil when there is no such upload (the baseline, a copy of content already sent).
+    public var upload: Upload?
+
+    public init(file: TakenFile, upload: Upload?) {
+        self.file = file
+        self.upload = upload
+    }
+}
+
+/// An original that stayed where it was although its rule moves originals to the trash.
+public struct KeptOriginal: Sendable, Equatable {
+    public var path: LocalPath
+    public var reason: String
+
+    public init(path: LocalPath, reason: String) {
+        self.path = path
+        self.reason = reason
     }
 }
 
@@ -69,7 +113,13 @@ public struct WatchOverview: Sendable, Equatable {
     public var pending = 0
     public var failed = 0
     public var held: [Held] = []
+    /// Originals kept although the rule moves them to the trash, most recent first (at
+    /// most `keptShown`), and how many there are in all.
+    public var kept: [KeptOriginal] = []
+    public var keptCount = 0
     public var status: WatchStatusRecord?
+
+    public static let keptShown = 20
 
     public init() {}
 }
@@ -109,38 +159,35 @@ extension QueueStore {
 
     /// Every file `rule` took, to load its memory when its watcher starts.
     public func takenFiles(rule: String) throws -> [TakenFile] {
-        try database.query("""
-            SELECT path, fp_device, fp_inode, fp_size, fp_mtime_ns, kind, sha256, transfer_id FROM watch_taken WHERE rule = ?
-            """, [.text(rule)], row: Self.takenFile)
+        try database.query("SELECT \(Self.takenColumns) FROM watch_taken w WHERE rule = ?", [.text(rule)], row: Self.takenFile)
     }
 
-    /// What `rule` recorded at these paths, by path: a found file with the fingerprint
-    /// recorded at its path was taken already.
-    public func takenFingerprints(rule: String, paths: [LocalPath]) throws -> [LocalPath: FileFingerprint] {
-        var found: [LocalPath: FileFingerprint] = [:]
+    /// What `rule` recorded at these paths, with how their uploads stand, by path: a found
+    /// file with the fingerprint recorded at its path was taken already; another version
+    /// of it goes to the upload that waits for it, if one does.
+    public func takenRecords(rule: String, paths: [LocalPath]) throws -> [LocalPath: TakenRecord] {
+        var found: [LocalPath: TakenRecord] = [:]
         for chunk in Self.chunks(of: paths) {
             let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            for file in try database.query("""
-                SELECT path, fp_device, fp_inode, fp_size, fp_mtime_ns, kind, sha256, transfer_id FROM watch_taken
-                WHERE rule = ? AND path IN (\(marks))
-                """, [.text(rule)] + chunk.map { .blob($0.bytes) }, row: Self.takenFile) {
-                found[file.path] = file.fingerprint
+            for record in try database.query("""
+                SELECT \(Self.recordColumns) WHERE w.rule = ? AND w.path IN (\(marks))
+                """, [.text(rule)] + chunk.map { .blob($0.bytes) }, row: Self.takenRecord) {
+                found[record.file.path] = record
             }
         }
         return found
     }
 
-    /// Files `rule` took for upload (or as duplicates) of these sizes, by size: the only
-    /// ones a new file can have the same content as.
-    public func takenContent(rule: String, sizes: Set<Int64>) throws -> [Int64: [TakenFile]] {
-        var found: [Int64: [TakenFile]] = [:]
+    /// Files `rule` took for upload (or as copies) of these sizes, by size, with how their
+    /// uploads stand: the only ones a new file can have the same content as.
+    public func takenContent(rule: String, sizes: Set<Int64>) throws -> [Int64: [TakenRecord]] {
+        var found: [Int64: [TakenRecord]] = [:]
         for chunk in Self.chunks(of: sizes.sorted()) {
             let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            for file in try database.query("""
-                SELECT path, fp_device, fp_inode, fp_size, fp_mtime_ns, kind, sha256, transfer_id FROM watch_taken
-                WHERE rule = ? AND fp_size IN (\(marks)) AND kind != 'baseline'
-                """, [.text(rule)] + chunk.map { .int($0) }, row: Self.takenFile) {
-                found[file.fingerprint.size, default: []].append(file)
+            for record in try database.query("""
+                SELECT \(Self.recordColumns) WHERE w.rule = ? AND w.fp_size IN (\(marks)) AND w.kind != 'baseline'
+                """, [.text(rule)] + chunk.map { .int($0) }, row: Self.takenRecord) {
+                found[record.file.fingerprint.size, default: []].append(record)
             }
         }
         return found
@@ -151,12 +198,40 @@ extension QueueStore {
         stride(from: 0, to: values.count, by: 500).map { values[$0..<min($0 + 500, values.count)] }
     }
 
+    static let takenColumns = """
+        w.path AS path, w.fp_device AS fp_device, w.fp_inode AS fp_inode, w.fp_size AS fp_size, w.fp_mtime_ns AS fp_mtime_ns,
+        w.kind AS kind, w.sha256 AS sha256, w.transfer_id AS transfer_id, w.waits_on AS waits_on
+        """
+
+    /// A record and the upload it belongs to (its own, or for a copy the one it waits on).
+    static let recordColumns = """
+        \(takenColumns), t.id AS t_id, t.state AS t_state, t.checkpoint_offset AS t_offset, t.upload_url AS t_url,
+        t.finishing AS t_finishing, t.sha256 AS t_sha256, t.reason_code AS t_reason
+        FROM watch_taken w LEFT JOIN transfers t ON t.id = coalesce(w.transfer_id, w.waits_on)
+        """
+
     static func takenFile(_ r: Row) throws -> TakenFile {
         try TakenFile(path: LocalPath(bytes: r.blob("path")),
                       fingerprint: FileFingerprint(device: UInt64(bitPattern: r.int64("fp_device")), inode: UInt64(bitPattern: r.int64("fp_inode")),
                                                    size: r.int64("fp_size"), mtimeNanoseconds: r.int64("fp_mtime_ns")),
                       kind: TakenFile.Kind(rawValue: r.text("kind")) ?? .upload, sha256: r.optionalText("sha256"),
-                      transferID: r.optionalInt64("transfer_id"))
+                      transferID: r.optionalInt64("transfer_id"), waitsOn: r.optionalInt64("waits_on"))
+    }
+
+    static func takenRecord(_ r: Row) throws -> TakenRecord {
+        let file = try takenFile(r)
+        guard file.transferID != nil || file.waitsOn != nil else { return TakenRecord(file: file, upload: nil) }
+        guard try r.optionalInt64("t_id") != nil else { return TakenRecord(file: file, upload: .gone) }
+        let standing: TakenRecord.Upload
+        switch try TransferState(rawValue: r.text("t_state")) {
+        case .completed: standing = .completed(sha256: try r.optionalText("t_sha256"))
+        case .failed: standing = .failed(try r.optionalText("t_reason").flatMap(ReasonCode.init(rawValue:)))
+        case .queued?, .retrying?:
+            let untouched = try r.int64("t_offset") == 0 && r.optionalText("t_url") == nil && !r.bool("t_finishing")
+            standing = untouched ? .waiting : .started
+        case .inProgress?, nil: standing = .started
+        }
+        return TakenRecord(file: file, upload: standing)
     }
 
     /// Records files `rule` took; a record at the same path is replaced (a new file there).
@@ -170,12 +245,13 @@ extension QueueStore {
             let now = nowMilliseconds()
             for file in files {
                 try database.run("""
-                    INSERT OR REPLACE INTO watch_taken (rule, path, fp_device, fp_inode, fp_size, fp_mtime_ns, kind, sha256, transfer_id, taken_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR REPLACE INTO watch_taken (rule, path, fp_device, fp_inode, fp_size, fp_mtime_ns, kind, sha256, transfer_id,
+                        waits_on, taken_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [.text(rule), .blob(file.path.bytes), .int(Int64(bitPattern: file.fingerprint.device)),
                           .int(Int64(bitPattern: file.fingerprint.inode)), .int(file.fingerprint.size),
                           .int(file.fingerprint.mtimeNanoseconds), .text(file.kind.rawValue), .optionalText(file.sha256),
-                          .optionalInt(file.transferID), .int(now)])
+                          .optionalInt(file.transferID), .optionalInt(file.waitsOn), .int(now)])
             }
             return true
         }
@@ -187,15 +263,60 @@ extension QueueStore {
         try database.run("UPDATE watch_taken SET sha256 = ? WHERE rule = ? AND path = ?", [.text(sha256), .text(rule), .blob(path.bytes)])
     }
 
+    /// The file at a taken path is another version now, still the rule's (its waiting
+    /// upload took it, its upload sends it, or it has the content that was sent): the
+    /// record follows, keeping what it belongs to.
+    public func updateTaken(rule: String, path: LocalPath, fingerprint: FileFingerprint, sha256: String?) throws {
+        try database.run("""
+            UPDATE watch_taken SET fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ?, sha256 = ? WHERE rule = ? AND path = ?
+            """, [.int(Int64(bitPattern: fingerprint.device)), .int(Int64(bitPattern: fingerprint.inode)), .int(fingerprint.size),
+                  .int(fingerprint.mtimeNanoseconds), .optionalText(sha256), .text(rule), .blob(path.bytes)])
+    }
+
+    /// The file of an upload that waits and never started changed: the row takes the file
+    /// as it is now (its fingerprint, size and remote path), so one row stays one upload.
+    /// False when the row started meanwhile; then the upload's own checks see the change.
+    public func updateWaitingUpload(_ id: Int64, fingerprint: FileFingerprint, remotePath: String) throws -> Bool {
+        try database.run("""
+            UPDATE transfers SET fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ?, bytes_total = ?, remote_path = ?, sha256 = NULL
+            WHERE id = ? AND state IN ('queued', 'retrying') AND checkpoint_offset = 0 AND upload_url IS NULL AND finishing = 0
+            """, [.int(Int64(bitPattern: fingerprint.device)), .int(Int64(bitPattern: fingerprint.inode)), .int(fingerprint.size),
+                  .int(fingerprint.mtimeNanoseconds), .int(fingerprint.size), .text(RemotePath.normalize(remotePath)), .int(id)]) == 1
+    }
+
+    /// Copies of `rule` that waited on an upload that failed or is gone: each is to be sent
+    /// itself now.
+    public func copiesToSend(rule: String) throws -> [LocalPath] {
+        try database.query("""
+            SELECT w.path AS path FROM watch_taken w LEFT JOIN transfers t ON t.id = w.waits_on
+            WHERE w.rule = ? AND w.waits_on IS NOT NULL AND (t.id IS NULL OR t.state = 'failed') ORDER BY w.id
+            """, [.text(rule)]) { r in LocalPath(bytes: try r.blob("path")) }
+    }
+
+    /// Whether a copy of `rule` waits on an upload that has not completed.
+    public func hasWaitingCopies(rule: String) throws -> Bool {
+        try !database.query("SELECT 1 AS one FROM watch_taken WHERE rule = ? AND waits_on IS NOT NULL LIMIT 1", [.text(rule)]) { _ in 1 }.isEmpty
+    }
+
+    /// Forgets what `rule` recorded at these paths: the files there are looked at again.
+    public func forgetTaken(rule: String, paths: [LocalPath]) throws {
+        try database.transaction {
+            for path in paths { try database.run("DELETE FROM watch_taken WHERE rule = ? AND path = ?", [.text(rule), .blob(path.bytes)]) }
+        }
+    }
+
     /// Follows a rename inside the watched folder: the records, and the uploads of this
     /// rule that have not completed, now name the file (or everything below the folder)
-    /// at `new`.
-    public func moveTaken(rule: String, from old: LocalPath, to new: LocalPath) throws {
+    /// at `new`. Only the agent changes a row in progress: such rows are asked to move
+    /// (`moved_to`), and the agent writes their new path (`applyRequestedMoves`). Returns
+    /// how many rows were asked, so the caller rings the agent when there are any.
+    @discardableResult
+    public func moveTaken(rule: String, from old: LocalPath, to new: LocalPath) throws -> Int {
         // Paths are bytes: `substr` of a blob counts bytes, and what `||` makes is cast back.
         let prefix = old.bytes + [UInt8(ascii: "/")]
         let arguments: [SQLValue] = [.blob(new.bytes), .int(old.bytes.count + 1), .text(rule),
                                      .blob(old.bytes), .int(prefix.count), .blob(prefix)]
-        try database.transaction {
+        return try database.transaction {
             // A record already at a new path is of a file that is no longer there: REPLACE drops it.
             try database.run("""
                 UPDATE OR REPLACE watch_taken SET path = CAST(? || substr(path, ?) AS BLOB)
@@ -203,9 +324,26 @@ extension QueueStore {
                 """, arguments)
             try database.run("""
                 UPDATE transfers SET local_path = CAST(? || substr(local_path, ?) AS BLOB)
-                WHERE watch_rule = ? AND state != 'completed' AND (local_path = ? OR substr(local_path, 1, ?) = ?)
+                WHERE watch_rule = ? AND state IN ('queued', 'retrying', 'failed') AND moved_to IS NULL
+                  AND (local_path = ? OR substr(local_path, 1, ?) = ?)
+                """, arguments)
+            // A row in progress, or one whose earlier move the agent has not written yet.
+            return try database.run("""
+                UPDATE transfers SET moved_to = CAST(? || substr(coalesce(moved_to, local_path), ?) AS BLOB)
+                WHERE watch_rule = ? AND (state = 'in_progress' OR moved_to IS NOT NULL)
+                  AND (coalesce(moved_to, local_path) = ? OR substr(coalesce(moved_to, local_path), 1, ?) = ?)
                 """, arguments)
         }
+    }
+
+    /// The agent writes the new paths the watcher asked for into the rows (in progress
+    /// when asked); returns how many rows changed. Asked on every pass of the agent, so it
+    /// only reads (through a partial index) while nothing was asked: a database another
+    /// program holds locked does not stall a pass for it.
+    @discardableResult
+    public func applyRequestedMoves() throws -> Int {
+        guard try !database.query("SELECT 1 AS one FROM transfers WHERE moved_to IS NOT NULL LIMIT 1", row: { _ in 1 }).isEmpty else { return 0 }
+        return try database.run("UPDATE transfers SET local_path = moved_to, moved_to = NULL WHERE moved_to IS NOT NULL")
     }
 
     /// Uploads of `rule` that completed and whose original has not been dealt with yet
@@ -216,15 +354,19 @@ extension QueueStore {
             """, [.text(rule)]) { r in try r.int64("transfer_id") }
     }
 
-    /// The original of this upload has been dealt with.
-    public func markAfterUploadDone(transferID: Int64) throws {
-        try database.run("UPDATE watch_taken SET after_upload_done = 1 WHERE transfer_id = ?", [.int(transferID)])
+    /// The original of this upload has been dealt with; `kept` says why it stayed where
+    /// its rule would have moved it to the trash.
+    public func markAfterUploadDone(transferID: Int64, kept: String? = nil) throws {
+        try database.run("UPDATE watch_taken SET after_upload_done = 1, kept_reason = ? WHERE transfer_id = ?",
+                         [.optionalText(kept), .int(transferID)])
     }
 
-    /// Called in the transaction that completes an upload: its record learns the content.
+    /// Called in the transaction that completes an upload: its record learns the content,
+    /// and copies of it that waited on it are copies of content sent.
     func noteUploadCompleted(_ id: Int64, sha256: String?) throws {
         try database.run("UPDATE watch_taken SET sha256 = coalesce(?, sha256), uploaded_at = ? WHERE transfer_id = ?",
                          [.optionalText(sha256), .int(nowMilliseconds()), .int(id)])
+        try database.run("UPDATE watch_taken SET waits_on = NULL WHERE waits_on = ?", [.int(id)])
     }
 
     // MARK: Status
@@ -263,6 +405,14 @@ extension QueueStore {
                                            count: n))
             }
         }
+        overview.kept = try database.query("""
+            SELECT path, kept_reason FROM watch_taken WHERE rule = ? AND kept_reason IS NOT NULL ORDER BY id DESC LIMIT ?
+            """, [.text(rule), .int(WatchOverview.keptShown)]) { r in
+            KeptOriginal(path: LocalPath(bytes: try r.blob("path")), reason: try r.text("kept_reason"))
+        }
+        overview.keptCount = try database.query("""
+            SELECT count(*) AS n FROM watch_taken WHERE rule = ? AND kept_reason IS NOT NULL
+            """, [.text(rule)]) { r in try r.int("n") }.first ?? 0
         overview.status = try database.query("""
             SELECT state, troubles, watched_folders, overflows, scans, status_at FROM watch_rules WHERE id = ? AND state IS NOT NULL
             """, [.text(rule)]) { r in

@@ -216,6 +216,17 @@ public enum Schema {
         );
         CREATE INDEX transfers_new_versions ON transfers (local_path) WHERE new_version_of IS NOT NULL;
         """,
+        // 11: a watch rule's side of "once, and nothing lost". The path a file being uploaded
+        // was renamed to, which only the agent writes into the row (`moved_to`); the upload
+        // a second copy of the same content waits on (sent itself when that one fails or
+        // goes away); and why an original stayed instead of going to the trash.
+        """
+        ALTER TABLE transfers ADD COLUMN moved_to BLOB;
+        CREATE INDEX transfers_moved ON transfers (id) WHERE moved_to IS NOT NULL;
+        ALTER TABLE watch_taken ADD COLUMN waits_on INTEGER;
+        ALTER TABLE watch_taken ADD COLUMN kept_reason TEXT;
+        CREATE INDEX watch_taken_waiting ON watch_taken (rule, waits_on) WHERE waits_on IS NOT NULL;
+        """,
     ]
 
     public static var latest: Int { migrations.count }

@@ -28,6 +28,8 @@ struct InotifyMask: OptionSet, Sendable, Hashable {
     /// What the nearest existing parent of a missing folder reports: a child appearing, or
     /// itself going away (then the next parent up is watched).
     static let waitingParent: InotifyMask = [.create, .movedTo, .deleteSelf, .moveSelf, .onlyDirectory]
+    /// What each folder above a watched tree reports: only its own move or deletion.
+    static let ancestor: InotifyMask = [.deleteSelf, .moveSelf, .onlyDirectory]
 }
 
 /// One event read from an inotify descriptor.

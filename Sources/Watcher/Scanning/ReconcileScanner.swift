@@ -4,7 +4,7 @@ import Platform
 /// A walk over a watched tree that hands over the regular files the caller does not know.
 ///
 /// Made for "nothing new" to be cheap: one `readdir` per folder, one `fstatat` per file
-/// relative to the open folder (no path lookups), and a question to `isKnown` keyed by
+/// relative to the open folder (`OpenFolder`: no path lookups), and a question to `isKnown` keyed by
 /// fingerprint and path. Symbolic links are never followed (but the root may be one),
 /// hidden and temporary names are skipped, a folder reached twice (a bind mount of a
 /// parent) is walked once, and a folder that cannot be read is reported, not fatal.
@@ -52,90 +52,60 @@ public struct ReconcileScanner: Sendable {
                      isKnown: (FileFingerprint, LocalPath) -> Bool,
                      onNew: (File) -> Void) -> Summary {
         var summary = Summary()
-        var visited = Set<FolderIdentity>()
+        var visited = Set<FileIdentity>()
         var stack: [(LocalPath, Int)] = [(root, 0)]
-        while let (folder, depth) = stack.popLast() {
+        while let (path, depth) = stack.popLast() {
             let isRoot = depth == 0
-            // The root may be a symbolic link to the real folder; nothing below it is followed.
-            let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (isRoot && followsRootLink ? 0 : O_NOFOLLOW)
-            let fd = folder.withCString { open($0, flags) }
-            if fd < 0 {
-                let error = SystemError("open", path: folder.display)
+            let folder: OpenFolder
+            do throws(SystemError) {
+                // The root may be a symbolic link to the real folder; nothing below it is followed.
+                folder = try OpenFolder(path, followingLink: isRoot && followsRootLink)
+            } catch {
                 if isRoot { summary.rootError = error } else if ![ENOENT, ELOOP, ENOTDIR].contains(error.errno) {
-                    summary.problems.append(Problem(path: folder, error: error))
+                    summary.problems.append(Problem(path: path, error: error))
                 }
                 continue
             }
-            var st = stat()
-            guard fstat(fd, &st) == 0, visited.insert(FolderIdentity(st)).inserted else { close(fd); continue }
+            guard visited.insert(folder.identity).inserted else { continue }
             summary.folders += 1
-            enteringFolder(folder)
-            guard let directory = fdopendir(fd) else {
-                summary.problems.append(Problem(path: folder, error: SystemError("fdopendir", path: folder.display)))
-                close(fd)
-                continue
-            }
-            defer { closedir(directory) }
+            enteringFolder(path)
             while true {
-                errno = 0
-                guard let entry = readdir(directory) else {
-                    if errno != 0 { summary.problems.append(Problem(path: folder, error: SystemError("readdir", path: folder.display))) }
+                let entry: OpenFolder.Entry
+                do throws(SystemError) {
+                    guard let next = try folder.next() else { break }
+                    entry = next
+                } catch {
+                    summary.problems.append(Problem(path: path, error: error))
                     break
                 }
-                let name = Self.name(of: entry)
-                // `.` and `..` first, on their own: entering them would walk the whole disk.
-                if name == [0x2E] || name == [0x2E, 0x2E] { continue }
-                guard !IgnoredNames.isIgnored(name) else { continue }
-                var type = entry.pointee.d_type
-                var entryStat = stat()
-                var haveStat = false
+                guard !IgnoredNames.isIgnored(entry.name) else { continue }
+                let child = path.appending(LocalPath(bytes: entry.name))
+                var type = entry.type
+                var status: stat?
                 if type == UInt8(DT_UNKNOWN) || type == UInt8(DT_REG) {
                     // Some file systems leave d_type unknown; the file's own stat says what it is.
-                    let rc = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
-                        pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) {
-                            fstatat(fd, $0, &entryStat, AT_SYMLINK_NOFOLLOW)
-                        }
-                    }
-                    if rc != 0 {
-                        let error = SystemError("stat", path: folder.appending(LocalPath(bytes: name)).display)
-                        if error.errno != ENOENT { summary.problems.append(Problem(path: folder.appending(LocalPath(bytes: name)), error: error)) }
+                    do throws(SystemError) { status = try folder.status(of: entry.name) } catch {
+                        if error.errno != ENOENT { summary.problems.append(Problem(path: child, error: error)) }
                         continue
                     }
-                    haveStat = true
-                    switch FileKind.of(mode: entryStat.st_mode) {
+                    switch FileKind.of(mode: status!.st_mode) {
                     case .regular: type = UInt8(DT_REG)
                     case .directory: type = UInt8(DT_DIR)
                     default: continue
                     }
                 }
-                let path = folder.appending(LocalPath(bytes: name))
                 if type == UInt8(DT_DIR) {
-                    if depth < maximumDepth { stack.append((path, depth + 1)) }
-                } else if type == UInt8(DT_REG), haveStat {
+                    if depth < maximumDepth { stack.append((child, depth + 1)) }
+                } else if type == UInt8(DT_REG), let status {
                     summary.files += 1
-                    let fingerprint = FileFingerprint(entryStat)
-                    if !isKnown(fingerprint, path) {
+                    let fingerprint = FileFingerprint(status)
+                    if !isKnown(fingerprint, child) {
                         summary.newFiles += 1
-                        onNew(File(path: path, fingerprint: fingerprint))
+                        onNew(File(path: child, fingerprint: fingerprint))
                     }
                 }
             }
         }
         return summary
-    }
-
-    private static func name(of entry: UnsafeMutablePointer<dirent>) -> [UInt8] {
-        withUnsafeBytes(of: &entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
-    }
-}
-
-/// A folder's device and inode: what makes it the same folder under two paths.
-struct FolderIdentity: Hashable, Sendable {
-    var device: UInt64
-    var inode: UInt64
-
-    init(_ st: stat) {
-        device = UInt64(st.st_dev)
-        inode = UInt64(st.st_ino)
     }
 }

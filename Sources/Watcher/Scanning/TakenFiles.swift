@@ -50,6 +50,14 @@ public final class TakenSet: TakenFiles {
         }
     }
 
+    /// Forgets what was taken at `path`: a file there is new again.
+    public func remove(_ path: LocalPath) {
+        memory.withLock { m in
+            guard let old = m.byPath.removeValue(forKey: path) else { return }
+            if m.byFingerprint[old] == path { m.byFingerprint[old] = nil }
+        }
+    }
+
     /// Follows a rename: the file (or every file below the folder) at `old` is now at `new`.
     public func move(_ old: LocalPath, to new: LocalPath) {
         memory.withLock { m in

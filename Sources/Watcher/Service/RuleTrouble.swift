@@ -49,6 +49,35 @@ public struct RuleTrouble: Codable, Sendable, Equatable, CustomStringConvertible
                     action: "fix that line; the change is picked up by itself")
     }
 
+    /// Files found and not queued: one trouble each, the first `shownFiles` of them by
+    /// path, then one for the rest.
+    static func notQueued(_ files: [LocalPath: String], every delay: Duration) -> [RuleTrouble] {
+        let sorted = files.sorted { $0.key < $1.key }
+        let action = "it is looked at again every \(delay.components.seconds) s and queued as soon as it can be"
+        var troubles = sorted.prefix(shownFiles).map { path, reason in
+            RuleTrouble(code: "not_queued", message: "\(path.display) was found but is not queued: \(reason)", action: action, path: path.display)
+        }
+        if sorted.count > shownFiles {
+            troubles.append(RuleTrouble(code: "not_queued", message: "\(sorted.count - shownFiles) more files were found but are not queued",
+                                        action: action))
+        }
+        return troubles
+    }
+
+    static let shownFiles = 20
+
+    /// The rule's folder is watched by an earlier rule of the config already.
+    static func folderWatchedTwice(rule: WatchRule, by other: WatchRule, _ overlap: WatchRule.Overlap) -> RuleTrouble {
+        let message = switch overlap {
+        case .same: "\(rule.folder.display) is the folder the rule \(other.id) watches (\(other.folder.display))"
+        case .inside: "\(rule.folder.display) is inside \(other.folder.display), which the rule \(other.id) watches with everything below it"
+        case .around: "\(rule.folder.display) holds \(other.folder.display), which the rule \(other.id) watches"
+        }
+        return RuleTrouble(code: "folder_watched_twice", message: message + "; a folder is watched by one rule only, so this rule is not",
+                           action: "remove one of the two (`instant-upload watch remove \(rule.id)`), or point this one at another folder",
+                           path: rule.folder.display)
+    }
+
     static func encode(_ troubles: [RuleTrouble]) -> String {
         (try? JSONEncoder().encode(troubles)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
     }

@@ -2,38 +2,55 @@ import Platform
 import Queue
 
 /// `after_upload = trash`: the original goes to the person's trash once its upload is
-/// complete, and only if it is still the very file that was uploaded.
+/// complete, only if the server showed the file at its name afterwards (`verifiedAt`), and
+/// only if it is still the very file that was uploaded. An original that stays says why,
+/// on the rule's record of it, for `watch list`.
 extension WatchWorker {
     /// An upload of a rule completed.
     func afterUpload(_ row: Transfer, store: QueueStore) throws {
         guard let id = row.watchRule, row.origin == .auto, row.direction == .upload else { return }
-        if rules.first(where: { $0.id == id })?.afterUpload == .trash { try moveToTrash(upload: row.id, rule: id, store: store) }
-        try store.markAfterUploadDone(transferID: row.id)
+        let kept = rules.first(where: { $0.id == id })?.afterUpload == .trash ? try moveToTrash(upload: row.id, rule: id, store: store) : nil
+        try store.markAfterUploadDone(transferID: row.id, kept: kept)
+        if kept != nil { statusDirty.insert(id) }
     }
 
     /// Uploads that completed while the agent was stopping, before their original was
     /// dealt with.
     func finishAfterUploads(of rule: WatchRule, store: QueueStore) throws {
         for transferID in try store.uploadsAwaitingAfterStep(rule: rule.id) {
-            if rule.afterUpload == .trash { try moveToTrash(upload: transferID, rule: rule.id, store: store) }
-            try store.markAfterUploadDone(transferID: transferID)
+            let kept = rule.afterUpload == .trash ? try moveToTrash(upload: transferID, rule: rule.id, store: store) : nil
+            try store.markAfterUploadDone(transferID: transferID, kept: kept)
         }
     }
 
-    private func moveToTrash(upload transferID: Int64, rule: String, store: QueueStore) throws {
+    /// Moves the original of an upload to the trash; returns why it stays instead, or nil
+    /// when it went (or there is nothing left to keep).
+    private func moveToTrash(upload transferID: Int64, rule: String, store: QueueStore) throws -> String? {
         // The row as it stands now (the file may have been renamed since it was queued);
         // a row cleared meanwhile leaves the file where it is.
-        guard let row = try store.transfer(id: transferID), row.state == .completed, row.sha256 != nil,
-              let uploaded = row.fingerprint else { return }
-        guard WatchLoop.fingerprint(row.localPath) == uploaded else {
-            Log.info("rule \(rule): \(row.localPath.display) stays: it is not the file that was uploaded any more (changed, replaced or gone)")
-            return
+        guard let row = try store.transfer(id: transferID), row.state == .completed, let uploaded = row.fingerprint else { return nil }
+        // Gone (deleted, or renamed where the rule did not see it): nothing to keep or move.
+        guard let now = WatchLoop.fingerprint(row.localPath) else { return nil }
+        let kept: String
+        if row.verifiedAt == nil {
+            // The upload's own replies said it went; only the server showing the file
+            // lets the only other copy go.
+            kept = "the server did not show the uploaded file when asked afterwards, so this copy is kept"
+        } else if row.sha256 == nil {
+            kept = "the upload's content was not recorded, so this copy is kept"
+        } else if now != uploaded {
+            kept = "it changed or was replaced after its upload"
+        } else {
+            do {
+                let trashed = try Trash(paths: options.paths).moveToTrash(row.localPath)
+                Log.info("rule \(rule): moved \(row.localPath.display) to the trash (\(trashed.trash.display)): the server holds it")
+                return nil
+            } catch {
+                if error.code == .notFound { return nil }
+                kept = error.message
+            }
         }
-        do {
-            let trashed = try Trash(paths: options.paths).moveToTrash(row.localPath)
-            Log.info("rule \(rule): moved \(row.localPath.display) to the trash (\(trashed.trash.display)): its upload is complete")
-        } catch {
-            Log.warning("rule \(rule): \(error)")
-        }
+        Log.info("rule \(rule): \(row.localPath.display) stays: \(kept)")
+        return kept
     }
 }

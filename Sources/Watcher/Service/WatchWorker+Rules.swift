@@ -1,3 +1,4 @@
+import Glibc
 import Platform
 import Queue
 
@@ -28,6 +29,8 @@ extension WatchWorker {
         for id in changed {
             running[id]?.watcher.stop()
             retired[id] = running.removeValue(forKey: id)
+            // Its new watcher finds again what this one could not queue.
+            unqueued[id] = nil
             statusDirty.insert(id)
             Log.info(byID[id] == nil ? "stopped watching for rule \(id): it is no longer in the config" : "rule \(id) changed")
         }
@@ -69,13 +72,30 @@ extension WatchWorker {
                 statusDirty.insert(rule.id)
                 return
             }
+            // One folder, one rule: a rule whose folder an earlier rule of the config
+            // watches (the same, around it or inside it) would send its files twice.
+            if let trouble = folderTrouble(of: rule) {
+                wait(rule, trouble)
+                return
+            }
             guard let account = try account(for: rule, store: store) else {
                 wait(rule, .accountMissing(rule.account))
                 return
             }
+            var baselining = !rule.existing && memory?.baselineAt == nil
+            if baselining, Self.isMissing(rule.folder) {
+                // Not there when the rule came: whatever it holds when it appears (a card
+                // inserted) arrived after the rule, and is sent.
+                try store.recordBaseline(rule: rule.id, files: [])
+                baselining = false
+                Log.info("rule \(rule.id): \(rule.folder.display) is not there yet; what it holds when it appears is uploaded")
+            }
             let files = try store.takenFiles(rule: rule.id)
-            let ruleMemory = RuleMemory(taken: TakenSet(files.map { ($0.fingerprint, $0.path) }),
-                                        baselining: !rule.existing && memory?.baselineAt == nil)
+            if files.contains(where: { $0.waitsOn != nil }) {
+                waitingCopies.insert(rule.id)
+                retry(after: .zero)
+            }
+            let ruleMemory = RuleMemory(taken: TakenSet(files.map { ($0.fingerprint, $0.path) }), baselining: baselining)
             var settings = rule.watcherSettings
             settings.mountTable = options.mountTable
             let watcher = FolderWatcher(settings: settings, taken: ruleMemory,
@@ -93,6 +113,28 @@ extension WatchWorker {
             Log.warning("rule \(rule.id) waits for the queue database: \(error)")
             reloadWanted = true
             retry(after: Self.retryDelay)
+        }
+    }
+
+    /// Why `rule` may not watch its folder: an earlier rule of the config (paused or not)
+    /// watches the same folder, one around it, or one inside it. Folders are compared by
+    /// their real paths and, where they are there, by device and inode.
+    func folderTrouble(of rule: WatchRule) -> RuleTrouble? {
+        for other in rules {
+            if other.id == rule.id { return nil }
+            guard let overlap = WatchRule.overlap(of: rule.folder, with: other.folder) else { continue }
+            return .folderWatchedTwice(rule: rule, by: other, overlap)
+        }
+        return nil
+    }
+
+    /// Whether `folder` is not there (nor a file in its place).
+    static func isMissing(_ folder: LocalPath) -> Bool {
+        do throws(SystemError) {
+            _ = try FileIO.status(folder)
+            return false
+        } catch {
+            return [ENOENT, ENOTDIR].contains(error.errno)
         }
     }
 
@@ -127,6 +169,9 @@ extension WatchWorker {
             case .moved(let from, let to, _):
                 memory.taken.move(from, to: to)
                 inbox.post(.moved(rule: id, from: from, to: to))
+            case .notTaken(let path, let error):
+                inbox.post(.notQueued(rule: id, path, reason: error.errno == EACCES ? "it cannot be read (permission denied; chmod u+r lets it go)"
+                                          : "it cannot be read (\(error.reason))"))
             case .status(let status):
                 // Published right after the first whole walk of the folder.
                 if status.state == .watching || status.state == .scanningPeriodically, let files = memory.endBaseline() {
@@ -149,7 +194,9 @@ extension WatchWorker {
             let record: WatchStatusRecord
             if let run = running[id] {
                 let status = run.watcher.status
-                record = WatchStatusRecord(state: status.state.rawValue, troubles: RuleTrouble.encode(status.troubles.map(RuleTrouble.init) + config),
+                let notQueued = RuleTrouble.notQueued(unqueued[id] ?? [:], every: Self.reconsiderDelay)
+                record = WatchStatusRecord(state: status.state.rawValue,
+                                           troubles: RuleTrouble.encode(status.troubles.map(RuleTrouble.init) + notQueued + config),
                                            watchedFolders: status.watchedFolders, overflows: status.overflows, scans: status.scans)
             } else if let trouble = waiting[id] {
                 record = WatchStatusRecord(state: "not_watching", troubles: RuleTrouble.encode([trouble] + config), watchedFolders: 0, overflows: 0, scans: 0)

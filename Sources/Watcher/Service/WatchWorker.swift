@@ -41,12 +41,20 @@ final class WatchWorker {
     var stopRequested = false
     /// Rules whose status changed since it was last written down.
     var statusDirty: Set<String> = []
+    /// Per running rule, files its watcher found (or could not read) that are not queued,
+    /// with why: shown with the rule's troubles, and looked at again every
+    /// `reconsiderDelay` until they are queued or gone.
+    var unqueued: [String: [LocalPath: String]] = [:]
+    /// Rules with a copy of content whose upload has not completed: asked every
+    /// `reconsiderDelay` whether that upload failed or went away.
+    var waitingCopies: Set<String> = []
 
     /// Uploads queued in one transaction at most: a burst of thousands is committed in a
     /// few steps, and none holds the database for long.
     static let batchSize = 500
     static let retryDelay = Duration.seconds(2)
     static let waitingDelay = Duration.seconds(30)
+    static let reconsiderDelay = Duration.seconds(10)
 
     init(options: WatchService.Options, inbox: WatchInbox, published: PublishedRules) {
         self.options = options
@@ -63,6 +71,7 @@ final class WatchWorker {
             if let due = retryDue, due <= clock.now {
                 retryDue = nil
                 retryWaiting()
+                reconsiderFiles()
             }
             // Messages first: what a watcher found is recorded under the rule it found it
             // by, and a doorbell's request to read the rules again is seen this turn.
@@ -167,8 +176,12 @@ final class WatchWorker {
         case .found:
             break  // taken in batches by handleBacklog
         case .moved(let rule, let from, let to):
-            try store.moveTaken(rule: rule, from: from, to: to)
+            // Rows in progress are the agent's to change: it is asked, and rung.
+            if try store.moveTaken(rule: rule, from: from, to: to) > 0 { options.wake() }
+            if let reason = unqueued[rule]?.removeValue(forKey: from) { unqueued[rule]?[to] = reason }
             Log.debug("\(rule): \(from.display) is now \(to.display); not sent again")
+        case .notQueued(let rule, let path, let reason):
+            noteUnqueued(rule, path, reason)
         case .baseline(let rule, let files):
             try store.recordBaseline(rule: rule, files: files.map { TakenFile(path: $0.0, fingerprint: $0.1, kind: .baseline) })
             Log.info("\(rule): \(files.count) file\(files.count == 1 ? " was" : "s were") in the folder when the rule was added; left alone (the rule's `existing` setting uploads them)")
@@ -178,6 +191,60 @@ final class WatchWorker {
             try afterUpload(row, store: store)
         case .lookAgain:
             reloadWanted = true
+            // A row cancelled or cleared may be one a copy waits on.
+            if !waitingCopies.isEmpty { retry(after: .zero) }
         }
+    }
+
+    /// A file a rule's watcher found is not queued: it shows with the rule's troubles and
+    /// is looked at again until it is queued or gone.
+    func noteUnqueued(_ rule: String, _ path: LocalPath, _ reason: String) {
+        guard running[rule] != nil else { return }
+        if unqueued[rule]?[path] != reason {
+            Log.warning("rule \(rule): \(path.display) is not queued: \(reason); it is looked at again every \(Self.reconsiderDelay)")
+        }
+        unqueued[rule, default: [:]][path] = reason
+        statusDirty.insert(rule)
+        retry(after: Self.reconsiderDelay)
+    }
+
+    /// Hands back to their watchers the files that are to be looked at again: those found
+    /// and not queued, and copies whose upload they waited on failed or went away (their
+    /// records are forgotten, so they are taken like new files). Planned again while any
+    /// are left.
+    func reconsiderFiles() {
+        guard !unqueued.isEmpty || !waitingCopies.isEmpty, let store = openStore() else { return }
+        for id in Set(unqueued.keys).union(waitingCopies).sorted() {
+            guard let run = running[id] else {
+                unqueued[id] = nil
+                waitingCopies.remove(id)
+                continue
+            }
+            var paths: [LocalPath] = []
+            for path in (unqueued[id] ?? [:]).keys.sorted() {
+                if FileIO.nameExists(path) { paths.append(path) } else {
+                    unqueued[id]?[path] = nil  // gone: there is nothing to send
+                    statusDirty.insert(id)
+                }
+            }
+            if unqueued[id]?.isEmpty == true { unqueued[id] = nil }
+            if waitingCopies.contains(id) {
+                do {
+                    let copies = try store.copiesToSend(rule: id)
+                    if !copies.isEmpty {
+                        try store.forgetTaken(rule: id, paths: copies)
+                        Log.info("rule \(id): the upload \(copies.count == 1 ? "a copy" : "\(copies.count) copies") waited on failed or went away; "
+                                 + "sending \(copies.count == 1 ? copies[0].display : "them") instead")
+                        paths += copies
+                    }
+                    if try !store.hasWaitingCopies(rule: id) { waitingCopies.remove(id) }
+                } catch {
+                    retry(after: Self.retryDelay)
+                }
+            }
+            for path in paths { run.memory.taken.remove(path) }
+            run.watcher.reconsider(paths)
+        }
+        if !unqueued.isEmpty || !waitingCopies.isEmpty { retry(after: Self.reconsiderDelay) }
     }
 }

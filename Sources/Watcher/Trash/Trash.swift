@@ -8,8 +8,8 @@ import Platform
 /// A file on the same file system as `$XDG_DATA_HOME/Trash` goes there. A file elsewhere
 /// (a card, a second disk) goes to the trash at the top of its own file system:
 /// `$topdir/.Trash/$uid` when an administrator prepared `$topdir/.Trash` (a folder, not a
-/// link, with the sticky bit), else `$topdir/.Trash-$uid`. Files are moved with `rename`,
-/// never copied: a file that cannot be moved stays where it is.
+/// link, with the sticky bit), else `$topdir/.Trash-$uid`. Files are moved with `rename`
+/// (never over a name in the trash), never copied: a file that cannot be moved stays where it is.
 public struct Trash: Sendable {
     public var paths: XDGPaths
 
@@ -29,8 +29,8 @@ public struct Trash: Sendable {
     /// `.trashinfo` as the deletion date, in local time as the specification asks.
     @discardableResult
     public func moveToTrash(_ file: LocalPath, now: Date = Date()) throws(TrashError) -> Trashed {
-        var st = stat()
-        guard file.withCString({ lstat($0, &st) }) == 0 else { throw .cannotRead(file, SystemError("lstat", path: file.display)) }
+        let st: stat
+        do throws(SystemError) { st = try FileIO.linkStatus(file) } catch { throw .cannotRead(file, error) }
         guard st.st_mode & S_IFMT == S_IFREG || st.st_mode & S_IFMT == S_IFLNK else { throw .notAFile(file) }
         let device = st.st_dev
         // The folder's real path: `Path=` must name where the file really was.
@@ -53,8 +53,7 @@ public struct Trash: Sendable {
     private static func topTrash(_ top: LocalPath) throws(TrashError) -> LocalPath {
         let uid = getuid()
         let shared = top.appending(".Trash")
-        var st = stat()
-        if shared.withCString({ lstat($0, &st) }) == 0, st.st_mode & S_IFMT == S_IFDIR, st.st_mode & S_ISVTX != 0 {
+        if let st = try? FileIO.linkStatus(shared), st.st_mode & S_IFMT == S_IFDIR, st.st_mode & S_ISVTX != 0 {
             let mine = shared.appending("\(uid)")
             if (try? prepare(mine)) != nil { return mine }
         }
@@ -74,14 +73,12 @@ public struct Trash: Sendable {
     static func prepare(_ trash: LocalPath) throws(SystemError) -> dev_t {
         var device: dev_t = 0
         for folder in [trash, trash.appending("files"), trash.appending("info")] {
-            if folder.withCString({ mkdir($0, 0o700) }) != 0, errno != EEXIST {
+            do throws(SystemError) { try FileIO.makeFolder(folder, mode: 0o700) } catch {
                 // A missing parent ($XDG_DATA_HOME itself) is made too.
-                if errno == ENOENT, folder == trash { try FileIO.makeDirectory(trash.text, mode: 0o700) } else {
-                    throw SystemError("mkdir", path: folder.display)
-                }
+                guard error.errno == ENOENT, folder == trash else { throw error }
+                try FileIO.makeDirectory(trash.text, mode: 0o700)
             }
-            var st = stat()
-            try valueOrErrno("lstat", path: folder.display) { folder.withCString { lstat($0, &st) } }
+            let st = try FileIO.linkStatus(folder)
             guard st.st_mode & S_IFMT == S_IFDIR, st.st_uid == getuid() else { throw SystemError("trash", errno: EPERM, path: folder.display) }
             if folder == trash { device = st.st_dev }
         }
@@ -94,17 +91,14 @@ public struct Trash: Sendable {
         var current = folder
         while current.bytes.count > 1 {
             let parent = current.parent
-            var st = stat()
-            guard parent.withCString({ stat($0, &st) }) == 0, st.st_dev == device else { break }
+            guard let st = try? FileIO.status(parent), st.st_dev == device else { break }
             current = parent
         }
         return current
     }
 
     static func realPath(of folder: LocalPath) -> LocalPath {
-        var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard folder.withCString({ realpath($0, &resolved) }) != nil else { return folder }
-        return resolved.withUnsafeBufferPointer { LocalPath(cString: $0.baseAddress!) }
+        (try? FileIO.realPath(folder)) ?? folder
     }
 
     // MARK: - Moving
@@ -115,31 +109,44 @@ public struct Trash: Sendable {
             let stored = Self.name(name, attempt: attempt)
             let info = trash.appending("info").appending(LocalPath(bytes: stored.bytes + Array(".trashinfo".utf8)))
             let target = trash.appending("files").appending(stored)
-            // The .trashinfo, created exclusively, is what reserves the name.
-            let fd = info.withCString { open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
-            if fd < 0 {
-                if errno == EEXIST { continue }
-                throw .cannotWrite(info, SystemError("open", path: info.display))
-            }
+            // The .trashinfo, created exclusively, is what reserves the name; it is on the
+            // disk before the file moves, so a crash never leaves a file the trash cannot restore.
             let text = "[Trash Info]\nPath=\(PercentEncoding.encode(infoPath, keepingSlashes: true))\nDeletionDate=\(Self.localDate(now))\n"
-            let bytes = Array(text.utf8)
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            close(fd)
-            var st = stat()
-            if written != bytes.count || target.withCString({ lstat($0, &st) }) == 0 {
-                info.withCString { _ = unlink($0) }
-                if written != bytes.count { throw .cannotWrite(info, SystemError("write", path: info.display)) }
-                continue  // a file without its info already has this name
+            let created: OpenFile
+            do throws(SystemError) { created = try OpenFile(info, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600) } catch {
+                if error.errno == EEXIST { continue }
+                throw .cannotWrite(info, error)
             }
-            if file.withCString({ source in target.withCString { rename(source, $0) } }) != 0 {
-                let error = SystemError("rename", path: file.display)
-                info.withCString { _ = unlink($0) }
+            do throws(SystemError) {
+                try Array(text.utf8).withUnsafeBytes { b in Result { () throws(SystemError) in try FileIO.write(created.descriptor, b, path: info.display) } }.get()
+                try created.sync()
+                try created.close()
+            } catch {
+                _ = try? FileIO.unlink(info, ifPresent: true)
+                throw .cannotWrite(info, error)
+            }
+            do throws(SystemError) {
+                try Self.moveInPlace(file, to: target)
+            } catch {
+                _ = try? FileIO.unlink(info, ifPresent: true)
+                if error.errno == EEXIST { continue }  // a file without its info already has this name
                 throw TrashError(code: .cannotMove, message: "\(file.display) could not be moved to the trash (\(error.reason))",
                                  action: "it is left where it is", path: file)
             }
             return Trashed(trash: trash, file: target, info: info)
         }
         throw TrashError(code: .noTrash, message: "the trash holds too many files named \(name.display)", action: "empty the trash", path: trash)
+    }
+
+    /// Moves `file` to `target` without replacing anything there (`EEXIST` if taken). Where
+    /// the file system cannot promise that in one step, `target` is looked at first.
+    private static func moveInPlace(_ file: LocalPath, to target: LocalPath) throws(SystemError) {
+        do throws(SystemError) {
+            try FileIO.renameNoReplace(file, to: target)
+        } catch where [EINVAL, ENOSYS].contains(error.errno) {
+            if FileIO.nameExists(target) { throw SystemError("rename", errno: EEXIST, path: target.display) }
+            try FileIO.rename(file, to: target)
+        }
     }
 
     /// `IMG.jpg`, then `IMG.2.jpg`, `IMG.3.jpg`...

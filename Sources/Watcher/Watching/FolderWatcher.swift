@@ -86,6 +86,14 @@ public final class FolderWatcher: Sendable {
         running.withLock { $0?.control.requestScan() }
     }
 
+    /// Looks at these files again as if they had just appeared, even those handed over or
+    /// passed over before: for files the caller could not take then, or took and forgot.
+    /// The caller's `taken` must call them new by now.
+    public func reconsider(_ paths: [LocalPath]) {
+        guard !paths.isEmpty else { return }
+        running.withLock { $0?.control.requestLook(at: paths) }
+    }
+
     /// Where the watcher stands now.
     public var status: WatcherStatus {
         if let control = running.withLock({ $0?.control }) { return control.status }

@@ -27,6 +27,9 @@ public enum WatchEvent: Sendable, Equatable {
     /// Something inside the tree could not be looked at (an unreadable folder or file).
     /// The rest of the tree is watched as usual.
     case problem(WatcherTrouble)
+    /// A file that settled could not be read to decide about it: nothing was handed over.
+    /// `FolderWatcher.reconsider` looks at it again.
+    case notTaken(LocalPath, SystemError)
     /// The watcher's state or troubles changed.
     case status(WatcherStatus)
 }

@@ -29,6 +29,10 @@ extension WatchLoop {
             parentEvent(event, parent: parent.folder)
             return
         }
+        if let ancestor = ancestorWatches[event.watch] {
+            ancestorEvent(event, folder: ancestor)
+            return
+        }
         guard let folder = tree.folder(of: event.watch) else { return }  // a watch already dropped
         let isRoot = folder == root
         if event.mask.contains(.ignored) {
@@ -56,7 +60,14 @@ extension WatchLoop {
                 arrived(path, isFolder: isFolder)
             }
         } else if event.mask.contains(.create) {
-            if isFolder, !ignored { armSubtree(path) }
+            if isFolder {
+                if !ignored { armSubtree(path) }
+            } else if !ignored, let fingerprint = Self.fingerprint(path) {
+                // A hard link (`ln`, `cp -l`, `rsync --link-dest`) makes no IN_CLOSE_WRITE:
+                // this is all that says it is there. A file made to be written waits like
+                // any other, until it is still and its writer has closed it.
+                settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
+            }
         } else if event.mask.contains(.closeWrite) {
             if !isFolder, !ignored, let fingerprint = Self.fingerprint(path) {
                 settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
@@ -123,6 +134,20 @@ extension WatchLoop {
     private func subfolderWatchEnded(_ folder: LocalPath) {
         settler.removeAll(under: folder)
         if Self.isFolder(folder), tree.watch(of: folder) == nil { armSubtree(folder) }
+    }
+
+    /// A folder above the root moved, was deleted or unmounted. The tree's watches follow
+    /// their folders, wherever that folder took them: unless the root is still the folder
+    /// at its path, it is gone from here, and waited for like a folder that was renamed.
+    private func ancestorEvent(_ event: InotifyEvent, folder: LocalPath) {
+        if event.mask.contains(.ignored) { ancestorWatches[event.watch] = nil }
+        if case .folder(let identity) = rootState(), identity == rootIdentity {
+            watchAncestors()
+            return
+        }
+        Log.info("watching \(root.display): \(folder.display), a folder above it, was moved or removed")
+        lostRoot()
+        establish()
     }
 
     /// An event on the parent watched while the folder is missing: look again when the

@@ -10,6 +10,35 @@ extension WatchLoop {
         return taken.status(of: fingerprint, at: path) == .taken
     }
 
+    /// Whether nobody has the file open for writing, as far as the kernel can tell. Where it
+    /// cannot (no leases on this file system, a file of another user), the settle window
+    /// alone decides, as it did before it was asked; that is said once.
+    private func nobodyWrites(_ file: FileBytes, _ path: LocalPath) -> Bool {
+        switch file.writers {
+        case .none:
+            return true
+        case .some:
+            Log.debug("watching \(root.display): \(path.display) is still open for writing; waiting for it")
+            return false
+        case .unknown(let error):
+            if writersUnknown == nil {
+                writersUnknown = error
+                Log.info("watching \(root.display): the kernel cannot tell whether a file here is still being written (\(error)); the settle window alone decides")
+            }
+            return true
+        }
+    }
+
+    /// The owner asks for another look at a file: it is a candidate again, even if it was
+    /// handed over or passed over before (see `FolderWatcher.reconsider`).
+    func lookAgain(at path: LocalPath) {
+        guard presence == .present, path.isWithin(root) else { return }
+        for (fingerprint, at) in delivered where at == path { delivered[fingerprint] = nil }
+        guard let fingerprint = Self.fingerprint(path) else { return }
+        passedOver.remove(fingerprint)
+        settler.touch(path, fingerprint, noticedBy: .scan, now: clock.now)
+    }
+
     func take(_ candidate: Settler.Settled) {
         let (path, fingerprint) = (candidate.path, candidate.fingerprint)
         if passedOver.contains(fingerprint) { return }
@@ -42,13 +71,19 @@ extension WatchLoop {
                 settler.touch(path, file.fingerprint, noticedBy: candidate.noticedBy, now: clock.now)
                 return
             }
+            // Still for the settle window is not whole: a copy that stalls keeps its file
+            // open, and a file someone still writes waits for another window.
+            guard nobodyWrites(file, path) else {
+                settler.touch(path, fingerprint, noticedBy: candidate.noticedBy, now: clock.now)
+                return
+            }
             info = MediaInspector.inspect(file, name: path.lastComponent.bytes, modificationTimeNanoseconds: fingerprint.mtimeNanoseconds)
         } catch {
             if [ENOENT, ELOOP, EINVAL].contains(error.errno) { return }  // gone, or no longer a regular file
+            // Not looked at again by scans until the owner asks (`FolderWatcher.reconsider`),
+            // who says so.
             passedOver.insert(fingerprint)
-            let trouble = WatcherTrouble.unreadable(path, error)
-            Log.warning("watching \(root.display): \(trouble)")
-            handler(.problem(trouble))
+            handler(.notTaken(path, error))
             return
         }
         guard let info, settings.media.includes(info.kind) else {

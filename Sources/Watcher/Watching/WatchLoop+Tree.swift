@@ -5,20 +5,19 @@ import Platform
 /// folder that is missing.
 extension WatchLoop {
     /// What is at the root path now.
-    private enum RootState {
-        case folder(FolderIdentity)
+    enum RootState {
+        case folder(FileIdentity)
         case notAFolder
         case missing
         case unreadable(SystemError)
     }
 
-    private func rootState() -> RootState {
-        var st = stat()
-        if root.withCString({ stat($0, &st) }) != 0 {
-            let error = SystemError("stat", path: root.display)
+    func rootState() -> RootState {
+        let st: stat
+        do throws(SystemError) { st = try FileIO.status(root) } catch {
             return [ENOENT, ENOTDIR].contains(error.errno) ? .missing : .unreadable(error)
         }
-        return FileKind.of(mode: st.st_mode) == .directory ? .folder(FolderIdentity(st)) : .notAFolder
+        return FileKind.of(mode: st.st_mode) == .directory ? .folder(FileIdentity(st)) : .notAFolder
     }
 
     /// Watches the whole tree if the folder is there; else watches its nearest existing
@@ -52,7 +51,7 @@ extension WatchLoop {
 
     /// Places the watches on a folder that is there, and scans it. False when it vanished
     /// while being walked.
-    private func arm(_ identity: FolderIdentity) -> Bool {
+    private func arm(_ identity: FileIdentity) -> Bool {
         if let parent = parentWatch {
             inotify.removeWatch(parent.wd)
             parentWatch = nil
@@ -60,7 +59,26 @@ extension WatchLoop {
         presence = .present
         rootIdentity = identity
         sweep()
-        return presence == .present
+        guard presence == .present else { return false }
+        watchAncestors()
+        return true
+    }
+
+    /// Watches each folder above the root for its own move or deletion: the tree's watches
+    /// follow their inodes, so when a folder above is moved (`mv ~/media/CARD ~/staging/`)
+    /// nothing in the tree says so. A folder above that cannot be watched is left out.
+    func watchAncestors() {
+        dropAncestorWatches()
+        var folder = root.parent
+        while folder.bytes.count > 1 {
+            if let wd = try? inotify.addWatch(folder, mask: .ancestor) { ancestorWatches[wd] = folder }
+            folder = folder.parent
+        }
+    }
+
+    private func dropAncestorWatches() {
+        for wd in ancestorWatches.keys { inotify.removeWatch(wd) }
+        ancestorWatches = [:]
     }
 
     /// Walks the whole tree: every folder gets (or keeps) its watch, every file the owner
@@ -173,6 +191,7 @@ extension WatchLoop {
         if presence == .present { Log.warning("watching \(root.display): the folder is gone; waiting for it to come back") }
         for wd in tree.allWatches { inotify.removeWatch(wd) }
         tree = WatchTree()
+        dropAncestorWatches()
         settler.removeAll()
         pendingMoves = [:]
         rootIdentity = nil
@@ -206,8 +225,7 @@ extension WatchLoop {
     }
 
     static func isFolder(_ path: LocalPath) -> Bool {
-        var st = stat()
-        return path.withCString { stat($0, &st) } == 0 && FileKind.of(mode: st.st_mode) == .directory
+        (try? FileIO.status(path)).map { FileKind.of(mode: $0.st_mode) == .directory } ?? false
     }
 
     // MARK: - Mounts

@@ -36,11 +36,15 @@ final class WatchLoop {
     var presence = Presence.missing
     var tree = WatchTree()
     /// The root folder's device and inode when its watches were placed.
-    var rootIdentity: FolderIdentity?
+    var rootIdentity: FileIdentity?
     /// Mount points inside the tree when it was last walked: a new one means a walk.
     var mountPointsInside: Set<LocalPath> = []
     /// While the folder is missing: the watch on its nearest existing parent.
     var parentWatch: (wd: Int32, folder: LocalPath)?
+    /// While the folder is watched: a watch on each folder above it, for their moves.
+    var ancestorWatches: [Int32: LocalPath] = [:]
+    /// Why the kernel could not say whether a file is still open for writing, once said.
+    var writersUnknown: SystemError?
     var settler: Settler
     var pendingMoves: [UInt32: PendingMove] = [:]
     var scanDue: ContinuousClock.Instant?
@@ -93,6 +97,7 @@ final class WatchLoop {
                 let requests = control.takeRequests()
                 if requests.stop { return }
                 if requests.scan { scanDue = clock.now }
+                for path in requests.look { lookAgain(at: path) }
             }
             if fds[0].revents != 0 { readEvents(into: buffer) }
             if fds[2].revents != 0, MountTable.changed(fds[2].revents) { mountTableChanged() }
@@ -139,8 +144,7 @@ final class WatchLoop {
 
     /// The fingerprint of what is at `path` now, if it is a regular file (links not followed).
     static func fingerprint(_ path: LocalPath) -> FileFingerprint? {
-        var st = stat()
-        guard path.withCString({ lstat($0, &st) }) == 0, FileKind.of(mode: st.st_mode) == .regular else { return nil }
+        guard let st = try? FileIO.linkStatus(path), FileKind.of(mode: st.st_mode) == .regular else { return nil }
         return FileFingerprint(st)
     }
 

@@ -7,6 +7,7 @@ final class WatcherControl: Sendable {
     private struct State {
         var stopRequested = false
         var scanRequested = false
+        var lookAgain: [LocalPath] = []
         var status = WatcherStatus()
     }
 
@@ -27,12 +28,17 @@ final class WatcherControl: Sendable {
         wakeUp.signal()
     }
 
+    func requestLook(at paths: [LocalPath]) {
+        state.withLock { $0.lookAgain += paths }
+        wakeUp.signal()
+    }
+
     /// The requests made since the last call, cleared.
-    func takeRequests() -> (stop: Bool, scan: Bool) {
+    func takeRequests() -> (stop: Bool, scan: Bool, look: [LocalPath]) {
         wakeUp.drain()
         return state.withLock { s in
-            defer { s.scanRequested = false }
-            return (s.stopRequested, s.scanRequested)
+            defer { s.scanRequested = false; s.lookAgain = [] }
+            return (s.stopRequested, s.scanRequested, s.lookAgain)
         }
     }
 

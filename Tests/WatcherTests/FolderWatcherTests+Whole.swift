@@ -1,0 +1,78 @@
+import CSystem
+import Foundation
+import Glibc
+import Platform
+import Testing
+import TestSupport
+@testable import Watcher
+
+extension FolderWatcherTests {
+    @Test("a file in a folder moved in while its writer still holds it open is not taken, however long it stays still; once closed it is taken whole")
+    func stillOpenForWriting() throws {
+        let w = WatchRecorder(settle: .milliseconds(300))
+        try Files.makeFolder(w.root)
+        try w.start()
+        let outside = TemporaryFolder("iu-outside")
+        try Files.makeFolder(outside.path + "/Trip")
+        let whole = Files.photo(1) + TestData.bytes(count: 64 * 1024, seed: 11)
+        let half = whole.count / 2
+        let fd = open(outside.path + "/Trip/IMG_1.jpg", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        #expect(fd >= 0)
+        #expect(whole.withUnsafeBytes { write(fd, $0.baseAddress, half) } == half)
+        // The copy stalls with its file open: the folder is moved in meanwhile.
+        try Files.rename(outside.path + "/Trip", w.path("Trip"))
+        try w.waitFor("the half-written file waiting") { _ in w.watcher.status.settling >= 1 }
+        // Many settle windows long, so a file taken for being still would be taken by now.
+        usleep(2_000_000)
+        #expect(whole.withUnsafeBytes { write(fd, $0.baseAddress! + half, whole.count - half) } == whole.count - half)
+        close(fd)
+        try w.waitForFound(1)
+        try w.scanAndSettle()
+        #expect(w.found.count == 1, "taken once: \(w.foundNames)")
+        #expect(w.found.first?.fingerprint.size == Int64(whole.count), "taken whole")
+    }
+
+    @Test("a photo hard-linked into the folder (no IN_CLOSE_WRITE, only IN_CREATE) is found")
+    func hardLinkedIn() throws {
+        let w = WatchRecorder()
+        try Files.makeFolder(w.root)
+        try w.start()
+        let outside = TemporaryFolder("iu-outside")
+        let original = try outside.file("IMG_1.jpg", bytes: Files.photo(1))
+        #expect(link(original, w.path("IMG_1.jpg")) == 0)
+        try w.waitForFound(1)
+        #expect(w.foundNames == ["IMG_1.jpg"])
+        #expect(w.found.first?.noticedBy == .event)
+    }
+
+    @Test("a file that cannot be read is reported as not taken, and found when looked at again once it can be read")
+    func unreadableFileLookedAtAgain() throws {
+        try Root.require("it reads as another user, to whom a file of root's is closed")
+        let w = WatchRecorder(settle: .milliseconds(300))
+        try Files.makeFolder(w.root)
+        chmod(w.folder.path, 0o755)
+        chmod(w.root, 0o755)
+        // The watcher's thread is made by this one, and reads as the user this one reads as.
+        let started = try DedicatedThread.run { () -> String? in
+            _ = csystem_set_thread_fsuid(65534)
+            do { try w.start() } catch { return "\(error)" }
+            return nil
+        }
+        if let started { throw TestFailure(started) }
+        // Made whole elsewhere, closed to others, then moved in.
+        let outside = TemporaryFolder("iu-outside")
+        let made = try outside.file("locked.jpg", bytes: Files.photo(1))
+        chmod(made, 0o600)
+        let path = w.path("locked.jpg")
+        try Files.rename(made, path)
+        try w.waitFor("the file reported as not taken") { events in
+            events.contains { if case .notTaken(let at, let error) = $0 { at == LocalPath(path) && error.errno == EACCES } else { false } }
+        }
+        #expect(w.found.isEmpty)
+        // No event tells the watcher: its owner asks.
+        chmod(path, 0o644)
+        w.watcher.reconsider([LocalPath(path)])
+        try w.waitForFound(1)
+        #expect(w.foundNames == ["locked.jpg"])
+    }
+}

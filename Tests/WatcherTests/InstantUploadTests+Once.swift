@@ -1,0 +1,91 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+/// Photos that arrive the ways real folders get them, and change while they wait: each
+/// reaches the server once, and whole.
+extension FolderWatcherTests.InstantUpload {
+    @Test("a folder moved in while a photo in it is still being written, stalled longer than the settle window: the photo arrives once, whole")
+    func stalledCopy() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera", settle: 1)
+        try scene.waitWatching("camera")
+        let photo = Camera.photo(1) + TestData.bytes(count: 200_000, seed: 3)
+        try Camera.makeFolder(scene.path("staging/Trip"))
+        let fd = open(scene.path("staging/Trip/IMG_1.jpg"), O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        #expect(fd >= 0)
+        let half = photo.count / 2
+        #expect(photo.withUnsafeBytes { write(fd, $0.baseAddress, half) } == half)
+        // A phone import that stalls part way, its file still open, after the folder came in.
+        try Camera.move(scene.path("staging/Trip"), scene.path("Camera/Trip"))
+        sleep(4)
+        #expect(photo.withUnsafeBytes { write(fd, $0.baseAddress! + half, photo.count - half) } == photo.count - half)
+        close(fd)
+        try scene.waitUploaded(1)
+        try scene.expectEachOnce(["IMG_1.jpg"]) { _ in scene.path("Camera/Trip/IMG_1.jpg") }
+    }
+
+    @Test("a photo hard-linked into the folder (ln) is sent")
+    func hardLink() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera")
+        try scene.waitWatching("camera")
+        try Camera.write(scene.path("elsewhere/IMG_1.jpg"), Camera.photo(1))
+        let ln = try Shell.capture("/bin/ln", [scene.path("elsewhere/IMG_1.jpg"), scene.path("Camera/IMG_1.jpg")])
+        #expect(ln.status == 0, "\(ln.stderr)")
+        try scene.waitUploaded(1)
+        try scene.expectEachOnce(["IMG_1.jpg"]) { scene.path("Camera/" + $0) }
+    }
+
+    @Test("a photo touched while its upload waits (the queue paused) reaches the server once")
+    func touchedWhileWaiting() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera")
+        try scene.waitWatching("camera")
+        #expect(try scene.session.cli(["pause", "--all"]).status == 0)
+        try Camera.write(scene.path("Camera/IMG_1.jpg"), Camera.photo(1))
+        try scene.session.waitFor("the photo queued") { $0.count == 1 }
+        // A new modification time, the same bytes: what `touch` and a tag editor that
+        // changed nothing leave.
+        let touch = try Shell.capture("/usr/bin/touch", [scene.path("Camera/IMG_1.jpg")])
+        #expect(touch.status == 0, "\(touch.stderr)")
+        try scene.until("the watcher seeing the new version") {
+            scene.session.agentLog.contains("IMG_1.jpg changed while its upload waited")
+        }
+        #expect(try scene.session.items().count == 1, "one waiting upload for one file")
+        #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+        try scene.waitUploaded(1)
+        try scene.expectEachOnce(["IMG_1.jpg"]) { scene.path("Camera/" + $0) }
+    }
+
+    @Test("the same photo saved under two names, the first deleted before it was sent: the photo arrives, once")
+    func copyOfDeletedOriginal() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera")
+        try scene.waitWatching("camera")
+        #expect(try scene.session.cli(["pause", "--all"]).status == 0)
+        let photo = Camera.photo(1)
+        try Camera.write(scene.path("Camera/IMG_1.jpg"), photo)
+        try scene.session.waitFor("the first queued") { $0.count == 1 }
+        try Camera.write(scene.path("Camera/IMG_1 copy.jpg"), photo)
+        try scene.until("the copy recognised") { scene.session.agentLog.contains("IMG_1 copy.jpg: the same content as") }
+        #expect(try scene.session.items().count == 1, "the copy waits on the first")
+        unlink(scene.path("Camera/IMG_1.jpg"))
+        #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+        try scene.session.waitFor("the copy sent", timeout: 120) { items in
+            items.contains { $0["target"] as? String == "/Photos/IMG_1 copy.jpg" && $0["state"] as? String == "completed" }
+        }
+        #expect(scene.serverFiles() == ["IMG_1 copy.jpg"])
+        #expect(try scene.completions() == ["Photos/IMG_1 copy.jpg": 1])
+        #expect(try TestData.sha256(ofFile: scene.server.tree() + "/Photos/IMG_1 copy.jpg") == (try TestData.sha256(photo)))
+    }
+}
