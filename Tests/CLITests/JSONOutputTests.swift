@@ -73,7 +73,7 @@ struct JSONOutputTests {
         "id", "direction", "origin", "state", "name", "source", "target", "account", "local_path", "remote_path",
         "bytes_done", "bytes_total", "checkpoint_offset", "attempts", "reason", "next_attempt_at", "created_at",
         "started_at", "completed_at", "upload_expires_at", "sha256", "upload_host", "cancel_requested", "watch_rule", "counters",
-        "note", "paused",
+        "note", "paused", "new_version_of", "conflicted_copy",
     ]
 
     @Test("an upload item has every key, times in ISO 8601 UTC, nulls for what does not apply")

@@ -91,7 +91,7 @@ struct FolderWatcherTests {
         try w.waitForFound(1)
         try w.scanAndSettle()
         #expect(w.foundNames == ["photo.jpg"])
-        #expect(w.found.first?.media.captureDate.source == .exif)
+        #expect(w.found.first?.media?.captureDate.source == .exif)
     }
 
     @Test("a new subfolder with files already in it is scanned at once, and watched below")

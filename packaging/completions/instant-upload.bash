@@ -37,7 +37,7 @@ _instant_upload() {
                 _filedir
             fi
             ;;
-        download) COMPREPLY=($(compgen -W "--account --help" -- "$cur")) ;;
+        download) COMPREPLY=($(compgen -W "--account --no-track --help" -- "$cur")) ;;
         queue) COMPREPLY=($(compgen -W "--state --json --follow --help" -- "$cur")) ;;
         status | show) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
         retry) COMPREPLY=($(compgen -W "--to --now --all-failed --help" -- "$cur")) ;;

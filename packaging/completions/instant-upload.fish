@@ -21,6 +21,7 @@ complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a ver
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -l version -d 'The version of this program'
 complete -c instant-upload -n "__fish_seen_subcommand_from upload" -F
 complete -c instant-upload -n "__fish_seen_subcommand_from upload download" -s a -l account -x -d 'The account to use'
+complete -c instant-upload -n "__fish_seen_subcommand_from download" -l no-track -d 'Do not send edits of these files back'
 complete -c instant-upload -n "__fish_seen_subcommand_from upload retry" -s t -l to -x -d 'The folder on the server'
 complete -c instant-upload -n "__fish_seen_subcommand_from upload retry" -l now -d 'Send even where a rule would hold it back'
 complete -c instant-upload -n "__fish_seen_subcommand_from retry" -l all-failed -d 'Retry every failed transfer'

@@ -50,10 +50,16 @@ public enum AgentCommand {
         }
         options.onCompleted = { watchService.uploadCompleted($0) }
         options.onDoorbell = { watchService.lookAgain() }
+        // Local Drive: edits of downloaded files go back as their new versions.
+        let localDrive = LocalDriveWatch(paths: context.paths) { agentBox.agent?.wake() }
         options.onStarted = {
             do { try watchService.start() } catch { Log.error("the folder watchers cannot start: \(error)") }
+            localDrive.start()
         }
-        defer { watchService.stop() }
+        defer {
+            watchService.stop()
+            localDrive.stop()
+        }
         let notifications = AgentNotifications(paths: context.paths) { agentBox.agent?.wake() }
         if let notifications {
             options.onAttention = { notifications.attention($0) }

@@ -94,6 +94,16 @@ extension QueueStore {
         }
     }
 
+    /// Follows a rename within Local Drive: the file (or every file below the folder) at
+    /// `old` is now at `new`, and its edits still go back.
+    public func moveLocalDrive(_ old: LocalPath, to new: LocalPath) throws {
+        let prefix = old.bytes + [UInt8(ascii: "/")]
+        try database.run("""
+            UPDATE OR REPLACE local_drive SET local_path = CAST(? || substr(local_path, ?) AS BLOB)
+            WHERE local_path = ? OR substr(local_path, 1, ?) = ?
+            """, [.blob(new.bytes), .int(old.bytes.count + 1), .blob(old.bytes), .int(prefix.count), .blob(prefix)])
+    }
+
     /// Forgets the files whose download left the queue (cleared or cancelled): their edits
     /// no longer go back.
     func forgetUntrackedLocalDrive() throws {

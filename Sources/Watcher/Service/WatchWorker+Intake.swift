@@ -161,7 +161,7 @@ extension WatchWorker {
 
     /// The remote path of a found file under its rule.
     private func remotePath(for file: FoundFile, rule: WatchRule) -> String {
-        RemotePathPlanner.remotePath(for: file.path, capturedAt: file.media.captureDate, rule: rule)
+        RemotePathPlanner.remotePath(for: file.path, capturedAt: file.media?.captureDate ?? .modificationTime(nanoseconds: file.fingerprint.mtimeNanoseconds, reason: nil), rule: rule)
     }
 
     /// What a new version of a file at a taken path comes to; nil when it is new content

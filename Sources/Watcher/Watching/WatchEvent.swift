@@ -7,7 +7,8 @@ public struct FoundFile: Sendable, Equatable {
     public var relativePath: LocalPath
     /// As it was when it settled; the caller records it with what it takes.
     public var fingerprint: FileFingerprint
-    public var media: MediaInfo
+    /// What the picture or video is; nil from a watcher that takes every file.
+    public var media: MediaInfo?
     /// How it was noticed: an inotify event, or a scan (at start, after an overflow, in a
     /// new folder, or periodically while out of watches).
     public var noticedBy: NoticedBy

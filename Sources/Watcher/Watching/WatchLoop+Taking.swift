@@ -77,7 +77,8 @@ extension WatchLoop {
                 settler.touch(path, fingerprint, noticedBy: candidate.noticedBy, now: clock.now)
                 return
             }
-            info = MediaInspector.inspect(file, name: path.lastComponent.bytes, modificationTimeNanoseconds: fingerprint.mtimeNanoseconds)
+            info = settings.media == nil ? nil
+                : MediaInspector.inspect(file, name: path.lastComponent.bytes, modificationTimeNanoseconds: fingerprint.mtimeNanoseconds)
         } catch {
             if [ENOENT, ELOOP, EINVAL].contains(error.errno) { return }  // gone, or no longer a regular file
             // Not looked at again by scans until the owner asks (`FolderWatcher.reconsider`),
@@ -86,11 +87,13 @@ extension WatchLoop {
             handler(.notTaken(path, error))
             return
         }
-        guard let info, settings.media.includes(info.kind) else {
-            passedOver.insert(fingerprint)
-            return
+        if let media = settings.media {
+            guard let info, media.includes(info.kind) else {
+                passedOver.insert(fingerprint)
+                return
+            }
         }
-        if let reason = info.captureDate.fallbackReason {
+        if let reason = info?.captureDate.fallbackReason {
             Log.info("\(path.display): dated by its modification time, because \(reason)")
         }
         delivered[fingerprint] = path

@@ -3,7 +3,8 @@ import Platform
 /// How one folder is watched.
 public struct WatcherSettings: Sendable, Equatable {
     public var folder: LocalPath
-    public var media: MediaSelection
+    /// The pictures and videos taken; nil takes every regular file (Local Drive), unread.
+    public var media: MediaSelection?
     /// How long a candidate's size and mtime must hold still before it is taken.
     public var settleWindow: Duration
     /// How often a tree that could not get all its watches is scanned instead.
@@ -11,7 +12,7 @@ public struct WatcherSettings: Sendable, Equatable {
     /// Watched for mounts and unmounts; nil to not watch it.
     public var mountTable: String?
 
-    public init(folder: LocalPath, media: MediaSelection = .all, settleWindow: Duration = .seconds(3),
+    public init(folder: LocalPath, media: MediaSelection? = .all, settleWindow: Duration = .seconds(3),
                 fallbackScanInterval: Duration = .seconds(300),
                 mountTable: String? = "/proc/self/mountinfo") {
         self.folder = folder

@@ -1,0 +1,160 @@
+import Foundation
+import Glibc
+import Platform
+import Queue
+import TestSupport
+import Testing
+import Transport
+
+/// Local Drive's round trip: a downloaded file that another program edits goes back as the
+/// new version of the server's file, never over someone else's version, and nothing else
+/// in Local Drive is ever sent or deleted.
+@Suite("Local Drive: a downloaded file edited here goes back as its new version", .serialized)
+struct LocalDriveTests {
+    static let kinds: [ServerKind] = [.nextcloud, .referenceWebDAV, .apache]
+
+    @Test("edited in place: the server's file becomes the edit, once, no (1); a second edit replaces that version in turn",
+          arguments: kinds)
+    func editedInPlace(_ kind: ServerKind) async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(kind)
+            let local = try scene.download("/Documents/report.odt")
+            try scene.overwrite(local, seed: 11)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)))
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"])
+            try scene.overwrite(local, seed: 12)
+            try scene.waitForUploads(2)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)), "the second edit replaced the first")
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"])
+            let rows = try scene.uploads()
+            #expect(rows.allSatisfy { $0.newVersionOf == "/Documents/report.odt" && $0.remotePath == "/Documents/report.odt" })
+        }
+    }
+
+    @Test("saved the way editors do (a temporary written beside it, renamed over it): the same, and the temporary is never sent",
+          arguments: kinds)
+    func savedThroughATemporary(_ kind: ServerKind) async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(kind)
+            let local = try scene.download("/Documents/report.odt")
+            let temporary = scene.localDrive + "/lu4711ab.tmp"
+            try Data(TestData.bytes(count: 400_000, seed: 21)).write(to: URL(fileURLWithPath: temporary))
+            #expect(rename(temporary, local) == 0)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)))
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no temporary, no copy")
+            let second = scene.localDrive + "/lu4711ac.tmp"
+            try Data(TestData.bytes(count: 300_000, seed: 22)).write(to: URL(fileURLWithPath: second))
+            #expect(rename(second, local) == 0)
+            try scene.waitForUploads(2)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)))
+        }
+    }
+
+    @Test("the server's copy changed, then the file is edited here: the server keeps its change, the edit goes beside it as a conflicted copy, the local file is untouched",
+          arguments: kinds)
+    func conflict(_ kind: ServerKind) async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(kind)
+            let local = try scene.download("/Documents/report.odt")
+            _ = try scene.dav.put(.bytes(TestData.bytes(count: 100_000, seed: 31)), to: "/Documents/report.odt")
+            let theirs = try scene.serverSHA("report.odt")
+            try scene.overwrite(local, seed: 32)
+            let edited = try TestData.sha256(ofFile: local)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == theirs, "the server's copy keeps its change")
+            let names = try scene.listing()
+            let copy = try #require(names.first { $0.hasPrefix("report (conflicted copy ") }, "\(names)")
+            #expect(names.count == 4, "\(names)")
+            #expect(try scene.serverSHA(copy) == edited)
+            #expect(try TestData.sha256(ofFile: local) == edited, "the local file is not touched")
+            let json = try scene.session.items().first { $0["direction"] as? String == "upload" }
+            #expect(json?["conflicted_copy"] as? Bool == true && json?["new_version_of"] as? String == "/Documents/report.odt", "\(json ?? [:])")
+            let queue = try scene.session.cli(["queue"]).stdout
+            #expect(queue.contains("had changed on the server since it was downloaded"), "\(queue)")
+        }
+    }
+
+    @Test("a file made in Local Drive by hand, an editor's lock file, a downloaded file deleted here, and a download with --no-track that is edited: nothing sent, nothing deleted on the server")
+    func notASyncFolder() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let untracked = try scene.download("/Documents/notes.txt", arguments: ["--no-track"])
+            let deleted = try scene.download("/Documents/old.odt")
+            let tracked = try scene.download("/Documents/report.odt")
+            try Data("mine".utf8).write(to: URL(fileURLWithPath: scene.localDrive + "/made by hand.txt"))
+            try Data("lock".utf8).write(to: URL(fileURLWithPath: scene.localDrive + "/.~lock.report.odt#"))
+            try Data("swap".utf8).write(to: URL(fileURLWithPath: scene.localDrive + "/.report.odt.swp"))
+            try scene.overwrite(untracked, seed: 41)
+            #expect(unlink(deleted) == 0)
+            // The edit of a tracked file goes; once it has arrived, the rest has had as long.
+            try scene.overwrite(tracked, seed: 42)
+            try scene.waitForUploads(1)
+            let rows = try scene.uploads()
+            #expect(rows.count == 1 && rows.first?.remotePath == "/Documents/report.odt", "\(rows.map(\.remotePath))")
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "nothing new and nothing deleted on the server")
+        }
+    }
+}
+
+/// A server of a kind with `/Documents/report.odt` (and two more files) on it, a person
+/// with the account, and the agent running with a short settle window for Local Drive.
+struct LocalDriveScene {
+    let running: ServerKind.Running
+    let session: AgentHarness
+    let dav: WebDAVClient
+
+    var localDrive: String { session.downloads }
+
+    init(_ kind: ServerKind) throws {
+        running = try ServerKind.Running(kind)
+        session = try AgentHarness()
+        try session.writeConfig(agentConfig() + "[downloads]\ntrack_edits = yes\n")
+        try session.addAccount(address: running.address, user: running.user, password: running.password)
+        let account = try #require(try QueueStore(path: session.databasePath).account(named: "home"))
+        dav = WebDAVClient(root: account.webdavURL, credentials: Credentials(username: running.user, password: running.password))
+        try dav.makeFolders("/Documents")
+        for (name, seed) in [("report.odt", 1), ("notes.txt", 2), ("old.odt", 3)] {
+            _ = try dav.put(.bytes(TestData.bytes(count: 200_000, seed: UInt64(seed))), to: "/Documents/" + name)
+        }
+        try session.startAgent()
+    }
+
+    /// Downloads `path` and waits until it is in Local Drive; its local path.
+    func download(_ path: String, arguments: [String] = []) throws -> String {
+        let before = try session.items().count
+        let r = try session.cli(["download"] + arguments + [path])
+        guard r.status == 0 else { throw TestFailure("download failed (\(r.status)): \(r.stderr)") }
+        try session.waitFor("the download of \(path)") { items in
+            items.count == before + 1 && items.allSatisfy { $0["state"] as? String == "completed" }
+        }
+        let local = localDrive + "/" + String(path.split(separator: "/").last!)
+        guard FileManager.default.fileExists(atPath: local) else { throw TestFailure("\(local) is not there") }
+        return local
+    }
+
+    /// Writes new bytes into the file in place, as a program saving it would.
+    func overwrite(_ path: String, seed: UInt64) throws {
+        let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        guard fd >= 0 else { throw TestFailure("cannot open \(path) for writing") }
+        defer { close(fd) }
+        let bytes = TestData.bytes(count: 250_000 + Int(seed), seed: seed)
+        guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw TestFailure("short write") }
+    }
+
+    /// The upload rows (new versions) of the queue.
+    func uploads() throws -> [Transfer] {
+        try QueueStore(path: session.databasePath).transfers().filter { $0.direction == .upload }
+    }
+
+    /// Waits until `count` uploads have completed.
+    func waitForUploads(_ count: Int, timeout: Double = 90) throws {
+        try session.waitFor("\(count) new version(s) sent", timeout: timeout) { items in
+            items.filter { $0["direction"] as? String == "upload" && $0["state"] as? String == "completed" }.count >= count
+        }
+    }
+
+    func serverSHA(_ name: String) throws -> String { try TestData.sha256(ofFile: running.tree + "/Documents/" + name) }
+    func listing() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: running.tree + "/Documents").sorted() }
+}
