@@ -87,31 +87,21 @@ struct NewVersionTests {
     }
 }
 
-/// One server of a kind behind a proxy, `/Documents/report.odt` on it (as downloaded), and
-/// its edited version here, 3 MiB.
+/// One server of a kind behind a proxy (`ProxiedServer`), `/Documents/report.odt` on it
+/// (as downloaded), and its edited version here, 3 MiB.
 struct NewVersionScene {
-    let running: ServerKind.Running
-    let proxy: HoldingProxy
-    let session: AgentHarness
+    let server: ProxiedServer
     let local: String
-    let dav: WebDAVClient
+    var running: ServerKind.Running { server.running }
+    var proxy: HoldingProxy { server.proxy }
+    var session: AgentHarness { server.session }
+    var dav: WebDAVClient { server.dav }
 
     init(_ kind: ServerKind, hold: HoldingProxy.Hold?) throws {
-        running = try ServerKind.Running(kind)
-        var address = try #require(URLComponents(string: running.address))
-        let port = try #require(address.port)
-        proxy = try HoldingProxy(toPort: port, hold: hold ?? .afterBytes(Int.max))
-        address.port = proxy.port
-        session = try AgentHarness()
-        try session.writeConfig(agentConfig(stallSeconds: 300))
-        try session.addAccount(address: try #require(address.string), user: running.user, password: running.password)
-        let account = try #require(try QueueStore(path: session.databasePath).account(named: "home"))
-        var root = try #require(URLComponents(string: account.webdavURL))
-        root.port = port
-        dav = WebDAVClient(root: try #require(root.string), credentials: Credentials(username: running.user, password: running.password))
-        try dav.makeFolders("/Documents")
-        _ = try dav.put(.bytes(TestData.bytes(count: 200_000, seed: 1)), to: "/Documents/report.odt")
-        local = try session.home.randomFile("Downloads/Local Drive/report.odt", size: 3 << 20, seed: 2)
+        server = try ProxiedServer(kind, hold: hold)
+        try server.dav.makeFolders("/Documents")
+        _ = try server.dav.put(.bytes(TestData.bytes(count: 200_000, seed: 1)), to: "/Documents/report.odt")
+        local = try server.session.home.randomFile("Downloads/Local Drive/report.odt", size: 3 << 20, seed: 2)
     }
 
     func onServer(_ name: String) -> String { running.tree + "/Documents/" + name }

@@ -107,35 +107,21 @@ struct SecondWriterTests {
     }
 }
 
-/// One server of a kind behind a holding proxy, a person whose account reaches it through
-/// the proxy, and one 3 MiB photo queued for `/Shared`.
+/// One server of a kind behind a holding proxy (`ProxiedServer`), and one 3 MiB photo
+/// queued for `/Shared`.
 struct SecondWriterScene {
-    let running: ServerKind.Running
-    let proxy: HoldingProxy
-    let session: AgentHarness
+    let server: ProxiedServer
     let file: String
-    /// The account's WebDAV root, straight to the server (not through the proxy).
-    let directRoot: String
+    var running: ServerKind.Running { server.running }
+    var proxy: HoldingProxy { server.proxy }
+    var session: AgentHarness { server.session }
 
     init(_ kind: ServerKind, hold: HoldingProxy.Hold?) throws {
-        running = try ServerKind.Running(kind)
-        var address = try #require(URLComponents(string: running.address))
-        let port = try #require(address.port)
-        // Without a hold the proxy only counts what goes through it.
-        proxy = try HoldingProxy(toPort: port, hold: hold ?? .afterBytes(Int.max))
-        address.port = proxy.port
-        session = try AgentHarness()
-        // The agent never gives up on a held request by itself.
-        try session.writeConfig(agentConfig(stallSeconds: 300))
-        try session.addAccount(address: try #require(address.string), user: running.user, password: running.password)
-        let account = try #require(try QueueStore(path: session.databasePath).account(named: "home"))
-        var root = try #require(URLComponents(string: account.webdavURL))
-        root.port = port
-        directRoot = try #require(root.string)
-        try FileManager.default.createDirectory(atPath: running.tree + "/" + SecondWriterTests.folder, withIntermediateDirectories: true)
-        chmod(running.tree + "/" + SecondWriterTests.folder, 0o777)
-        file = try session.home.randomFile("pictures/" + SecondWriterTests.name, size: SecondWriterTests.size, seed: 41)
-        let r = try session.cli(["upload", "--to", "/" + SecondWriterTests.folder, file])
+        server = try ProxiedServer(kind, hold: hold)
+        try FileManager.default.createDirectory(atPath: server.running.tree + "/" + SecondWriterTests.folder, withIntermediateDirectories: true)
+        chmod(server.running.tree + "/" + SecondWriterTests.folder, 0o777)
+        file = try server.session.home.randomFile("pictures/" + SecondWriterTests.name, size: SecondWriterTests.size, seed: 41)
+        let r = try server.session.cli(["upload", "--to", "/" + SecondWriterTests.folder, file])
         guard r.status == 0 else { throw TestFailure("upload failed (\(r.status)): \(r.stderr)") }
     }
 
@@ -150,7 +136,7 @@ struct SecondWriterScene {
     func saveTheirs() throws -> String {
         let theirs = session.home.path + "/theirs.jpg"
         try Data(TestData.bytes(count: SecondWriterTests.size, seed: 999)).write(to: URL(fileURLWithPath: theirs))
-        let url = directRoot + SecondWriterTests.folder + "/" + SecondWriterTests.name
+        let url = server.directRoot + SecondWriterTests.folder + "/" + SecondWriterTests.name
         let r = try Shell.capture("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-u", "\(running.user):\(running.password)",
                                                     "-T", theirs, url])
         guard ["201", "204", "200"].contains(r.stdout) else { throw TestFailure("their PUT to \(url) answered \(r.stdout): \(r.stderr)") }

@@ -48,10 +48,13 @@ public enum AgentCommand {
                 return NetworkGate(state: state, classifier: classifier, meteredCheck: metered).wifiWait
             }
         }
-        options.onCompleted = { watchService.uploadCompleted($0) }
-        options.onDoorbell = { watchService.lookAgain() }
         // Local Drive: edits of downloaded files go back as their new versions.
         let localDrive = LocalDriveWatch(paths: context.paths) { agentBox.agent?.wake() }
+        options.onCompleted = { row in
+            watchService.uploadCompleted(row)
+            if row.direction == .download { localDrive.start() }
+        }
+        options.onDoorbell = { watchService.lookAgain() }
         options.onStarted = {
             do { try watchService.start() } catch { Log.error("the folder watchers cannot start: \(error)") }
             localDrive.start()

@@ -1,3 +1,4 @@
+import Dispatch
 import Platform
 import Queue
 import Synchronization
@@ -7,13 +8,22 @@ import Synchronization
 /// tracked download put there and that has changed since goes to the queue as the new
 /// version of its server file. Everything else there is left alone: files made there by
 /// hand, editors' temporaries and lock files, files deleted there (nothing is ever deleted
-/// on the server).
+/// on the server). It watches only while a tracked file is there to watch: someone who
+/// never downloads spends no inotify instance on it.
 public final class LocalDriveWatch: Sendable {
     private let watcher: FolderWatcher
+    private let queuePath: String
+    private let memory: TakenSet
+    private let stopped = Mutex(false)
+
+    /// How long a watch that could not start (out of inotify instances) waits to try again.
+    static let retryDelay = 10.0
 
     /// Watches `paths.localDrive`; `wake` rings the agent when something was queued.
     public init(paths: XDGPaths, settleWindow: Duration = .seconds(3), wake: @escaping @Sendable () -> Void) {
         let memory = TakenSet()
+        self.memory = memory
+        queuePath = paths.queueDatabase
         let reader = StoreReader(path: paths.queueDatabase, memory: memory)
         watcher = FolderWatcher(settings: WatcherSettings(folder: LocalPath(paths.localDrive), media: nil, settleWindow: settleWindow),
                                 taken: memory) { event in
@@ -28,14 +38,28 @@ public final class LocalDriveWatch: Sendable {
                 break
             }
         }
-        reader.loadMemory()
     }
 
+    /// Starts watching if a tracked download is in Local Drive (when the agent starts, and
+    /// after each download); does nothing otherwise, or when it already watches.
     public func start() {
-        do { try watcher.start() } catch { Log.warning("Local Drive: edits of downloaded files are not noticed: \(error)") }
+        guard !watcher.isRunning, !stopped.withLock({ $0 }) else { return }
+        guard let store = try? QueueStore(path: queuePath), let files = try? store.localDriveFiles(), !files.isEmpty else { return }
+        // The tracked files as they were put there or last sent: only a change is news.
+        for file in files { memory.insert(file.fingerprint, at: file.localPath) }
+        do {
+            try watcher.start()
+        } catch {
+            // Out of inotify instances, say: tried again, and a scan at the start finds what changed meanwhile.
+            Log.warning("Local Drive: edits of downloaded files are not noticed yet (\(error)); trying again in \(Int(Self.retryDelay)) s")
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.retryDelay) { [weak self] in self?.start() }
+        }
     }
 
-    public func stop() { watcher.stop() }
+    public func stop() {
+        stopped.withLock { $0 = true }
+        watcher.stop()
+    }
 }
 
 /// The watcher thread's queue connection and what it does with a settled file. Used on
@@ -54,12 +78,6 @@ private final class StoreReader: @unchecked Sendable {
         if let store { return store }
         store = try? QueueStore(path: path)
         return store
-    }
-
-    /// The tracked files as they were put there or last sent: only a change is news.
-    func loadMemory() {
-        guard let store = open(), let files = try? store.localDriveFiles() else { return }
-        for file in files { memory.insert(file.fingerprint, at: file.localPath) }
     }
 
     /// A settled file: true when it was queued as a new version.

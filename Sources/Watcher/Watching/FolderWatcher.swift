@@ -67,6 +67,9 @@ public final class FolderWatcher: Sendable {
         }
     }
 
+    /// True between `start()` and `stop()`.
+    public var isRunning: Bool { running.withLock { $0 != nil } }
+
     /// Stops watching. When it returns the handler is not running and will not run again,
     /// unless it was called from the handler itself, where the thread ends right after.
     public func stop() {
