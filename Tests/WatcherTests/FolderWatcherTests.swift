@@ -5,9 +5,9 @@ import Testing
 import TestSupport
 @testable import Watcher
 
-/// Real inotify on real temporary folders. Serialized: some of these change kernel limits
-/// that every inotify user of the machine shares.
-@Suite("Watching a folder", .serialized)
+/// Real inotify on real temporary folders, side by side; the tests that change kernel
+/// limits or count watcher threads are `WholeMachineTests`.
+@Suite("Watching a folder")
 struct FolderWatcherTests {
     @Test("files already in the folder are found by the first scan")
     func existingFiles() throws {

@@ -98,25 +98,6 @@ extension FolderWatcherTests.InstantUpload {
         let listed = try scene.session.cli(["watch", "list"])
         #expect(listed.status == 1 && listed.stdout.contains("trouble: the folder"), "\(listed.stdout)")
     }
-
-    @Test("out of inotify watches: watch list says so with the sysctl to raise")
-    func outOfWatches() throws {
-        let scene = try InstantUploadScene()
-        try Camera.makeFolder(scene.path("Camera/sub"))
-        try scene.session.startAgent()
-        let none = try SysctlOverride("fs.inotify.max_user_watches", "0")
-        defer { none.restore() }
-        try scene.addRule("Camera")
-        try scene.until("rule camera scanning instead of watching", timeout: 30, every: 0.05) {
-            try scene.rule("camera")["state"] as? String == "scanning_periodically"
-        }
-        none.restore()
-        let trouble = try #require((try scene.rule("camera")["troubles"] as? [[String: Any]])?.first)
-        #expect(trouble["code"] as? String == "out_of_watches")
-        #expect((trouble["action"] as? String ?? "").contains("sysctl fs.inotify.max_user_watches="))
-        let status = try scene.session.cli(["status"])
-        #expect(status.stdout.contains("watch camera:") && status.stdout.contains("fs.inotify.max_user_watches"), "\(status.stdout)")
-    }
 }
 
 extension FolderWatcherTests.InstantUpload {

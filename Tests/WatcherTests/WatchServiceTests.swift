@@ -200,8 +200,8 @@ struct WatchServiceThreadTests {
 }
 
 extension FolderWatcherTests {
-    /// Inside the serialized watcher suite: its rule's watcher is one more watcher thread
-    /// of this process, which other tests there count.
+    /// Its rule's watcher is one more watcher thread of this process: the tests that count
+    /// them (`WholeMachineTests`) run on their own.
     @Suite("A file the watcher found and could not queue")
     struct NotQueued {
         @Test("shows on its rule with the reason, is looked at again with no event to say so, and goes once it can be read")

@@ -5,7 +5,12 @@ import Testing
 import TestSupport
 @testable import Watcher
 
-extension FolderWatcherTests {
+/// The tests that need the whole machine to themselves: they lower inotify limits that
+/// every inotify user of the machine shares, or count this process's watcher threads.
+/// `make test` runs them on their own, after the rest (`--skip WholeMachineTests`, then
+/// `--filter WholeMachineTests`), so that the other watcher tests can run side by side.
+@Suite("Tests that need the whole machine: inotify limits and watcher threads", .serialized)
+struct WholeMachineTests {
     @Test("an overflowing event queue is answered by a scan: nothing is missed")
     func overflow() throws {
         let w = WatchRecorder()
@@ -128,5 +133,54 @@ extension FolderWatcherTests {
         let status = try String(contentsOfFile: "/proc/self/task/\(tid)/status", encoding: .utf8)
         return status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
             .compactMap { Int($0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") }.reduce(0, +)
+    }
+
+    // MARK: The agent, with a rule
+
+    @Test("the kernel's event queue overflowing (max_queued_events lowered) loses no file")
+    func agentQueueOverflow() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        // The kernel sizes a watcher's queue when the rule starts: lowered for that moment only.
+        let small = try SysctlOverride("fs.inotify.max_queued_events", "4")
+        defer { small.restore() }
+        try scene.addRule("Camera")
+        try scene.waitWatching("camera")
+        small.restore()
+        // Half the files arrive while the agent is stopped, as a starved or suspended one
+        // would be: far more than four events wait, so the queue overflows for certain.
+        let pid = try #require(scene.session.agentPID)
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) } // harmless to an agent already going on
+        var names: [String] = []
+        for i in 0..<400 {
+            if i == 200 { kill(pid, SIGCONT) }
+            try Camera.write(scene.path("Camera/IMG_\(i).jpg"), Camera.photo(i))
+            names.append("IMG_\(i).jpg")
+        }
+        try scene.waitUploaded(400, timeout: 300)
+        try scene.expectEachOnce(names) { scene.path("Camera/" + $0) }
+        let overflows = try scene.rule("camera")["overflows"] as? Int ?? 0
+        #expect(overflows >= 1, "the test must make the queue overflow to prove anything; agent log: \(scene.session.agentLog.suffix(1500))")
+    }
+
+    @Test("out of inotify watches: watch list says so with the sysctl to raise")
+    func agentOutOfWatches() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera/sub"))
+        try scene.session.startAgent()
+        let none = try SysctlOverride("fs.inotify.max_user_watches", "0")
+        defer { none.restore() }
+        try scene.addRule("Camera")
+        try scene.until("rule camera scanning instead of watching", timeout: 30, every: 0.05) {
+            try scene.rule("camera")["state"] as? String == "scanning_periodically"
+        }
+        none.restore()
+        let trouble = try #require((try scene.rule("camera")["troubles"] as? [[String: Any]])?.first)
+        #expect(trouble["code"] as? String == "out_of_watches")
+        #expect((trouble["action"] as? String ?? "").contains("sysctl fs.inotify.max_user_watches="))
+        let status = try scene.session.cli(["status"])
+        #expect(status.stdout.contains("watch camera:") && status.stdout.contains("fs.inotify.max_user_watches"), "\(status.stdout)")
     }
 }
