@@ -5,9 +5,11 @@ import Testing
 import TestSupport
 @testable import Watcher
 
-/// Real inotify on real temporary folders, side by side; the tests that change kernel
-/// limits or count watcher threads are `WholeMachineTests`.
-@Suite("Watching a folder")
+/// Real inotify on real temporary folders. One at a time: each is heavy on the two cores
+/// of a small machine, and beside every other suite at once their deadlines would measure
+/// the load, not the watcher. The tests that change kernel limits or count watcher
+/// threads are `WholeMachineTests`, run on their own.
+@Suite("Watching a folder", .serialized)
 struct FolderWatcherTests {
     @Test("files already in the folder are found by the first scan")
     func existingFiles() throws {

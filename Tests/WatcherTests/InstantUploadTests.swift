@@ -5,8 +5,8 @@ import Testing
 import TestSupport
 
 extension FolderWatcherTests {
-    /// The real agent with real rules against the reference server, side by side; the
-    /// ones that change inotify limits are `WholeMachineTests`.
+    /// The real agent with real rules against the reference server; the ones that change
+    /// inotify limits are `WholeMachineTests`.
     @Suite("Instant upload end to end")
     struct InstantUpload {
         @Test("2,000 files copied in at once, 200 moved in and one written over ten seconds: each uploaded exactly once, the slow one only when whole")
