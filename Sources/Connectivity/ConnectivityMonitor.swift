@@ -1,7 +1,6 @@
 import Dispatch
 import Glibc
 import Platform
-import Synchronization
 
 /// Watches rtnetlink and reports when the machine goes online or offline, or starts
 /// leaving by another interface.
@@ -16,8 +15,8 @@ public final class ConnectivityMonitor: Sendable {
     private let handler: Handler
     private let debounce: Duration
     private let namespace: NetworkNamespace?
-    private let running = Mutex<Running?>(nil)
-    private let latest = Mutex<NetworkState?>(nil)
+    private let running = Locked<Running?>(nil)
+    private let latest = Locked<NetworkState?>(nil)
 
     private struct Running: Sendable {
         var thread: DedicatedThread
@@ -137,7 +136,7 @@ public final class ConnectivityMonitor: Sendable {
 
 /// How the monitor's thread tells `start()` whether it got going.
 private final class Startup: Sendable {
-    private let result = Mutex<Result<Void, SystemError>?>(nil)
+    private let result = Locked<Result<Void, SystemError>?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
     func finish(_ outcome: Result<Void, SystemError>) {

@@ -1,6 +1,5 @@
 import Glibc
 import Platform
-import Synchronization
 
 /// Whether NetworkManager counts a connection as metered (a phone's hotspot, a data plan).
 public enum MeteredAnswer: Sendable, Equatable {
@@ -27,7 +26,7 @@ public final class MeteredCheck: Sendable {
     private let cacheDuration: Duration
     private let runner: Runner
     private let now: @Sendable () -> ContinuousClock.Instant
-    private let cache = Mutex<[String: (answer: MeteredAnswer, until: ContinuousClock.Instant)]>([:])
+    private let cache = Locked<[String: (answer: MeteredAnswer, until: ContinuousClock.Instant)]>([:])
 
     /// - Parameters:
     ///   - nmcli: the nmcli executable; nil when NetworkManager's client is not installed.

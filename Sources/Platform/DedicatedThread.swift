@@ -1,6 +1,5 @@
 import CSystem
 import Glibc
-import Synchronization
 
 /// A POSIX thread that runs one closure and can be joined.
 ///
@@ -54,5 +53,5 @@ public struct DedicatedThread: Sendable {
 }
 
 private final class ResultBox<T: Sendable>: Sendable {
-    let value = Mutex<T?>(nil)
+    let value = Locked<T?>(nil)
 }

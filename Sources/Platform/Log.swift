@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// Leveled logging to stderr. Under systemd (`JOURNAL_STREAM` set) lines carry the
 /// `<N>` priority prefix journald understands. Never log secrets or URLs with credentials:
@@ -13,7 +12,7 @@ public enum Log {
         }
     }
 
-    private static let settings = Mutex<(level: Level, journal: Bool)>(
+    private static let settings = Locked<(level: Level, journal: Bool)>(
         (level: ProcessEnvironment.current["INSTANT_UPLOAD_DEBUG"] != nil ? .debug : .info,
          journal: ProcessEnvironment.current["JOURNAL_STREAM"] != nil))
 

@@ -3,7 +3,6 @@ import Engine
 import Foundation
 import Platform
 import Queue
-import Synchronization
 
 /// Tells the person, once per batch, when items need them ("2 uploads need attention: …",
 /// with a Retry button) and when a batch they sent by hand has arrived. Without a
@@ -12,7 +11,7 @@ final class AgentNotifications: Sendable {
     let notifier: Notifier
     let queuePath: String
     /// Which rows each shown notification's Retry button retries.
-    let retryable = Mutex<[UInt32: [Int64]]>([:])
+    let retryable = Locked<[UInt32: [Int64]]>([:])
 
     init?(paths: XDGPaths, wake: @escaping @Sendable () -> Void) {
         guard let notifier = Notifier(environment: paths.environment) else { return nil }

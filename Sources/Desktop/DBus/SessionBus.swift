@@ -11,7 +11,7 @@ import Synchronization
 /// wake-up pipe, pumps the connection under the lock, and runs the signal callback after
 /// releasing it, so a callback may call back into the bus.
 final class SessionBus: Sendable {
-    private let connection: Mutex<BusConnection>
+    private let connection: Locked<BusConnection>
     private let socket: Int32
     /// Written to after every call: a call may read signals off the socket into libdbus's
     /// queue, where `poll` cannot see them.
@@ -46,7 +46,7 @@ final class SessionBus: Sendable {
         }
         socket = fd
         (wakeRead, wakeWrite) = (fds[0], fds[1])
-        self.connection = Mutex(connection)
+        self.connection = Locked(connection)
     }
 
     deinit {

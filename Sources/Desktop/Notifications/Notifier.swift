@@ -1,5 +1,4 @@
 import Platform
-import Synchronization
 
 /// Desktop notifications through `org.freedesktop.Notifications` on the session bus, and
 /// the person's answers to them (a clicked "Retry", a dismissed bubble).
@@ -43,10 +42,10 @@ public final class Notifier: Sendable {
 
     private let bus: SessionBus
     private let callTimeout: Int32
-    private let handlers = Mutex<Handlers>(Handlers())
+    private let handlers = Locked<Handlers>(Handlers())
     /// Notifications this process showed and that are still open, with the unique bus name of
     /// the server that showed them: signals about anything else are not ours.
-    private let open = Mutex<[UInt32: String]>([:])
+    private let open = Locked<[UInt32: String]>([:])
 
     private struct Handlers {
         var action: (@Sendable (UInt32, String) -> Void)?

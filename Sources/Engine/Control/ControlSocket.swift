@@ -23,7 +23,7 @@ public final class ControlSocketServer: @unchecked Sendable {
     /// Signalled once by the accept thread as it leaves.
     private let ended = DispatchSemaphore(value: 0)
     private enum Phase { case ready, accepting, closed }
-    private let phase = Mutex(Phase.ready)
+    private let phase = Locked(Phase.ready)
     /// The accept thread runs (set before it starts, cleared as it leaves).
     private let looping = Atomic(false)
 

@@ -3,7 +3,6 @@ import Foundation
 import Glibc
 import Platform
 import Queue
-import Synchronization
 import Transport
 
 /// The long-lived agent: takes rows from the queue, runs transfers within their budgets,
@@ -113,7 +112,7 @@ public final class Agent: Sendable {
     }
 
     let options: Options
-    let state = Mutex(State())
+    let state = Locked(State())
     let doorbell = DispatchSemaphore(value: 0)
     let serverInfo = ServerInfoCache()
     let passwords: CredentialCache

@@ -1,7 +1,6 @@
 import Foundation
 import Platform
 import Queue
-import Synchronization
 import Transport
 
 /// What looking up an account's password found.
@@ -30,9 +29,9 @@ final class CredentialCache: Sendable {
     static let retryInterval = 10.0
 
     private let lookup: @Sendable (Account) -> CredentialLookup
-    private let entries = Mutex<[Int64: Entry]>([:])
+    private let entries = Locked<[Int64: Entry]>([:])
     /// Why each account's password could not be read when last asked, so the log says it once.
-    private let told = Mutex<[Int64: String]>([:])
+    private let told = Locked<[Int64: String]>([:])
 
     init(lookup: @escaping @Sendable (Account) -> CredentialLookup) {
         self.lookup = lookup

@@ -1,7 +1,6 @@
 import Foundation
 import Platform
 import Queue
-import Synchronization
 import Transport
 
 /// Nextcloud and ownCloud tell in `status.php` (no login needed) when their administrator
@@ -29,9 +28,9 @@ final class MaintenanceWatch: Sendable {
     let firstInterval: Double
     let maxInterval: Double
 
-    private let entries = Mutex<[Int64: Entry]>([:])
+    private let entries = Locked<[Int64: Entry]>([:])
     /// Accounts whose maintenance ended since `takeEnded` was last called.
-    private let ended = Mutex<Set<Int64>>([])
+    private let ended = Locked<Set<Int64>>([])
     private let ask: @Sendable (Account) throws -> ServerStatus?
 
     /// `ask` reads the account's status.php (nil when it is no Nextcloud/ownCloud status).

@@ -1,7 +1,6 @@
 import Dispatch
 import Platform
 import Queue
-import Synchronization
 
 /// Local Drive's side of the round trip: the download folder is watched like a camera
 /// folder (a file is taken once it is still and nobody writes it), and a file that a
@@ -14,7 +13,7 @@ public final class LocalDriveWatch: Sendable {
     private let watcher: FolderWatcher
     private let queuePath: String
     private let memory: TakenSet
-    private let stopped = Mutex(false)
+    private let stopped = Locked(false)
 
     /// How long a watch that could not start (out of inotify instances) waits to try again.
     static let retryDelay = 10.0

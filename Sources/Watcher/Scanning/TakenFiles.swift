@@ -1,5 +1,4 @@
 import Platform
-import Synchronization
 
 /// What the caller remembers about a file the watcher is about to hand over.
 public enum TakenStatus: Sendable, Equatable {
@@ -31,7 +30,7 @@ public final class TakenSet: TakenFiles {
         var byPath: [LocalPath: FileFingerprint] = [:]
     }
 
-    private let memory = Mutex(Memory())
+    private let memory = Locked(Memory())
 
     public init() {}
 

@@ -1,5 +1,4 @@
 import Platform
-import Synchronization
 
 /// What a running rule's watcher asks about every file: the files the rule took (loaded
 /// from the queue database when it starts), and, while the rule's baseline is still to be
@@ -14,11 +13,11 @@ import Synchronization
 /// into memory.
 final class RuleMemory: TakenFiles {
     let taken: TakenSet
-    private let recording: Mutex<[LocalPath: FileFingerprint]?>
+    private let recording: Locked<[LocalPath: FileFingerprint]?>
 
     init(taken: TakenSet, baselining: Bool) {
         self.taken = taken
-        recording = Mutex(baselining ? [:] : nil)
+        recording = Locked(baselining ? [:] : nil)
     }
 
     var isBaselining: Bool { recording.withLock { $0 != nil } }

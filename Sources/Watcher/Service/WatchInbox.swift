@@ -1,6 +1,5 @@
 import Platform
 import Queue
-import Synchronization
 
 /// What the rules' watchers (on their threads) and the agent tell the service's own
 /// thread, in the order they told it; an eventfd rings that thread when something comes.
@@ -28,7 +27,7 @@ final class WatchInbox: Sendable {
         var stop = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     let wakeUp: WakeUp
 
     init() throws(SystemError) { wakeUp = try WakeUp() }

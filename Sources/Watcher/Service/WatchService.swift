@@ -1,6 +1,5 @@
 import Platform
 import Queue
-import Synchronization
 
 /// Instant upload inside the agent: one `FolderWatcher` per active rule of the config, the
 /// files they find queued through the shared intake, and the rule's memory of what it took
@@ -29,7 +28,7 @@ public final class WatchService: Sendable {
     let options: Options
     /// The rules of the config as last read, for `hold`.
     let published = PublishedRules()
-    private let running = Mutex<(thread: DedicatedThread, inbox: WatchInbox)?>(nil)
+    private let running = Locked<(thread: DedicatedThread, inbox: WatchInbox)?>(nil)
 
     public init(options: Options) { self.options = options }
 
@@ -81,7 +80,7 @@ public final class WatchService: Sendable {
 
 /// The config's rules as the service last read them, for the scheduler's questions.
 final class PublishedRules: Sendable {
-    private let rules = Mutex<[String: WatchRule]>([:])
+    private let rules = Locked<[String: WatchRule]>([:])
 
     func rule(_ id: String) -> WatchRule? { rules.withLock { $0[id] } }
     func set(_ new: [String: WatchRule]) { rules.withLock { $0 = new } }

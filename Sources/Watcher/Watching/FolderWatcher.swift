@@ -1,5 +1,4 @@
 import Platform
-import Synchronization
 
 /// Watches one folder tree and hands over each new picture or video once, when whole.
 ///
@@ -20,8 +19,8 @@ public final class FolderWatcher: Sendable {
     public let settings: WatcherSettings
     private let taken: any TakenFiles
     private let handler: Handler
-    private let running = Mutex<Running?>(nil)
-    private let lastStatus = Mutex(WatcherStatus())
+    private let running = Locked<Running?>(nil)
+    private let lastStatus = Locked(WatcherStatus())
 
     private struct Running: Sendable {
         var thread: DedicatedThread

@@ -1,5 +1,4 @@
 import Platform
-import Synchronization
 
 /// What a `FolderWatcher` (on any thread) and its loop (on its own thread) share: the
 /// requests going in, the status coming out, and the eventfd that carries the requests.
@@ -11,7 +10,7 @@ final class WatcherControl: Sendable {
         var status = WatcherStatus()
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     let wakeUp: WakeUp
 
     init(wakeUp: WakeUp) { self.wakeUp = wakeUp }
