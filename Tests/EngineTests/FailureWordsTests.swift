@@ -31,6 +31,19 @@ struct FailureWordsTests {
         #expect(!words.sentence.contains(error.message), "the raw text stays out of the sentence")
     }
 
+    @Test("a status a row and a command can both meet reads the same on both: a refused file, refused access, a server error",
+          arguments: [HTTPStatusError.Step.create, .patch, .put, .move, .propfind, .mkcol, .get], [403, 500, 502])
+    func sameWordsForAStatus(step: HTTPStatusError.Step, status: Int) {
+        let error = HTTPStatusError(step: step, status: status, serverMessage: "said so")
+        let words = FailureWords.of(error)
+        let reason = FailureClassifier.classify(error, now: 0).reason
+        #expect(reason.message == words.sentence + ": said so", "the row and the command say the same")
+        if status == 403 {
+            let sending = [.create, .patch, .put, .move].contains(step)
+            #expect(words.sentence == (sending ? "the server refused the file (403)" : "the server refused access (403)"))
+        }
+    }
+
     @Test("a row's reason carries the sentence as its message and the raw text as its detail")
     func reasonOnTheRow() {
         let reset = TransportError(kind: .connectionReset, message: "Recv failure: Connection reset by peer", curlCode: 56)

@@ -83,6 +83,8 @@ public enum FailureClassifier {
 
     static func http(_ e: HTTPStatusError, now: Int64) -> Classification {
         let said = e.serverMessage.map { ": \($0)" } ?? ""
+        // The sentence for a status both a transfer and a command can meet comes from one place.
+        let words = FailureWords.http(e, user: nil)
         // A transient answer that asks for a wait: the wait is read strictly and shown as
         // the server gave it; one no server sends makes the answer a protocol failure.
         func waiting(_ reason: Reason) -> Classification {
@@ -104,7 +106,7 @@ public enum FailureClassifier {
         case 401:
             return Classification(reason: Reason(.auth))
         case 403:
-            return Classification(reason: Reason(.rejectedByServer, "the server refused the file (403)\(said)"))
+            return Classification(reason: Reason(.rejectedByServer, words.sentence + said))
         case 404 where e.step == .patch || e.step == .head:
             return Classification(reason: Reason(.uploadLost))
         case 409 where e.step == .patch:
@@ -128,7 +130,7 @@ public enum FailureClassifier {
         case 507:
             return Classification(reason: Reason(.quota, "no quota left on server (507)"))
         case 500...599:
-            return waiting(Reason(.serverError, "the server had an error (\(e.status))\(said)"))
+            return waiting(Reason(.serverError, words.sentence + said))
         default:
             return Classification(reason: Reason(.protocol, "the server answered \(e.status) to \(e.step.rawValue)\(said)"))
         }

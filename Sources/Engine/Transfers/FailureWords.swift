@@ -88,7 +88,10 @@ public struct FailureWords: Sendable, Equatable {
             return FailureWords("the server did not accept the password" + (user.map { " for \($0)" } ?? ""),
                                 advice: "check it and try again")
         case 403:
-            return FailureWords("the server refused access (403)", detail: said)
+            // Sending a file, the refusal is of the file (a virus scanner, a blocked type,
+            // a policy); anything else is refused access.
+            let refused = [.create, .patch, .put, .move].contains(e.step) ? "the file" : "access"
+            return FailureWords("the server refused \(refused) (403)", detail: said)
         case 404:
             return FailureWords("nothing there (404)", advice: "check the address")
         case 500...599:
