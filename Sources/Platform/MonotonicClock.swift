@@ -1,11 +1,16 @@
-import Glibc
-
-/// Seconds on the monotonic clock: for durations, never for dates.
+/// The project's one clock for durations and deadlines is `ContinuousClock` (it never goes
+/// back, and it keeps counting while the machine sleeps, so a wait that began before a
+/// suspend ends after the resume instead of starting over). `MonotonicClock` is the same
+/// clock as seconds, for code that does arithmetic on plain numbers; never for dates.
 public enum MonotonicClock {
+    /// A million seconds before the first reading, so that 0 ("never") is always long ago,
+    /// as it is on a clock counted from boot.
+    private static let origin = ContinuousClock.now - .seconds(1_000_000)
+
+    /// Seconds on the clock (the value means nothing across processes).
     public static func seconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        let elapsed = origin.duration(to: .now).components
+        return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
     }
 }
 

@@ -19,7 +19,9 @@ struct NetworkTests {
             try s.addAccount(server)
             try net.throttle("24mbit")
             var files: [String] = []
-            for i in 0..<3 { files.append(try s.home.randomFile("trip/v\(i).mp4", size: 6_000_000, seed: UInt64(50 + i))) }
+            // Large enough that all three are seen under way past 2.5 MB even when every
+            // look at the queue is slow (a loaded machine, a sanitized build).
+            for i in 0..<3 { files.append(try s.home.randomFile("trip/v\(i).mp4", size: 12_000_000, seed: UInt64(50 + i))) }
             #expect(try s.cli(["upload", "--to", "/Trip"] + files).status == 0)
             try s.startAgent()
             try s.waitFor("three uploads under way") { items in

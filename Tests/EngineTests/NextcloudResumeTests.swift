@@ -68,10 +68,19 @@ struct NextcloudResumeTests {
             try scene.slowEveryChunk()
             let kills = 3
             var rng = SystemRandomNumberGenerator()
-            for _ in 0..<kills {
+            var sent = try scene.stat("chunk_bytes")
+            for kill in 1...kills {
                 try scene.session.startAgent()
-                usleep(UInt32.random(in: 1_200_000...2_600_000, using: &rng))
+                // Killed while sending: once the server has more of the file than before this
+                // run (however long the agent took to start), at a random moment after that.
+                let deadline = Date().addingTimeInterval(60)
+                while try scene.stat("chunk_bytes") <= sent {
+                    guard Date() < deadline else { throw TestFailure("run \(kill) sent nothing within 60 s: \(scene.session.agentLog.suffix(2000))") }
+                    usleep(50_000)
+                }
+                usleep(UInt32.random(in: 0...1_000_000, using: &rng))
                 scene.session.killAgent()
+                sent = try scene.stat("chunk_bytes")
             }
             let beforeLast = try scene.stat("chunk_bytes")
             #expect(beforeLast > 0 && beforeLast < scene.size, "killed while it was being sent (\(beforeLast) bytes so far)")

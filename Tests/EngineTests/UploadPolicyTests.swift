@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Platform
 import Queue
 import TestSupport
 import Testing
@@ -56,7 +57,7 @@ struct UploadPolicyTests {
                 if round == 0 { try server.clearFaults() }
                 usleep(300_000)
                 if let row = try store.transfer(id: Int64(scene.id)), row.reason?.code == .sourceChanged,
-                   row.reason?.message.contains("waits until it has been still for 5 s") == true {
+                   row.reason?.message.contains("waits until it has been still for \(SettleWindow.seconds) s") == true {
                     saw = true
                 }
             }

@@ -161,8 +161,8 @@ public enum QueueCommands {
         try store.requestCancel(asked)
         if context.wakeAgent() {
             // The agent stops running transfers, ends uploads on the server, and removes the rows.
-            let deadline = monotonicNow() + 5
-            while monotonicNow() < deadline, try asked.contains(where: { try store.transfer(id: $0) != nil }) { usleep(50_000) }
+            let deadline = MonotonicClock.seconds() + 5
+            while MonotonicClock.seconds() < deadline, try asked.contains(where: { try store.transfer(id: $0) != nil }) { usleep(50_000) }
             let left = try asked.filter { try store.transfer(id: $0) != nil }
             if left.isEmpty { context.say("cancelled \(idWords(asked))") }
             else { context.say("cancelling \(idWords(left)); the agent is finishing it") }
@@ -188,8 +188,6 @@ public enum QueueCommands {
         context.say(n == 0 ? "nothing \(what) to clear" : "cleared \(n) \(what) transfer\(n == 1 ? "" : "s")")
         return ExitStatus.ok
     }
-
-    static func monotonicNow() -> Double { MonotonicClock.seconds() }
 
     /// The running agent's own word on what pauses the queue: a full disk cannot be
     /// written to the database for `status` to read. Nil when the agent does not say.

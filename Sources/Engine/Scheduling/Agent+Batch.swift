@@ -26,7 +26,7 @@ extension Agent {
     }
 
     private func recordRate(_ store: QueueStore) throws {
-        let now = monotonicSeconds()
+        let now = MonotonicClock.seconds()
         // A little early is still a second apart for the reader.
         let (due, counted, running) = state.withLock { s in
             (now - s.batch.lastSample >= BatchRecord.sampleInterval * 0.9, s.batch.throughput.rows, !s.running.isEmpty)

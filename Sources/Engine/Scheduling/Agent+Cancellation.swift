@@ -12,10 +12,7 @@ extension Agent {
             let idle = state.withLock { s -> Bool in
                 // Being cleaned up already, or its job's outcome is on the way (which then cancels).
                 if s.cancelling[row.id] != nil || (s.unapplied + s.finished).contains(where: { $0.id == row.id }) { return false }
-                guard s.running[row.id] != nil else { return true }
-                s.running[row.id]!.stopCause = .cancel
-                s.running[row.id]!.cancellation.cancel()
-                return false
+                return !s.stopRunning(row.id, because: .cancel)
             }
             if idle { startCancel(row) }
         }

@@ -49,7 +49,7 @@ extension Agent {
     /// Failures that come close together are told together: once nothing else is running,
     /// or a few seconds after the first.
     private func tellAttention(_ failed: [Transfer]) {
-        let now = monotonicSeconds()
+        let now = MonotonicClock.seconds()
         let tell: [Transfer] = state.withLock { s in
             if !failed.isEmpty {
                 if s.pendingFailed.isEmpty { s.firstPendingAt = now }

@@ -13,13 +13,7 @@ extension Agent {
         let stopped = state.withLock { s -> [Int64] in
             if s.pausedByYou != all { Log.info(all ? "the queue is paused by you" : "the queue is no longer paused") }
             s.pausedByYou = all
-            var stopped: [Int64] = []
-            for id in s.running.keys.sorted() where s.running[id]!.stopCause == nil && (all || rows.contains(id)) {
-                s.running[id]!.stopCause = .pause
-                s.running[id]!.cancellation.cancel()
-                stopped.append(id)
-            }
-            return stopped
+            return s.stopAllRunning(because: .pause) { all || rows.contains($0) }
         }
         if !stopped.isEmpty {
             Log.info("paused by you: stopping \(stopped.map { "#\($0)" }.joined(separator: ", ")) at the last checkpoint")

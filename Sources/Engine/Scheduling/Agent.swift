@@ -104,6 +104,25 @@ public final class Agent: Sendable {
         /// The figures `status` reads for the current batch: its rate and when it started.
         var batch = BatchRecord()
 
+        /// Stops a running transfer at its last checkpoint, for `cause`. A transfer already
+        /// stopping keeps its first cause, unless `cause` is a cancel, which always wins (the
+        /// row is going away). Returns whether it was running and is now stopping for `cause`.
+        @discardableResult
+        mutating func stopRunning(_ id: Int64, because cause: StopCause) -> Bool {
+            guard var run = running[id] else { return false }
+            if run.stopCause != nil && cause != .cancel { return false }
+            run.stopCause = cause
+            run.cancellation.cancel()
+            running[id] = run
+            return true
+        }
+
+        /// Stops every running transfer that is not stopping already; returns which, in order.
+        @discardableResult
+        mutating func stopAllRunning(because cause: StopCause, where include: (Int64) -> Bool = { _ in true }) -> [Int64] {
+            running.keys.sorted().filter { include($0) && stopRunning($0, because: cause) }
+        }
+
         /// What holds the whole queue, if anything, as `status` hears it from the agent.
         var pause: ReasonCode? { diskFull ? .diskFull : recordedPause }
         /// The part of it written to the rows: a full disk takes no notes. The person's pause
@@ -133,12 +152,7 @@ public final class Agent: Sendable {
         let changed = state.withLock { s -> Bool in
             guard s.online != online else { return false }
             s.online = online
-            if !online {
-                for id in s.running.keys where s.running[id]!.stopCause == nil {
-                    s.running[id]!.stopCause = .offline
-                    s.running[id]!.cancellation.cancel()
-                }
-            }
+            if !online { s.stopAllRunning(because: .offline) }
             return true
         }
         if changed {
@@ -151,7 +165,7 @@ public final class Agent: Sendable {
     public func stop() {
         state.withLock { s in
             s.stopping = true
-            for id in s.running.keys { s.running[id]!.stopCause = s.running[id]!.stopCause ?? .shutdown; s.running[id]!.cancellation.cancel() }
+            s.stopAllRunning(because: .shutdown)
             for flag in s.cancelling.values { flag.cancel() }
         }
         wake()
@@ -272,9 +286,9 @@ public final class Agent: Sendable {
         if let check = maintenance.secondsUntilNextCheck { seconds = min(seconds, max(0.01, check)) }
         // While transfers run, their progress is written a few times a second between passes,
         // and the batch's rate sampled every second.
-        let deadline = monotonicSeconds() + seconds
+        let deadline = MonotonicClock.seconds() + seconds
         while true {
-            let left = deadline - monotonicSeconds()
+            let left = deadline - MonotonicClock.seconds()
             if left <= 0 { break }
             let sampling = trouble == nil && state.withLock { !$0.running.isEmpty || $0.batch.rateWritten }
             if doorbell.wait(timeout: .now() + (sampling ? min(left, options.settings.progressInterval) : left)) == .success { break }

@@ -42,4 +42,3 @@ final class ProgressRecorder: RestartableObserver {
     }
 }
 
-func monotonicSeconds() -> Double { MonotonicClock.seconds() }

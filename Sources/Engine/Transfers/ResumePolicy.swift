@@ -1,3 +1,4 @@
+import Platform
 import Queue
 import Transport
 
@@ -72,7 +73,7 @@ public enum ResumePolicy {
     }
 
     /// The seconds a changed file must stay untouched before it is sent.
-    public static let settleSeconds = 5.0
+    public static let settleSeconds = Double(SettleWindow.seconds)
 
     public static func next(_ facts: Facts, settleSeconds: Double = settleSeconds) -> Step {
         if case .changed(let stillFor) = facts.file {

@@ -85,7 +85,7 @@ extension UploadJob {
             }
             let recorder = ProgressRecorder(progress: settings.progress, position: offset, next: hasher)
             let sentFrom = offset
-            let began = monotonicSeconds()
+            let began = MonotonicClock.seconds()
             let confirmed: UploadStanding.Confirmed
             if let finalByte {
                 counters.bytesRead += length
@@ -122,7 +122,7 @@ extension UploadJob {
             }
             if offset > sentFrom { progressed = true }
             if checksum == nil, length == chunkSize {
-                chunkSize = ChunkSizing.next(after: chunkSize, took: monotonicSeconds() - began, settings: settings, within: bounds)
+                chunkSize = ChunkSizing.next(after: chunkSize, took: MonotonicClock.seconds() - began, settings: settings, within: bounds)
             }
             if let expiresAt = confirmed.expiresAt, expiresAt != row.uploadExpiresAt {
                 try store.setUpload(row.id, url: handle, expiresAt: expiresAt)

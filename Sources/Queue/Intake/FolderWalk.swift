@@ -62,9 +62,7 @@ struct FolderWalk {
             let open = try OpenFolder(folder)
             while let entry = try open.next() { names.append(LocalPath(bytes: entry.name)) }
         } catch {
-            let problem = error.errno == EACCES ? "permission denied; this folder cannot be listed (chmod u+rx) and nothing in it was sent"
-                : "cannot list this folder: \(error.reason)"
-            return .failure(Intake.Refusal(path: folder, problem: problem))
+            return .failure(Intake.Refusal(path: folder, problem: LocalFileWords.unlistableFolder(error.errno) + "; nothing in it was sent"))
         }
         return .success(names.sorted())
     }

@@ -131,7 +131,7 @@ public enum Intake {
         let fd = file.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         if fd < 0 {
             let e = errno
-            return .failure(Refusal(path: file, problem: e == EACCES ? "permission denied; make it readable (chmod u+r) and try again" : String(cString: strerror(e))))
+            return .failure(Refusal(path: file, problem: LocalFileWords.unreadableFile(e)))
         }
         defer { close(fd) }
         do { return .success(try FileFingerprint.of(descriptor: fd)) } catch {

@@ -148,16 +148,14 @@ final class ExchangeContext {
         self.request = request
         self.cancellation = cancellation
         self.stallSeconds = stallSeconds
-        self.lastMovedAt = ExchangeContext.now()
+        self.lastMovedAt = MonotonicClock.seconds()
     }
-
-    static func now() -> Double { MonotonicClock.seconds() }
 
     /// Called by curl at least once a second. False stops the exchange: cancelled, or no
     /// byte moved either way for `stallSeconds`.
     func tick(moved: Int64) -> Bool {
         if cancellation.isCancelled { return false }
-        let now = Self.now()
+        let now = MonotonicClock.seconds()
         if moved != lastMoved {
             lastMoved = moved
             lastMovedAt = now

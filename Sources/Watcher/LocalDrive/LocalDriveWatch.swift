@@ -19,7 +19,7 @@ public final class LocalDriveWatch: Sendable {
     static let retryDelay = 10.0
 
     /// Watches `paths.localDrive`; `wake` rings the agent when something was queued.
-    public init(paths: XDGPaths, settleWindow: Duration = .seconds(3), wake: @escaping @Sendable () -> Void) {
+    public init(paths: XDGPaths, settleWindow: Duration = .seconds(SettleWindow.seconds), wake: @escaping @Sendable () -> Void) {
         let memory = TakenSet()
         self.memory = memory
         queuePath = paths.queueDatabase

@@ -37,7 +37,7 @@ public struct WatchRule: Sendable, Equatable {
     /// Seconds between scans of a folder that could not get all its inotify watches.
     public var fallbackScanSeconds: Int
 
-    public static let defaultSettleSeconds = 3
+    public static let defaultSettleSeconds = SettleWindow.seconds
     public static let defaultFallbackScanSeconds = 300
 
     public init(id: String, folder: LocalPath, remoteFolder: String, account: String? = nil, media: MediaSelection = .all,

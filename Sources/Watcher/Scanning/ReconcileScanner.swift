@@ -28,9 +28,11 @@ public struct ReconcileScanner: Sendable {
     public struct Problem: Sendable, Equatable, CustomStringConvertible {
         public var path: LocalPath
         public var error: SystemError
+        /// A folder that could not be listed, or a name in one that could not be looked at.
+        public var isFolder = true
         public var description: String {
-            error.errno == EACCES ? "\(path.display): permission denied; this folder is skipped until you can read it"
-                : "\(path.display): \(error.reason)"
+            let words = isFolder ? LocalFileWords.unlistableFolder(error.errno) : LocalFileWords.unreadableFile(error.errno)
+            return "\(path.display): " + words + "; skipped until it can be"
         }
     }
 
@@ -85,7 +87,7 @@ public struct ReconcileScanner: Sendable {
                 if type == UInt8(DT_UNKNOWN) || type == UInt8(DT_REG) {
                     // Some file systems leave d_type unknown; the file's own stat says what it is.
                     do throws(SystemError) { status = try folder.status(of: entry.name) } catch {
-                        if error.errno != ENOENT { summary.problems.append(Problem(path: child, error: error)) }
+                        if error.errno != ENOENT { summary.problems.append(Problem(path: child, error: error, isFolder: false)) }
                         continue
                     }
                     switch FileKind.of(mode: status!.st_mode) {

@@ -170,8 +170,7 @@ extension WatchWorker {
                 memory.taken.move(from, to: to)
                 inbox.post(.moved(rule: id, from: from, to: to))
             case .notTaken(let path, let error):
-                inbox.post(.notQueued(rule: id, path, reason: error.errno == EACCES ? "it cannot be read (permission denied; chmod u+r lets it go)"
-                                          : "it cannot be read (\(error.reason))"))
+                inbox.post(.notQueued(rule: id, path, reason: LocalFileWords.unreadableFile(error.errno)))
             case .status(let status):
                 // Published right after the first whole walk of the folder.
                 if status.state == .watching || status.state == .scanningPeriodically, let files = memory.endBaseline() {

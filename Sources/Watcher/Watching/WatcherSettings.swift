@@ -12,7 +12,7 @@ public struct WatcherSettings: Sendable, Equatable {
     /// Watched for mounts and unmounts; nil to not watch it.
     public var mountTable: String?
 
-    public init(folder: LocalPath, media: MediaSelection? = .all, settleWindow: Duration = .seconds(3),
+    public init(folder: LocalPath, media: MediaSelection? = .all, settleWindow: Duration = .seconds(SettleWindow.seconds),
                 fallbackScanInterval: Duration = .seconds(300),
                 mountTable: String? = "/proc/self/mountinfo") {
         self.folder = folder
