@@ -61,10 +61,15 @@ build_csystem() {
 build_csystem
 FLAGS+=(-I "$MODULES/CSystem")
 build_module Platform
-build_module Queue "$MODULES/Platform.o"
-build_module Transport "$MODULES/Platform.o"
-build_module Engine "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/CSystem.a"
-build_module Watcher "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/CSystem.a"
+# Modules that do not import each other are compiled side by side (one core each); the
+# run stops if either failed, once both ended.
+wait_both() { local failed=0; wait "$1" || failed=1; wait "$2" || failed=1; return $failed; }
+build_module Queue "$MODULES/Platform.o" & queue=$!
+build_module Transport "$MODULES/Platform.o" & transport=$!
+wait_both $queue $transport
+build_module Engine "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/CSystem.a" & engine=$!
+build_module Watcher "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/CSystem.a" & watcher=$!
+wait_both $engine $watcher
 OBJECTS=("$MODULES/Platform.o" "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/Engine.o" "$MODULES/Watcher.o" "$MODULES/CSystem.a")
 
 if [[ $# -gt 0 ]]; then TARGETS=("$@"); else

@@ -244,7 +244,7 @@ extension FolderWatcherTests {
             try Files.rename(made, path)
             try until("the file shown as not queued") { try status().contains { $0.code == "not_queued" && $0.path == path } }
             let trouble = try #require(try status().first { $0.code == "not_queued" })
-            #expect(trouble.message.contains("cannot be read"), "\(trouble)")
+            #expect(trouble.message.contains("permission denied; make it readable (chmod u+r)"), "\(trouble)")
             #expect(try store.transfers().isEmpty)
 
             // A change of mode makes no event the watcher hears: only looking again finds it.

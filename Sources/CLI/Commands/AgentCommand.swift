@@ -12,6 +12,7 @@ import Watcher
 /// `instant-upload run`: the agent in the foreground until SIGTERM or SIGINT.
 public enum AgentCommand {
     public static func run(untilIdle: Bool = false, context: CommandContext) -> Int32 {
+        MallocTuning.forLongRunningProcess()
         let configuration: Configuration
         do { configuration = try context.configuration() } catch {
             context.complain("\(error)")

@@ -11,7 +11,6 @@ import Queue
 public enum BatchReader {
     static let batchStartKey = QueueStore.batchStartedAtKey
     static let rateKey = QueueStore.rateKey
-    static let active = "('queued', 'in_progress', 'retrying')"
 
     /// The figures of the current batch; `agentRunning` decides whether the agent's rate still counts.
     public static func read(_ store: QueueStore, summary: QueueSummary? = nil, agentRunning: Bool) throws -> BatchFigures {
@@ -28,9 +27,9 @@ public enum BatchReader {
             // The batch's rows, and rows still moving from before it (a retried old item). A
             // completed row has all its bytes done, so plain sums do; only failed rows are read
             // again, for the bytes they will not move by themselves.
-            for condition in ["id >= ?", "id < ? AND state IN \(active)"] {
+            for condition in ["id >= ?", "id < ? AND state IN \(TransferState.unfinishedSQL)"] {
                 try store.database.query("""
-                    SELECT count(*), total(state = 'completed'), total(bytes_total), total(bytes_done) FROM transfers WHERE \(condition)
+                    SELECT count(*), total(state = \(TransferState.completed.sql)), total(bytes_total), total(bytes_done) FROM transfers WHERE \(condition)
                     """, [.int(firstID)]) { r in
                     figures.filesTotal += r.int(0)
                     figures.filesDone += Int(saturating: r.double(1))
@@ -38,7 +37,7 @@ public enum BatchReader {
                     figures.bytesDone += Int64(saturating: r.double(3))
                 }
             }
-            let stuck = try store.database.query("SELECT total(max(bytes_total - bytes_done, 0)) FROM transfers WHERE state = 'failed' AND id >= ?",
+            let stuck = try store.database.query("SELECT total(max(bytes_total - bytes_done, 0)) FROM transfers WHERE state = \(TransferState.failed.sql) AND id >= ?",
                                                  [.int(firstID)]) { Int64(saturating: $0.double(0)) }.first ?? 0
             // A download of unknown size may have moved more than its total says.
             figures.bytesDone = min(figures.bytesDone, figures.bytesTotal)
@@ -74,11 +73,11 @@ public enum BatchReader {
         } else if figures.waiting > 0, try offline || // all but the rows for a server on this machine
                   !(store.database.query("""
                       SELECT 1 FROM accounts WHERE wifi_only = 1
-                      UNION ALL SELECT 1 FROM (SELECT 1 FROM transfers WHERE watch_rule IS NOT NULL AND state = 'queued' LIMIT 1) LIMIT 1
+                      UNION ALL SELECT 1 FROM (SELECT 1 FROM transfers WHERE watch_rule IS NOT NULL AND state = \(TransferState.queued.sql) LIMIT 1) LIMIT 1
                       """) { $0.int(0) }).isEmpty {
             try store.database.query("""
                 SELECT reason_code, count(*) FROM transfers
-                WHERE state = 'queued' AND paused = 0 AND reason_code IN ('offline', 'wifi', 'battery', 'paused') GROUP BY reason_code
+                WHERE state = \(TransferState.queued.sql) AND paused = 0 AND reason_code IN ('offline', 'wifi', 'battery', 'paused') GROUP BY reason_code
                 """) { r in
                 let count = r.int(1)
                 switch ReasonCode(rawValue: r.text(0)) {
@@ -90,7 +89,7 @@ public enum BatchReader {
                 figures.waiting -= count
             }
         }
-        try store.database.query("SELECT reason_code, count(*) FROM transfers WHERE state = 'retrying' GROUP BY reason_code") { r in
+        try store.database.query("SELECT reason_code, count(*) FROM transfers WHERE state = \(TransferState.retrying.sql) GROUP BY reason_code") { r in
             figures.retrying[r.optionalText(0).flatMap(ReasonCode.init(rawValue:)) ?? .serverError, default: 0] += r.int(1)
         }
     }
@@ -104,7 +103,7 @@ public enum BatchReader {
     /// completed rows are indexed, so each step is one short index search. A failed row
     /// does not hold the queue busy here: the queue knows when it started, not when it ended.
     static func derivedStart(_ store: QueueStore) throws -> Int64? {
-        let oldestMoving = try store.database.query("SELECT min(id) FROM transfers WHERE state IN \(active)") { $0.optionalInt64(0) }.first ?? nil
+        let oldestMoving = try store.database.query("SELECT min(id) FROM transfers WHERE state IN \(TransferState.unfinishedSQL)") { $0.optionalInt64(0) }.first ?? nil
         let newest = try store.database.query("SELECT max(id) FROM transfers") { $0.optionalInt64(0) }.first ?? nil
         guard var candidate = oldestMoving ?? newest else { return nil }
         // Each step goes back at least one row; a batch fed one file at a time for days
@@ -113,7 +112,7 @@ public enum BatchReader {
             guard let created = try store.database.query("SELECT created_at FROM transfers WHERE id = ?", [.int(candidate)],
                                                          row: { $0.int64(0) }).first else { return candidate }
             let stillRunning = try store.database.query("""
-                SELECT min(id) FROM transfers WHERE state = 'completed' AND completed_at >= ? AND id < ?
+                SELECT min(id) FROM transfers WHERE state = \(TransferState.completed.sql) AND completed_at >= ? AND id < ?
                 """, [.int(created), .int(candidate)]) { $0.optionalInt64(0) }.first ?? nil
             guard let earlier = stillRunning else { return candidate }
             candidate = earlier

@@ -126,7 +126,7 @@ struct QueueFollower {
         var entries: [Int64: QueueChanges.Entry] = [:]
         var sql = """
             SELECT id, state, reason_code, reason_message, bytes_done, bytes_total FROM transfers
-            WHERE (state != 'completed' OR completed_at >= ?)
+            WHERE (state != \(TransferState.completed.sql) OR completed_at >= ?)
             """
         var arguments: [SQLValue] = [.int(completedSince)]
         if let state {

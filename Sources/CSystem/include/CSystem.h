@@ -8,6 +8,10 @@
 /* The uid of the process on the other end of a Unix socket (SO_PEERCRED); -1 on error. */
 int csystem_peer_uid(int fd, uid_t *uid);
 
+/* mallopt(3) M_MMAP_THRESHOLD (malloc.h is not in Glibc's module): a fixed threshold, which
+ * also stops glibc from raising it as large blocks are freed. Returns 1 on success. */
+int csystem_set_mmap_threshold(int bytes);
+
 /* accept(2) with close-on-exec set atomically. */
 int csystem_accept_cloexec(int fd);
 

@@ -94,3 +94,18 @@ public enum Origin: String, Sendable, Codable {
     /// Lower runs first.
     public var lane: Int { self == .auto ? 1 : 0 }
 }
+
+/// The states as SQL literals, for the queries: a state's name is written in one place, here
+/// (and in the schema's CHECK, which the migrations keep as they were).
+extension TransferState {
+    /// `'in_progress'`, ready to stand in a query.
+    public var sql: String { "'\(rawValue)'" }
+
+    /// `('queued', 'in_progress', 'retrying')`, for `state IN …`.
+    public static func sql(_ states: TransferState...) -> String {
+        "(" + states.map(\.sql).joined(separator: ", ") + ")"
+    }
+
+    /// Not finished: waiting, moving or waiting to try again.
+    public static let unfinishedSQL = sql(.queued, .inProgress, .retrying)
+}

@@ -75,7 +75,33 @@ public final class Database {
 
     private var walEnabled = false
 
-    deinit { sqlite3_close_v2(handle) }
+    /// Prepared statements by their SQL: a statement that runs for every transfer (or every
+    /// progress checkpoint) is prepared once per connection, then reset and bound again.
+    private var statements: [String: Statement] = [:]
+    /// Beyond this many different statements the cache starts over (SQL built with lists of
+    /// varying length would otherwise grow it without end).
+    private static let statementCacheSize = 64
+
+    deinit {
+        statements.removeAll() // finalized before the connection closes
+        sqlite3_close_v2(handle)
+    }
+
+    /// A statement for `sql`, from the cache when it is there and not in use (a query run
+    /// from inside another's row handler with the same SQL gets a fresh one).
+    private func prepared(_ sql: String) throws(DatabaseError) -> Statement {
+        if let cached = statements[sql], !cached.inUse {
+            cached.inUse = true
+            return cached
+        }
+        let statement = try Statement(self, sql)
+        if statements[sql] == nil {
+            if statements.count >= Self.statementCacheSize { statements.removeAll() }
+            statements[sql] = statement
+        }
+        statement.inUse = true
+        return statement
+    }
 
     func error(_ rc: Int32) -> DatabaseError {
         DatabaseError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), path: path,
@@ -91,7 +117,8 @@ public final class Database {
     /// Prepares `sql`, binds `arguments`, steps through every row.
     @discardableResult
     public func query<T>(_ sql: String, _ arguments: [SQLValue] = [], row: (Row) throws -> T) throws(DatabaseError) -> [T] {
-        let statement = try Statement(self, sql)
+        let statement = try prepared(sql)
+        defer { statement.finish() }
         try statement.bind(arguments)
         var results: [T] = []
         while try statement.step() {
@@ -105,7 +132,8 @@ public final class Database {
     /// Runs a statement that changes rows and returns how many it changed.
     @discardableResult
     public func run(_ sql: String, _ arguments: [SQLValue] = []) throws(DatabaseError) -> Int {
-        let statement = try Statement(self, sql)
+        let statement = try prepared(sql)
+        defer { statement.finish() }
         try statement.bind(arguments)
         while try statement.step() {}
         return Int(sqlite3_changes(handle))
@@ -156,8 +184,11 @@ public enum SQLValue: Sendable {
 }
 
 final class Statement {
-    let db: Database
+    // Unowned: the connection keeps its statements, and closes after finalizing them.
+    unowned let db: Database
     let pointer: OpaquePointer
+    /// Handed out by `Database.prepared` and not yet finished.
+    var inUse = false
 
     init(_ db: Database, _ sql: String) throws(DatabaseError) {
         self.db = db
@@ -168,6 +199,13 @@ final class Statement {
     }
 
     deinit { sqlite3_finalize(pointer) }
+
+    /// Ready for the next use: reset (which ends its read of the database) and unbound.
+    func finish() {
+        sqlite3_reset(pointer)
+        sqlite3_clear_bindings(pointer)
+        inUse = false
+    }
 
     /// Result column names to indexes, read once per statement.
     private(set) lazy var columnIndex: [String: Int32] = {

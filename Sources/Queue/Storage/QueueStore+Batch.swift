@@ -36,7 +36,7 @@ extension QueueStore {
     /// Bytes done of every running row, by ID.
     public func runningProgress() throws -> [Int64: Int64] {
         var progress: [Int64: Int64] = [:]
-        try database.query("SELECT id, bytes_done FROM transfers WHERE state = 'in_progress'") { progress[$0.int64(0)] = $0.int64(1) }
+        try database.query("SELECT id, bytes_done FROM transfers WHERE state = \(TransferState.inProgress.sql)") { progress[$0.int64(0)] = $0.int64(1) }
         return progress
     }
 }

@@ -31,17 +31,13 @@ extension QueueStore {
                 INSERT OR REPLACE INTO local_drive (local_path, account_id, remote_path, etag, fp_device, fp_inode, fp_size, fp_mtime_ns,
                     sha256, download_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.blob(row.localPath.bytes), .int(row.accountID), .text(row.remotePath), .optionalText(row.versionETag)]
-                    + Self.fingerprintValues(placed) + [.text(sha256), .int(row.id)])
+                    + placed.columnValues + [.text(sha256), .int(row.id)])
         } else if row.newVersionOf != nil, let sent = row.fingerprint, let sha256 {
             try database.run("""
-                UPDATE local_drive SET remote_path = ?, etag = ?, fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ?, sha256 = ?
+                UPDATE local_drive SET remote_path = ?, etag = ?, \(FileFingerprint.assignments), sha256 = ?
                 WHERE local_path = ?
-                """, [.text(row.remotePath), .optionalText(row.versionETag)] + Self.fingerprintValues(sent) + [.text(sha256), .blob(row.localPath.bytes)])
+                """, [.text(row.remotePath), .optionalText(row.versionETag)] + sent.columnValues + [.text(sha256), .blob(row.localPath.bytes)])
         }
-    }
-
-    static func fingerprintValues(_ f: FileFingerprint) -> [SQLValue] {
-        [.int(Int64(bitPattern: f.device)), .int(Int64(bitPattern: f.inode)), .int(f.size), .int(f.mtimeNanoseconds)]
     }
 
     /// Every file Local Drive remembers.
@@ -56,9 +52,7 @@ extension QueueStore {
     static func localDriveFile(_ r: Row) throws -> LocalDriveFile {
         try LocalDriveFile(localPath: LocalPath(bytes: r.blob("local_path")), accountID: r.int64("account_id"),
                            remotePath: r.text("remote_path"), etag: r.optionalText("etag"),
-                           fingerprint: FileFingerprint(device: UInt64(bitPattern: r.int64("fp_device")),
-                                                        inode: UInt64(bitPattern: r.int64("fp_inode")),
-                                                        size: r.int64("fp_size"), mtimeNanoseconds: r.int64("fp_mtime_ns")),
+                           fingerprint: r.requiredFingerprint(),
                            sha256: r.text("sha256"), downloadID: r.int64("download_id"))
     }
 
@@ -66,8 +60,8 @@ extension QueueStore {
     /// bytes): remembered as it is now, nothing to send.
     public func acknowledgeLocalDrive(_ path: LocalPath, fingerprint: FileFingerprint) throws {
         try database.run("""
-            UPDATE local_drive SET fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ? WHERE local_path = ?
-            """, Self.fingerprintValues(fingerprint) + [.blob(path.bytes)])
+            UPDATE local_drive SET \(FileFingerprint.assignments) WHERE local_path = ?
+            """, fingerprint.columnValues + [.blob(path.bytes)])
     }
 
     /// Queues the file at `file.localPath`, as it is now (`fingerprint`), as the new version
@@ -79,12 +73,12 @@ extension QueueStore {
         try database.transaction(durable: true) {
             let waiting = try database.query("""
                 SELECT id FROM transfers WHERE local_path = ? AND new_version_of IS NOT NULL AND direction = 'upload'
-                    AND state IN ('queued', 'retrying') AND upload_url IS NULL
+                    AND state IN \(TransferState.sql(.queued, .retrying)) AND upload_url IS NULL
                 """, [.blob(file.localPath.bytes)]) { try $0.int64("id") }.first
             if let waiting {
                 try database.run("""
-                    UPDATE transfers SET fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ?, bytes_total = ? WHERE id = ?
-                    """, Self.fingerprintValues(fingerprint) + [.int(fingerprint.size), .int(waiting)])
+                    UPDATE transfers SET \(FileFingerprint.assignments), bytes_total = ? WHERE id = ?
+                    """, fingerprint.columnValues + [.int(fingerprint.size), .int(waiting)])
                 return (waiting, false)
             }
             let id = try enqueue([NewTransfer(direction: .upload, origin: .manual, accountID: file.accountID, localPath: file.localPath,

@@ -34,7 +34,7 @@ extension QueueStore {
                 case .retrying:
                     try move(id, to: .queued, set: note + [("paused", .int(1)), ("next_attempt_at", .null)])
                 case .queued:
-                    try database.run("UPDATE transfers SET paused = 1, \(note.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE id = ? AND state = 'queued'",
+                    try database.run("UPDATE transfers SET paused = 1, \(note.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE id = ? AND state = \(TransferState.queued.sql)",
                                      note.map(\.1) + [.int(id)])
                 default:
                     try database.run("UPDATE transfers SET paused = 1 WHERE id = ? AND state = ?", [.int(id), .text(row.state.rawValue)])
@@ -55,7 +55,7 @@ extension QueueStore {
                 if !row.paused { return .unchanged(row) }
                 try database.run("UPDATE transfers SET paused = 0 WHERE id = ?", [.int(id)])
                 if row.state == .queued {
-                    try database.run("UPDATE transfers SET \(note.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE id = ? AND state = 'queued'",
+                    try database.run("UPDATE transfers SET \(note.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE id = ? AND state = \(TransferState.queued.sql)",
                                      note.map(\.1) + [.int(id)])
                 }
                 return .changed(row)
@@ -101,11 +101,11 @@ extension QueueStore {
 
     /// Running rows the person paused, which the agent has yet to stop.
     public func pauseRequested() throws -> Set<Int64> {
-        Set(try database.query("SELECT id FROM transfers WHERE state = 'in_progress' AND paused = 1") { $0.int64(0) })
+        Set(try database.query("SELECT id FROM transfers WHERE state = \(TransferState.inProgress.sql) AND paused = 1") { $0.int64(0) })
     }
 
     /// Queued rows the person paused one by one (read through the partial index on `paused`).
     public func pausedCount() throws -> Int {
-        try database.query("SELECT count(*) FROM transfers WHERE state = 'queued' AND paused = 1") { $0.int(0) }.first ?? 0
+        try database.query("SELECT count(*) FROM transfers WHERE state = \(TransferState.queued.sql) AND paused = 1") { $0.int(0) }.first ?? 0
     }
 }

@@ -31,7 +31,7 @@ extension QueueStore {
         return try database.query("""
             SELECT 1 FROM transfers
             WHERE account_id = ? AND remote_path = ? AND id != ? AND direction = 'upload'
-              AND state IN ('queued', 'in_progress', 'retrying')\(which)
+              AND state IN \(TransferState.unfinishedSQL)\(which)
             LIMIT 1
             """, arguments) { _ in true }.first ?? false
     }

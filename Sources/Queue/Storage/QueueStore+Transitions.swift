@@ -62,14 +62,14 @@ extension QueueStore {
         try database.run("""
             UPDATE transfers SET checkpoint_offset = ?, hash_state = ?, bytes_done = ?, resumed_at = ?, bytes_read = ?, bytes_hashed = ?,
                 attempts = CASE WHEN ? THEN 0 ELSE attempts END
-            WHERE id = ? AND state = 'in_progress'
+            WHERE id = ? AND state = \(TransferState.inProgress.sql)
             """, [.int(offset), .optionalBlob(hashState), .int(offset), .int(counters.resumedAt), .int(counters.bytesRead), .int(counters.bytesHashed),
                   .int(resetAttempts ? 1 : 0), .int(id)])
     }
 
     /// Progress for people to see; not a resume point.
     public func progress(_ id: Int64, bytesDone: Int64) throws {
-        try database.run("UPDATE transfers SET bytes_done = ? WHERE id = ? AND state = 'in_progress'", [.int(bytesDone), .int(id)])
+        try database.run("UPDATE transfers SET bytes_done = ? WHERE id = ? AND state = \(TransferState.inProgress.sql)", [.int(bytesDone), .int(id)])
     }
 
     /// The server's upload resource for this row, or nil to forget it (a new upload starts).
@@ -84,9 +84,8 @@ extension QueueStore {
         var args: [SQLValue] = []
         for (column, value) in Self.reasonColumns(note) { sql += ", \(column) = ?"; args.append(value) }
         if let fingerprint {
-            sql += ", fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ?"
-            args += [.int(Int64(bitPattern: fingerprint.device)), .int(Int64(bitPattern: fingerprint.inode)),
-                     .int(fingerprint.size), .int(fingerprint.mtimeNanoseconds)]
+            sql += ", " + FileFingerprint.assignments
+            args += fingerprint.columnValues
         }
         if let bytesTotal { sql += ", bytes_total = ?"; args.append(.int(bytesTotal)) }
         try database.run(sql + " WHERE id = ?", args + [.int(id)])
@@ -112,7 +111,7 @@ extension QueueStore {
     public func recordFinishing(_ id: Int64, remotePath: String, bytes: Int64, sha256: String?) throws {
         try database.transaction(durable: true) {
             _ = try database.run("""
-                UPDATE transfers SET finishing = 1, remote_path = ?, bytes_total = ?, sha256 = ? WHERE id = ? AND state = 'in_progress'
+                UPDATE transfers SET finishing = 1, remote_path = ?, bytes_total = ?, sha256 = ? WHERE id = ? AND state = \(TransferState.inProgress.sql)
                 """, [.text(remotePath), .int(bytes), .optionalText(sha256), .int(id)])
         }
     }
@@ -203,7 +202,7 @@ extension QueueStore {
                         where: "\(condition) AND next_attempt_at <= ? AND cancel_requested = 0", args + [.int(now)])
             try database.run("""
                 UPDATE transfers SET \(cols.map { "\($0.0) = ?" }.joined(separator: ", "))
-                WHERE state = 'queued' AND cancel_requested = 0 AND paused = 0 AND \(condition) AND reason_code IS NOT ?
+                WHERE state = \(TransferState.queued.sql) AND cancel_requested = 0 AND paused = 0 AND \(condition) AND reason_code IS NOT ?
                 """, cols.map(\.1) + args + [.text(reason.code.rawValue)])
         }
     }
@@ -218,7 +217,7 @@ extension QueueStore {
         let condition = accounts.isEmpty ? "1" : "account_id NOT IN (\(spared))"
         try database.transaction {
             try moveAll(from: [.retrying], to: .queued, set: cols + [("next_attempt_at", .null)], where: condition)
-            try database.run("UPDATE transfers SET \(cols.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE state = 'queued' AND paused = 0 AND \(condition)",
+            try database.run("UPDATE transfers SET \(cols.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE state = \(TransferState.queued.sql) AND paused = 0 AND \(condition)",
                              cols.map(\.1))
         }
     }
@@ -228,7 +227,7 @@ extension QueueStore {
     public func clearWaiting(code: ReasonCode, accountID: Int64? = nil) throws {
         try database.run("""
             UPDATE transfers SET reason_code = NULL, reason_message = NULL, reason_action = NULL, reason_detail = NULL
-            WHERE state = 'queued' AND paused = 0 AND reason_code = ?\(accountID == nil ? "" : " AND account_id = ?")
+            WHERE state = \(TransferState.queued.sql) AND paused = 0 AND reason_code = ?\(accountID == nil ? "" : " AND account_id = ?")
             """, [.text(code.rawValue)] + (accountID.map { [.int($0)] } ?? []))
     }
 
@@ -243,7 +242,7 @@ extension QueueStore {
         var sql = """
             SELECT \(Self.columns) FROM transfers t JOIN accounts a ON a.id = t.account_id
             WHERE t.direction = ? AND t.cancel_requested = 0 AND t.paused = 0
-              AND (t.state = 'queued' OR (t.state = 'retrying' AND t.next_attempt_at <= ?))
+              AND (t.state = \(TransferState.queued.sql) OR (t.state = \(TransferState.retrying.sql) AND t.next_attempt_at <= ?))
             """
         var args: [SQLValue] = [.text(direction.rawValue), .int(now)]
         for (column, ids) in [("t.id", excluding), ("t.account_id", excludingAccounts)] where !ids.isEmpty {
@@ -261,19 +260,19 @@ extension QueueStore {
 
     /// When the next retrying row becomes due, so the agent can sleep until then.
     public func nextRetryTime() throws -> Int64? {
-        try database.query("SELECT min(next_attempt_at) FROM transfers WHERE state = 'retrying'") { $0.optionalInt64(0) }.first ?? nil
+        try database.query("SELECT min(next_attempt_at) FROM transfers WHERE state = \(TransferState.retrying.sql)") { $0.optionalInt64(0) }.first ?? nil
     }
 
     /// Rows still ahead of them: queued, running or retrying (hand-made ones only, unless `includeAuto`).
     public func activeCount(includeAuto: Bool = true) throws -> Int {
-        try database.query("SELECT count(*) FROM transfers WHERE state IN ('queued', 'in_progress', 'retrying')"
+        try database.query("SELECT count(*) FROM transfers WHERE state IN \(TransferState.unfinishedSQL)"
                            + (includeAuto ? "" : " AND origin != 'auto'")) { $0.int(0) }.first ?? 0
     }
 
     /// True when no row is queued, running or retrying; with `countingPaused: false`, rows
     /// the person paused do not count (they wait for the person, not for the agent).
     public func isIdle(countingPaused: Bool = true) throws -> Bool {
-        try database.query("SELECT 1 FROM transfers WHERE state IN ('queued', 'in_progress', 'retrying')"
+        try database.query("SELECT 1 FROM transfers WHERE state IN \(TransferState.unfinishedSQL)"
                            + (countingPaused ? "" : " AND paused = 0") + " LIMIT 1") { $0.int(0) }.isEmpty
     }
 
@@ -318,6 +317,6 @@ extension QueueStore {
     }
 
     public func failedIDs() throws -> [Int64] {
-        try database.query("SELECT id FROM transfers WHERE state = 'failed' ORDER BY id") { $0.int64(0) }
+        try database.query("SELECT id FROM transfers WHERE state = \(TransferState.failed.sql) ORDER BY id") { $0.int64(0) }
     }
 }

@@ -212,8 +212,7 @@ extension QueueStore {
 
     static func takenFile(_ r: Row) throws -> TakenFile {
         try TakenFile(path: LocalPath(bytes: r.blob("path")),
-                      fingerprint: FileFingerprint(device: UInt64(bitPattern: r.int64("fp_device")), inode: UInt64(bitPattern: r.int64("fp_inode")),
-                                                   size: r.int64("fp_size"), mtimeNanoseconds: r.int64("fp_mtime_ns")),
+                      fingerprint: r.requiredFingerprint(),
                       kind: TakenFile.Kind(rawValue: r.text("kind")) ?? .upload, sha256: r.optionalText("sha256"),
                       transferID: r.optionalInt64("transfer_id"), waitsOn: r.optionalInt64("waits_on"))
     }
@@ -248,9 +247,7 @@ extension QueueStore {
                     INSERT OR REPLACE INTO watch_taken (rule, path, fp_device, fp_inode, fp_size, fp_mtime_ns, kind, sha256, transfer_id,
                         waits_on, taken_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, [.text(rule), .blob(file.path.bytes), .int(Int64(bitPattern: file.fingerprint.device)),
-                          .int(Int64(bitPattern: file.fingerprint.inode)), .int(file.fingerprint.size),
-                          .int(file.fingerprint.mtimeNanoseconds), .text(file.kind.rawValue), .optionalText(file.sha256),
+                    """, [.text(rule), .blob(file.path.bytes)] + file.fingerprint.columnValues + [.text(file.kind.rawValue), .optionalText(file.sha256),
                           .optionalInt(file.transferID), .optionalInt(file.waitsOn), .int(now)])
             }
             return true
@@ -268,9 +265,8 @@ extension QueueStore {
     /// record follows, keeping what it belongs to.
     public func updateTaken(rule: String, path: LocalPath, fingerprint: FileFingerprint, sha256: String?) throws {
         try database.run("""
-            UPDATE watch_taken SET fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ?, sha256 = ? WHERE rule = ? AND path = ?
-            """, [.int(Int64(bitPattern: fingerprint.device)), .int(Int64(bitPattern: fingerprint.inode)), .int(fingerprint.size),
-                  .int(fingerprint.mtimeNanoseconds), .optionalText(sha256), .text(rule), .blob(path.bytes)])
+            UPDATE watch_taken SET \(FileFingerprint.assignments), sha256 = ? WHERE rule = ? AND path = ?
+            """, fingerprint.columnValues + [.optionalText(sha256), .text(rule), .blob(path.bytes)])
     }
 
     /// The file of an upload that waits and never started changed: the row takes the file
@@ -278,10 +274,9 @@ extension QueueStore {
     /// False when the row started meanwhile; then the upload's own checks see the change.
     public func updateWaitingUpload(_ id: Int64, fingerprint: FileFingerprint, remotePath: String) throws -> Bool {
         try database.run("""
-            UPDATE transfers SET fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ?, bytes_total = ?, remote_path = ?, sha256 = NULL
-            WHERE id = ? AND state IN ('queued', 'retrying') AND checkpoint_offset = 0 AND upload_url IS NULL AND finishing = 0
-            """, [.int(Int64(bitPattern: fingerprint.device)), .int(Int64(bitPattern: fingerprint.inode)), .int(fingerprint.size),
-                  .int(fingerprint.mtimeNanoseconds), .int(fingerprint.size), .text(RemotePath.normalize(remotePath)), .int(id)]) == 1
+            UPDATE transfers SET \(FileFingerprint.assignments), bytes_total = ?, remote_path = ?, sha256 = NULL
+            WHERE id = ? AND state IN \(TransferState.sql(.queued, .retrying)) AND checkpoint_offset = 0 AND upload_url IS NULL AND finishing = 0
+            """, fingerprint.columnValues + [.int(fingerprint.size), .text(RemotePath.normalize(remotePath)), .int(id)]) == 1
     }
 
     /// Copies of `rule` that waited on an upload that failed or is gone: each is to be sent
@@ -289,7 +284,7 @@ extension QueueStore {
     public func copiesToSend(rule: String) throws -> [LocalPath] {
         try database.query("""
             SELECT w.path AS path FROM watch_taken w LEFT JOIN transfers t ON t.id = w.waits_on
-            WHERE w.rule = ? AND w.waits_on IS NOT NULL AND (t.id IS NULL OR t.state = 'failed') ORDER BY w.id
+            WHERE w.rule = ? AND w.waits_on IS NOT NULL AND (t.id IS NULL OR t.state = \(TransferState.failed.sql)) ORDER BY w.id
             """, [.text(rule)]) { r in LocalPath(bytes: try r.blob("path")) }
     }
 
@@ -324,13 +319,13 @@ extension QueueStore {
                 """, arguments)
             try database.run("""
                 UPDATE transfers SET local_path = CAST(? || substr(local_path, ?) AS BLOB)
-                WHERE watch_rule = ? AND state IN ('queued', 'retrying', 'failed') AND moved_to IS NULL
+                WHERE watch_rule = ? AND state IN \(TransferState.sql(.queued, .retrying, .failed)) AND moved_to IS NULL
                   AND (local_path = ? OR substr(local_path, 1, ?) = ?)
                 """, arguments)
             // A row in progress, or one whose earlier move the agent has not written yet.
             return try database.run("""
                 UPDATE transfers SET moved_to = CAST(? || substr(coalesce(moved_to, local_path), ?) AS BLOB)
-                WHERE watch_rule = ? AND (state = 'in_progress' OR moved_to IS NOT NULL)
+                WHERE watch_rule = ? AND (state = \(TransferState.inProgress.sql) OR moved_to IS NOT NULL)
                   AND (coalesce(moved_to, local_path) = ? OR substr(coalesce(moved_to, local_path), 1, ?) = ?)
                 """, arguments)
         }
@@ -393,7 +388,7 @@ extension QueueStore {
         }
         try database.query("""
             SELECT state, reason_code, reason_message, reason_action, count(*) AS n FROM transfers
-            WHERE watch_rule = ? AND state != 'completed' GROUP BY state, reason_code, reason_message, reason_action
+            WHERE watch_rule = ? AND state != \(TransferState.completed.sql) GROUP BY state, reason_code, reason_message, reason_action
             """, [.text(rule)]) { r in
             let n = try r.int("n")
             let state = try TransferState(rawValue: r.text("state")) ?? .failed

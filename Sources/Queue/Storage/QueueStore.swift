@@ -146,13 +146,11 @@ public final class QueueStore {
                     INSERT INTO transfers (direction, origin, lane, account_id, local_path, remote_path, state, bytes_total,
                         fp_device, fp_inode, fp_size, fp_mtime_ns, ignore_rules, watch_rule, created_at, new_version_of,
                         replaces_etag, track_edits, reason_code, reason_message, reason_action)
-                    VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    VALUES (?, ?, ?, ?, ?, ?, \(TransferState.queued.sql), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [
                         .text(item.direction.rawValue), .text(item.origin.rawValue), .int(item.origin.lane), .int(item.accountID),
                         .blob(item.localPath.bytes), .text(item.remotePath), .int(item.bytesTotal),
-                        .optionalInt(item.fingerprint.map { Int64(bitPattern: $0.device) }),
-                        .optionalInt(item.fingerprint.map { Int64(bitPattern: $0.inode) }),
-                        .optionalInt(item.fingerprint?.size), .optionalInt(item.fingerprint?.mtimeNanoseconds),
+                    ] + FileFingerprint.columnValues(item.fingerprint) + [
                         .int(item.ignoreRules ? 1 : 0), .optionalText(item.watchRule), .int(now),
                         .optionalText(item.newVersion ? item.remotePath : nil), .optionalText(item.replacesETag),
                         .int(item.tracksEdits ? 1 : 0),
@@ -183,11 +181,7 @@ public final class QueueStore {
             reason = try Reason(ReasonCode(rawValue: code) ?? .protocol, r.optionalText("reason_message"),
                                 action: r.optionalText("reason_action"), detail: r.optionalText("reason_detail"))
         }
-        var fingerprint: FileFingerprint?
-        if try !r.isNull("fp_device") {
-            fingerprint = try FileFingerprint(device: UInt64(bitPattern: r.int64("fp_device")), inode: UInt64(bitPattern: r.int64("fp_inode")),
-                                              size: r.int64("fp_size"), mtimeNanoseconds: r.int64("fp_mtime_ns"))
-        }
+        let fingerprint = try r.fingerprint()
         return try Transfer(
             id: r.int64("id"), direction: Direction(rawValue: r.text("direction")) ?? .upload,
             origin: Origin(rawValue: r.text("origin")) ?? .manual, accountID: r.int64("account_id"),
