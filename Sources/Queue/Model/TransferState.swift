@@ -57,44 +57,6 @@ public enum TransferState: String, Sendable, CaseIterable, Codable {
     public var isActive: Bool { self == .queued || self == .inProgress || self == .retrying }
 }
 
-public struct IllegalTransition: Error, Equatable, CustomStringConvertible, Sendable {
-    public var from: TransferState
-    /// The state it was to move to; nil when it was to be removed.
-    public var to: TransferState?
-    public var removal: TransferState.Removal?
-
-    public init(from: TransferState, to: TransferState) {
-        self.from = from
-        self.to = to
-    }
-
-    public init(from: TransferState, removedBy removal: TransferState.Removal) {
-        self.from = from
-        self.removal = removal
-    }
-
-    public var description: String {
-        if let removal {
-            let verb = switch removal { case .cancel: "cancelled"; case .clear: "cleared"; case .accountRemoved: "removed with its account" }
-            return "a \(from.rawValue.replacingOccurrences(of: "_", with: " ")) transfer cannot be \(verb)"
-        }
-        return "a transfer cannot go from \(from.rawValue) to \(to?.rawValue ?? "nowhere")"
-    }
-}
-
-/// Which way the bytes go.
-public enum Direction: String, Sendable, Codable, CaseIterable {
-    case upload, download
-}
-
-/// Who asked for a transfer. Work a person asked for by hand goes ahead of auto-uploads.
-public enum Origin: String, Sendable, Codable {
-    case manual, share, auto
-
-    /// Lower runs first.
-    public var lane: Int { self == .auto ? 1 : 0 }
-}
-
 /// The states as SQL literals, for the queries: a state's name is written in one place, here
 /// (and in the schema's CHECK, which the migrations keep as they were).
 extension TransferState {

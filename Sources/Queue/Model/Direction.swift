@@ -1,0 +1,4 @@
+/// Which way the bytes go.
+public enum Direction: String, Sendable, Codable, CaseIterable {
+    case upload, download
+}

@@ -1,0 +1,5 @@
+import Foundation
+
+public enum ChecksumAlgorithm: String, Sendable {
+    case sha1, sha256
+}
