@@ -58,22 +58,6 @@ public struct DesktopNotification: Sendable, Equatable {
         if !capabilities.contains("actions"), !actions.isEmpty, let hint = hintWithoutActions {
             text += text.isEmpty ? hint : "\n" + hint
         }
-        return capabilities.contains("body-markup") ? Self.escapeMarkup(text) : text
-    }
-
-    /// Servers with `body-markup` read `<b>`, `&amp;`...; a file named `a&b<1>.jpg` must
-    /// show as itself.
-    static func escapeMarkup(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for c in text {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            default: out.append(c)
-            }
-        }
-        return out
+        return capabilities.contains("body-markup") ? Markup.escape(text) : text
     }
 }
