@@ -39,8 +39,9 @@ struct WebDAVPutTests {
             let s = try AgentHarness()
             try s.addAccount(address: server.address())
             let file = try s.home.randomFile("note.txt", size: 300_000, seed: 4)
-            // The first PUT fails with a wait long enough to take the folder away meanwhile.
-            try server.fault(["method": "PUT", "path_prefix": "/dav/", "status": 500, "headers": ["Retry-After": "3"]])
+            // The first PUT fails with a wait long enough to take the folder away and set the
+            // 404 meanwhile, even when every step of this test is slow (a sanitized build).
+            try server.fault(["method": "PUT", "path_prefix": "/dav/", "status": 500, "headers": ["Retry-After": "8"]])
             #expect(try s.cli(["upload", "--to", "/Notes", file]).status == 0)
             try s.startAgent()
             try s.waitFor("the first PUT refused") { $0.first?["state"] as? String == "retrying" }
