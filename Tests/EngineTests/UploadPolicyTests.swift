@@ -24,11 +24,16 @@ struct UploadPolicyTests {
         #expect(s.row.rowReasonCode == "upload_lost", "\(s.row.rowReason ?? [:])")
         #expect(s.row.rowReasonMessage?.contains("started again 4 times in a row, so it waits 60 s") == true, "\(s.row.rowReason ?? [:])")
         let next = try #require(s.row.rowNextAttempt)
-        #expect(next.timeIntervalSince(s.at) > 40, "the fourth restart waits about a minute: next attempt \(next), seen \(s.at)")
+        // The row became so between two polls; on a loaded machine they can be far apart.
+        #expect(next.timeIntervalSince(s.before) > 40, "the fourth restart waits about a minute: next attempt \(next), polled \(s.before)")
+        if s.at.timeIntervalSince(s.before) < 5 {
+            #expect(next.timeIntervalSince(s.at) > 40, "the fourth restart waits about a minute: next attempt \(next), seen \(s.at)")
+        }
         let creations = try await scene.requests("POST")
         #expect(creations <= 5, "each restart waited: \(creations) uploads created; agent log:\n\(scene.agentLog.suffix(2000))")
         try await Task.sleep(for: .seconds(3))
-        #expect(try await scene.requests("POST") == creations, "nothing more while it waits")
+        let after = try await scene.requests("POST")
+        if Date() < next { #expect(after == creations, "nothing more while it waits") }
     }
 
     @Test("a file still being written is not sent again until it has been still for the settle time")

@@ -23,7 +23,8 @@ enum CrashWindow: String {
     func pauseIfTesting(transfer id: Int64, cancellation: CancellationFlag) {
         guard let value = getenv("INSTANT_UPLOAD_TEST_PAUSE"), String(cString: value) == rawValue else { return }
         Log.info("transfer \(id): paused at \(rawValue) for a crash test")
-        let until = MonotonicClock.seconds() + 60
+        // Long enough for a test on a loaded machine to see the log line and kill the agent.
+        let until = MonotonicClock.seconds() + 300
         while !cancellation.isCancelled, MonotonicClock.seconds() < until { usleep(50_000) }
     }
 }
