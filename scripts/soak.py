@@ -260,22 +260,18 @@ class Run:
         self.agent.cli("account", "add", "--webdav", self.server.webdav(), "--tus", self.server.tus(), "--user", USER,
                        "--name", "home", "--password-stdin", "--allow-insecure-http", stdin=PASSWORD + "\n")
         self.agent.cli("watch", "add", str(self.camera), "--to", "/Soak/Camera", "--settle", "2")
-        # Files to download, put on the server the way another client would.
+        # Files to download, put on the server the way another client would: the folders
+        # made once, then one PUT each.
+        def server_curl(*args: str) -> None:
+            subprocess.run(["ip", "netns", "exec", SERVER_NS, "curl", "-sf", "-o", "/dev/null", "-u", f"{USER}:{PASSWORD}",
+                            *args], check=True)
+        for folder in ("Soak/", "Soak/Seed/"):
+            server_curl("-X", "MKCOL", self.server.webdav() + folder)
         for i in range(self.args.downloads):
             data = self.rng.randbytes(self.rng.randint(100_000, 12_000_000))
             path = self.work / f"seed-{i:03d}.bin"
             path.write_bytes(data)
-            r = subprocess.run(["ip", "netns", "exec", SERVER_NS, "curl", "-sf", "-o", "/dev/null", "-u", f"{USER}:{PASSWORD}",
-                                "-T", str(path), self.server.webdav() + f"Soak/Seed/seed-{i:03d}.bin"],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                # The folder is made once, then every PUT succeeds.
-                subprocess.run(["ip", "netns", "exec", SERVER_NS, "curl", "-sf", "-u", f"{USER}:{PASSWORD}", "-X", "MKCOL",
-                                self.server.webdav() + "Soak/"], capture_output=True)
-                subprocess.run(["ip", "netns", "exec", SERVER_NS, "curl", "-sf", "-u", f"{USER}:{PASSWORD}", "-X", "MKCOL",
-                                self.server.webdav() + "Soak/Seed/"], capture_output=True)
-                subprocess.run(["ip", "netns", "exec", SERVER_NS, "curl", "-sf", "-o", "/dev/null", "-u", f"{USER}:{PASSWORD}", "-T", str(path),
-                                self.server.webdav() + f"Soak/Seed/seed-{i:03d}.bin"], check=True)
+            server_curl("-T", str(path), self.server.webdav() + f"Soak/Seed/seed-{i:03d}.bin")
             self.seeds[hashlib.sha256(data).hexdigest()] = f"/Soak/Seed/seed-{i:03d}.bin"
             path.unlink()
         self.agent.start()
