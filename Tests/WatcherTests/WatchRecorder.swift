@@ -14,6 +14,8 @@ final class WatchRecorder: Sendable {
     let root: String
     let taken: TakenSet
     let watcher: FolderWatcher
+    /// Closed, it holds the watcher's thread in the handler, away from its inotify queue.
+    let gate = HandlerGate()
     private let log = EventLog()
 
     /// A watcher on `root` (default: a new temporary folder), not started yet.
@@ -24,10 +26,11 @@ final class WatchRecorder: Sendable {
         let path = root ?? folder.path + "/Camera"
         self.root = path
         self.taken = taken
-        let log = self.log
+        let (log, gate) = (self.log, self.gate)
         let settings = WatcherSettings(folder: LocalPath(path), media: media, settleWindow: settle, fallbackScanInterval: fallbackScan,
                                        mountTable: mountTable)
         watcher = FolderWatcher(settings: settings, taken: taken) { [taken] event in
+            gate.passThrough()
             if case .found(let file) = event { taken.insert(file.fingerprint, at: file.path) }
             if case .moved(let from, let to, _) = event { taken.move(from, to: to) }
             log.events.withLock { $0.append(event) }
@@ -76,6 +79,23 @@ final class WatchRecorder: Sendable {
 
     /// The path of `relative` inside the watched folder.
     func path(_ relative: String) -> String { root + "/" + relative }
+}
+
+/// Holds whoever passes through while closed; open by default.
+final class HandlerGate: Sendable {
+    private let state = Locked((closed: false, holding: false))
+
+    func close() { state.withLock { $0.closed = true } }
+    func open() { state.withLock { $0.closed = false } }
+
+    /// True while a caller waits in `passThrough`.
+    var isHolding: Bool { state.withLock { $0.holding } }
+
+    func passThrough() {
+        while state.withLock({ (s: inout (closed: Bool, holding: Bool)) -> Bool in s.holding = s.closed; return s.closed }) {
+            usleep(1_000)
+        }
+    }
 }
 
 final class EventLog: Sendable {
