@@ -92,14 +92,16 @@ test-fuzz: $(APT_STAMP)
 fuzz: $(APT_STAMP)
 	Fuzz/fuzz.sh $(FUZZ_SECONDS)
 
-bench: venv
+bench: venv deb
 	$(SWIFT) build -c release
 	$(PYTHON) scripts/bench.py --bin .build/release
 	@echo "running SHA-256 of 1 GiB in memory (MB/s):"
 	.build/release/Benchmarks 1024
-	$(PYTHON) scripts/bench_queue.py --bin .build/release
+	$(PYTHON) scripts/bench_queue.py --bin .build/release --json bench/out/queue.json
+	$(PYTHON) scripts/bench_backlog.py --bin .build/release --json bench/out/backlog.json
 	$(PYTHON) scripts/bench_share_to.py --bin .build/release
 	$(PYTHON) scripts/bench_watch.py --bin .build/release
+	$(PYTHON) scripts/bench_report.py
 
 # The shipped programs at length (SOAK_MINUTES, default 10): a camera folder fed while the
 # link drops, the agent is killed and the server restarts; every file checked on the server

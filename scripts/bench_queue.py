@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """`status` and `queue` on a queue of 100,000 rows: how long the CLI takes to answer.
 
-The issue asks that `status` and `queue` answer in under 100 ms on a database of 100,000
-rows. This script measures it; it is not a test (timings belong in notes, not in asserts).
+`status` should answer in under 25 ms, and `queue` (also `--state failed`) in under 100 ms,
+on a database of 100,000 rows, with the time not growing with the table's history. This
+script measures it; it is not a test (timings belong in notes, not in asserts).
 
 What it does:
 
@@ -15,15 +16,15 @@ What it does:
   4. times each command RUNS times (after one warm-up run) as a child process, reading
      all of its output, and prints median / min / max wall time and the median CPU time
      (user + sys) of the child, which a busy machine disturbs less than wall time;
-  5. prints SQLite's EXPLAIN QUERY PLAN for the queries `status` and `queue` run
-     (QueueStore.summary() and QueueStore.transfers(state:limit:)).
+  5. prints SQLite's query plan of every statement `status` and `queue` run, as the
+     binary reports them with INSTANT_UPLOAD_EXPLAIN set.
 
 With --index SQL (repeatable) it also copies the database, runs each SQL statement on the
 copy (e.g. an extra index), and times the same commands against the copy, alternating runs
 with the original, so a proposed index can be judged by before/after figures.
 
 `queue --json` prints every row and is expected to be slow; it is reported, but not held
-to the 100 ms target.
+to a target.
 
     python3 scripts/bench_queue.py [--bin .build/release] [--rows 100000] [--runs 10]
                                    [--index "CREATE INDEX ..."] [--keep]
@@ -32,6 +33,7 @@ to the 100 ms target.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import resource
@@ -43,17 +45,15 @@ import sys
 import tempfile
 import time
 
-TARGET_MS = 100.0
-
-# (label, arguments, held to the target?)
+# (label, arguments, target in ms on the median, or None where the command is not held to one)
 COMMANDS = [
-    ("--help (no database)", ["--help"], False),
-    ("status", ["status"], True),
-    ("status --json", ["status", "--json"], True),
-    ("queue", ["queue"], True),
-    ("queue --state failed", ["queue", "--state", "failed"], True),
-    ("queue --state queued", ["queue", "--state", "queued"], False),
-    ("queue --json", ["queue", "--json"], False),
+    ("--help (no database)", ["--help"], 10.0),
+    ("status", ["status"], 25.0),
+    ("status --json", ["status", "--json"], 25.0),
+    ("queue", ["queue"], 100.0),
+    ("queue --state failed", ["queue", "--state", "failed"], 100.0),
+    ("queue --state queued", ["queue", "--state", "queued"], None),
+    ("queue --json", ["queue", "--json"], None),
 ]
 
 # The state mix, in per-mille: a long-lived queue is mostly history.
@@ -78,23 +78,6 @@ TRANSIENT = [
     ("timeout", "no progress for 30 s", "retried by itself"),
 ]
 
-# The queries the commands run, as in Sources/Queue/Storage/QueueStore.swift.
-COLUMNS = """t.id, t.direction, t.origin, t.account_id, a.name, t.local_path, t.remote_path, t.state,
-    t.reason_code, t.reason_message, t.reason_action, t.attempts, t.next_attempt_at, t.bytes_done, t.bytes_total,
-    t.upload_url, t.upload_expires_at, t.fp_device, t.fp_inode, t.fp_size, t.fp_mtime_ns, t.checkpoint_offset,
-    t.hash_state, t.sha256, t.etag, t.cancel_requested, t.ignore_rules, t.watch_rule, t.resumed_at, t.bytes_read,
-    t.bytes_hashed, t.created_at, t.started_at, t.completed_at"""
-FROM = "FROM transfers t JOIN accounts a ON a.id = t.account_id"
-QUERIES = [
-    ("summary()", "SELECT direction, state, count(*) FROM transfers GROUP BY direction, state"),
-    ("transfers(state: .queued, limit: 10)", f"SELECT {COLUMNS} {FROM} WHERE t.state = 'queued' ORDER BY t.lane, t.id LIMIT 10"),
-    ("transfers(state: .completed, limit: 10)",
-     f"SELECT {COLUMNS} {FROM} WHERE t.state = 'completed' ORDER BY t.completed_at DESC, t.id DESC LIMIT 10"),
-    ("transfers(state: .failed)", f"SELECT {COLUMNS} {FROM} WHERE t.state = 'failed' ORDER BY t.lane, t.id"),
-    ("transfers() (queue --json)", f"SELECT {COLUMNS} {FROM} ORDER BY t.lane, t.id"),
-]
-
-
 def parse_arguments() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--bin", default=".build/release", help="folder with the instant-upload binary (default .build/release)")
@@ -104,6 +87,7 @@ def parse_arguments() -> argparse.Namespace:
                    help="SQL to run on a copy of the database before timing it again (repeatable)")
     p.add_argument("--seed", type=int, default=1, help="random seed for the row mix")
     p.add_argument("--keep", action="store_true", help="keep the temporary home and print where it is")
+    p.add_argument("--json", metavar="PATH", help="also write the figures (as the schema is) to PATH")
     return p.parse_args()
 
 
@@ -210,26 +194,34 @@ def measure(binary: str, variants: list[tuple[str, dict[str, str]]], runs: int) 
 def print_table(title: str, results: dict[str, dict]) -> None:
     print(f"\n{title}")
     header = (f"{'command':<24} {'exit':>4} {'output B':>11} {'median ms':>10} {'min ms':>8} {'max ms':>8} "
-              f"{'cpu ms':>8}  target ({TARGET_MS:.0f} ms, on the median)")
+              f"{'cpu ms':>8}  target (on the median)")
     print(header)
     print("-" * len(header))
-    for label, _, held in COMMANDS:
+    for label, _, target in COMMANDS:
         r = results[label]
-        verdict = ("PASS" if r["median"] < TARGET_MS else "MISS") if held else "(not held)"
+        verdict = (f"< {target:.0f} ms: " + ("PASS" if r["median"] < target else "MISS")) if target else "(not held)"
         print(f"{label:<24} {r['status']:>4} {r['bytes']:>11,} {r['median']:>10.1f} {r['min']:>8.1f} {r['max']:>8.1f} "
               f"{r['cpu']:>8.1f}  {verdict}")
 
 
-def explain(db_path: str) -> None:
-    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-    for label, sql in QUERIES:
-        print(f"\n  {label}")
-        for row in db.execute("EXPLAIN QUERY PLAN " + sql):
-            print(f"    {row[-1]}")
-        t0 = time.perf_counter()
-        db.execute(sql).fetchall()
-        print(f"    (in-process, Python sqlite3: {(time.perf_counter() - t0) * 1000:.1f} ms)")
-    db.close()
+def explain(binary: str, env: dict) -> None:
+    """The plan of every query the held commands run, as the binary itself reports them
+    (INSTANT_UPLOAD_EXPLAIN: each statement's plan on standard error when first prepared)."""
+    seen = set()
+    for label, args, target in COMMANDS:
+        if not target:
+            continue
+        r = subprocess.run([binary, *args], env={**env, "INSTANT_UPLOAD_EXPLAIN": "1"}, capture_output=True, text=True)
+        plans = [p for p in r.stderr.split("query plan: ")[1:]]
+        print(f"\n  {label}: {len(plans)} statements" + (", those not shown above:" if seen else ":"))
+        for plan in plans:
+            sql, _, steps = plan.partition("\n")
+            if sql in seen:
+                continue
+            seen.add(sql)
+            print(f"    {sql}")
+            for step in steps.strip("\n").split("\n"):
+                print(f"      {step.strip()}")
 
 
 def main() -> int:
@@ -248,7 +240,7 @@ def main() -> int:
         print(f"instant-upload: {os.path.realpath(binary)}")
         print(f"database: {a.rows:,} rows ({', '.join(f'{s} {n:,}' for s, n in sorted(counts.items()))}), "
               f"{os.path.getsize(db_path) / 1e6:.1f} MB, filled in {time.perf_counter() - t0:.1f} s")
-        print(f"sqlite {sqlite3.sqlite_version} (Python's); {a.runs} runs per command after one warm-up; target {TARGET_MS:.0f} ms")
+        print(f"sqlite {sqlite3.sqlite_version} (Python's); {a.runs} runs per command after one warm-up")
 
         variants = [("as is", env)]
         copy_home = None
@@ -266,13 +258,19 @@ def main() -> int:
         try:
             results = measure(binary, variants, a.runs)
             print_table("As the schema is:", results["as is"])
+            if a.json:
+                os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
+                with open(a.json, "w") as f:
+                    json.dump({"rows": a.rows, "commands": [
+                        {"label": label, "args": args, "target_ms": target, **results["as is"][label]}
+                        for label, args, target in COMMANDS]}, f, indent=2)
             if a.index:
                 print_table("On a copy, with " + "; ".join(a.index) + ":", results["with index"])
             print("\nQuery plans, as the schema is:")
-            explain(db_path)
+            explain(binary, env)
             if a.index:
                 print("\nQuery plans, with the index:")
-                explain(copy_db)
+                explain(binary, copy_env)
         finally:
             if copy_home:
                 shutil.rmtree(copy_home, ignore_errors=True)

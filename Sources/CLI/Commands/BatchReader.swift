@@ -24,24 +24,16 @@ public enum BatchReader {
             firstID = try derivedStart(store)
         }
         if let firstID {
-            // The batch's rows, and rows still moving from before it (a retried old item). A
-            // completed row has all its bytes done, so plain sums do; only failed rows are read
-            // again, for the bytes they will not move by themselves.
-            for condition in ["id >= ?", "id < ? AND state IN \(TransferState.unfinishedSQL)"] {
-                try store.database.query("""
-                    SELECT count(*), total(state = \(TransferState.completed.sql)), total(bytes_total), total(bytes_done) FROM transfers WHERE \(condition)
-                    """, [.int(firstID)]) { r in
-                    figures.filesTotal += r.int(0)
-                    figures.filesDone += Int(saturating: r.double(1))
-                    figures.bytesTotal += Int64(saturating: r.double(2))
-                    figures.bytesDone += Int64(saturating: r.double(3))
-                }
-            }
-            let stuck = try store.database.query("SELECT total(max(bytes_total - bytes_done, 0)) FROM transfers WHERE state = \(TransferState.failed.sql) AND id >= ?",
-                                                 [.int(firstID)]) { Int64(saturating: $0.double(0)) }.first ?? 0
+            // The batch's rows, and rows still moving from before it (a retried old item),
+            // summed from the queue's running tally. A completed row has all its bytes done,
+            // so plain sums do; failed rows add the bytes they will not move by themselves.
+            let batch = try store.sums(idsFrom: firstID) + store.sums(idsFrom: 0, below: firstID, states: TransferState.unfinished)
+            figures.filesTotal = batch.files
+            figures.filesDone = batch.completed
+            figures.bytesTotal = batch.bytesTotal
             // A download of unknown size may have moved more than its total says.
-            figures.bytesDone = min(figures.bytesDone, figures.bytesTotal)
-            figures.bytesLeft = max(0, figures.bytesTotal - figures.bytesDone - stuck)
+            figures.bytesDone = min(batch.bytesDone, batch.bytesTotal)
+            figures.bytesLeft = max(0, figures.bytesTotal - figures.bytesDone - batch.bytesLeftFailed)
         }
         if agentRunning, figures.uploading + figures.downloading > 0,
            let stored = try store.agentValue(rateKey), let rate = Double(stored), rate.isFinite, rate >= 0 {
@@ -71,26 +63,24 @@ public enum BatchReader {
             figures.waitingForNetwork = figures.waiting
             figures.waiting = 0
         } else if figures.waiting > 0, try offline || // all but the rows for a server on this machine
+                  // Named index: without statistics the planner would read every queued row.
                   !(store.database.query("""
                       SELECT 1 FROM accounts WHERE wifi_only = 1
-                      UNION ALL SELECT 1 FROM (SELECT 1 FROM transfers WHERE watch_rule IS NOT NULL AND state = \(TransferState.queued.sql) LIMIT 1) LIMIT 1
+                      UNION ALL SELECT 1 FROM (SELECT 1 FROM transfers INDEXED BY transfers_by_watch_rule WHERE watch_rule IS NOT NULL AND state = \(TransferState.queued.sql) LIMIT 1) LIMIT 1
                       """) { $0.int(0) }).isEmpty {
-            try store.database.query("""
-                SELECT reason_code, count(*) FROM transfers
-                WHERE state = \(TransferState.queued.sql) AND paused = 0 AND reason_code IN ('offline', 'wifi', 'battery', 'paused') GROUP BY reason_code
-                """) { r in
-                let count = r.int(1)
-                switch ReasonCode(rawValue: r.text(0)) {
+            for (reason, count) in try store.reasonCounts(.queued, countingPaused: false) {
+                switch reason {
                 case .offline: figures.waitingForNetwork += count
                 case .wifi: figures.waitingForWiFi += count
                 case .battery: figures.waitingForPower += count
-                default: figures.paused += count
+                case .paused: figures.paused += count
+                default: continue
                 }
                 figures.waiting -= count
             }
         }
-        try store.database.query("SELECT reason_code, count(*) FROM transfers WHERE state = \(TransferState.retrying.sql) GROUP BY reason_code") { r in
-            figures.retrying[r.optionalText(0).flatMap(ReasonCode.init(rawValue:)) ?? .serverError, default: 0] += r.int(1)
+        for (reason, count) in try store.reasonCounts(.retrying) {
+            figures.retrying[reason ?? .serverError, default: 0] += count
         }
     }
 
@@ -103,7 +93,7 @@ public enum BatchReader {
     /// completed rows are indexed, so each step is one short index search. A failed row
     /// does not hold the queue busy here: the queue knows when it started, not when it ended.
     static func derivedStart(_ store: QueueStore) throws -> Int64? {
-        let oldestMoving = try store.database.query("SELECT min(id) FROM transfers WHERE state IN \(TransferState.unfinishedSQL)") { $0.optionalInt64(0) }.first ?? nil
+        let oldestMoving = try store.oldestUnfinishedID()
         let newest = try store.database.query("SELECT max(id) FROM transfers") { $0.optionalInt64(0) }.first ?? nil
         guard var candidate = oldestMoving ?? newest else { return nil }
         // Each step goes back at least one row; a batch fed one file at a time for days

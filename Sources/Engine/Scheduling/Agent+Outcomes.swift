@@ -39,7 +39,7 @@ extension Agent {
         }
         tellAttention(failed)
         let done = state.withLock { $0.manualDone }
-        if !done.isEmpty, try store.activeCount(includeAuto: false) == 0 {
+        if !done.isEmpty, try !store.hasUnfinishedHandMade() {
             state.withLock { $0.manualDone.removeAll() }
             options.onBatchDone?(done)
         }

@@ -69,5 +69,6 @@ extension TransferState {
     }
 
     /// Not finished: waiting, moving or waiting to try again.
-    public static let unfinishedSQL = sql(.queued, .inProgress, .retrying)
+    public static let unfinished: [TransferState] = [.queued, .inProgress, .retrying]
+    public static let unfinishedSQL = "(" + unfinished.map(\.sql).joined(separator: ", ") + ")"
 }

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import Glibc
+import Platform
 
 /// One SQLite connection. Owns the `sqlite3*`; not Sendable: use it from one thread at a time.
 public final class Database {
@@ -65,12 +66,27 @@ public final class Database {
             return cached
         }
         let statement = try Statement(self, sql)
+        if Self.explainsPlans { explain(sql) }
         if statements[sql] == nil {
             if statements.count >= Self.statementCacheSize { statements.removeAll() }
             statements[sql] = statement
         }
         statement.inUse = true
         return statement
+    }
+
+    /// With `INSTANT_UPLOAD_EXPLAIN` set in the environment, each statement's query plan is
+    /// written to standard error when it is first prepared (`scripts/bench_queue.py` shows
+    /// those of `status` and `queue` this way).
+    static let explainsPlans = getenv("INSTANT_UPLOAD_EXPLAIN") != nil
+
+    private func explain(_ sql: String) {
+        guard let plan = try? Statement(self, "EXPLAIN QUERY PLAN " + sql) else { return }
+        var lines = ["query plan: " + sql.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")]
+        while (try? plan.step()) == true {
+            lines.append("    " + (sqlite3_column_text(plan.pointer, 3).map { String(cString: $0) } ?? ""))
+        }
+        StandardStreams.writeError(lines.joined(separator: "\n") + "\n")
     }
 
     func error(_ rc: Int32) -> DatabaseError {

@@ -239,23 +239,28 @@ extension QueueStore {
     public func runnable(direction: Direction, now: Int64, limit: Int, excluding: Set<Int64> = [],
                          excludingAccounts: Set<Int64> = [], holdingWifiRule: Bool = false,
                          holdingRules: Set<String> = []) throws -> [Transfer] {
-        var sql = """
-            SELECT \(Self.columns) FROM transfers t JOIN accounts a ON a.id = t.account_id
-            WHERE t.direction = ? AND t.cancel_requested = 0 AND t.paused = 0
-              AND (t.state = \(TransferState.queued.sql) OR (t.state = \(TransferState.retrying.sql) AND t.next_attempt_at <= ?))
-            """
-        var args: [SQLValue] = [.text(direction.rawValue), .int(now)]
+        var condition = "t.direction = ? AND t.cancel_requested = 0 AND t.paused = 0"
+        var args: [SQLValue] = [.text(direction.rawValue)]
         for (column, ids) in [("t.id", excluding), ("t.account_id", excludingAccounts)] where !ids.isEmpty {
-            sql += " AND \(column) NOT IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
+            condition += " AND \(column) NOT IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
             args += ids.sorted().map { .int($0) }
         }
-        if holdingWifiRule { sql += " AND NOT (\(Self.heldByWifiRule))" }
+        if holdingWifiRule { condition += " AND NOT (\(Self.heldByWifiRule))" }
         if !holdingRules.isEmpty {
-            let (condition, ruleArgs) = Self.heldByRules(holdingRules)
-            sql += " AND NOT (\(condition))"
+            let (held, ruleArgs) = Self.heldByRules(holdingRules)
+            condition += " AND NOT (\(held))"
             args += ruleArgs
         }
-        return try database.query(sql + " ORDER BY t.lane, t.id LIMIT ?", args + [.int(limit)], row: Self.transfer)
+        // Queued rows and due retrying rows, each read in order from the index on (state,
+        // direction, lane, id) and merged: an OR of the two states would have SQLite sort
+        // every waiting row at each dispatch, which a backlog of 50,000 photos pays per file.
+        let select = "SELECT \(Self.columns), t.lane AS lane FROM transfers t JOIN accounts a ON a.id = t.account_id WHERE \(condition)"
+        let sql = """
+            SELECT * FROM (\(select) AND t.state = \(TransferState.queued.sql)
+                           UNION ALL \(select) AND t.state = \(TransferState.retrying.sql) AND t.next_attempt_at <= ?)
+            ORDER BY lane, id LIMIT ?
+            """
+        return try database.query(sql, args + args + [.int(now), .int(limit)], row: Self.transfer)
     }
 
     /// When the next retrying row becomes due, so the agent can sleep until then.
@@ -263,10 +268,12 @@ extension QueueStore {
         try database.query("SELECT min(next_attempt_at) FROM transfers WHERE state = \(TransferState.retrying.sql)") { $0.optionalInt64(0) }.first ?? nil
     }
 
-    /// Rows still ahead of them: queued, running or retrying (hand-made ones only, unless `includeAuto`).
-    public func activeCount(includeAuto: Bool = true) throws -> Int {
-        try database.query("SELECT count(*) FROM transfers WHERE state IN \(TransferState.unfinishedSQL)"
-                           + (includeAuto ? "" : " AND origin != 'auto'")) { $0.int(0) }.first ?? 0
+    /// True while a hand-made row (not an instant upload) is queued, running or retrying:
+    /// one index search through the lanes, however long the backlog.
+    public func hasUnfinishedHandMade() throws -> Bool {
+        try !database.query("SELECT 1 FROM transfers WHERE state IN \(TransferState.unfinishedSQL) AND lane = \(Origin.manual.lane) LIMIT 1") {
+            $0.int(0)
+        }.isEmpty
     }
 
     /// True when no row is queued, running or retrying; with `countingPaused: false`, rows

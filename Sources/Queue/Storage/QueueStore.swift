@@ -217,20 +217,6 @@ public final class QueueStore {
         return try database.query(sql, args, row: Self.transfer)
     }
 
-    /// Counts per state and direction, straight from the rows.
-    public func summary() throws -> QueueSummary {
-        var summary = QueueSummary()
-        try database.query("SELECT direction, state, count(*) FROM transfers GROUP BY direction, state") { r in
-            let direction = Direction(rawValue: r.text(0)) ?? .upload
-            let state = TransferState(rawValue: r.text(1)) ?? .failed
-            summary.counts[direction, default: [:]][state] = r.int(2)
-        }
-        // The person's pause of the whole queue comes first: it holds whatever else would.
-        summary.pausedReason = try isQueuePaused() ? ReasonCode.paused.rawValue : agentValue("paused_reason")
-        summary.pausedRows = try pausedCount()
-        return summary
-    }
-
     // MARK: Agent state
 
     public func agentValue(_ key: String) throws -> String? {

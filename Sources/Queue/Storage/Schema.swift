@@ -227,6 +227,53 @@ public enum Schema {
         ALTER TABLE watch_taken ADD COLUMN kept_reason TEXT;
         CREATE INDEX watch_taken_waiting ON watch_taken (rule, waits_on) WHERE waits_on IS NOT NULL;
         """,
+        // 12: running counts and sums of the rows, so `status` and the agent read a few
+        // hundred small rows instead of the whole table (see QueueStore+Tally.swift). Kept by
+        // triggers, in the transaction that changes the rows; per 1,024 IDs (`bucket`), by
+        // direction, state, reason and pause, so a batch's sums read whole buckets and
+        // at most 1,024 rows of their own. And the few rows a person asked to cancel, which
+        // the agent looks for at every turn, found without reading a long backlog.
+        """
+        CREATE INDEX transfers_cancel_requested ON transfers (id) WHERE cancel_requested = 1;
+        CREATE TABLE transfer_tally (
+            bucket INTEGER NOT NULL,
+            direction TEXT NOT NULL,
+            state TEXT NOT NULL,
+            reason_code TEXT NOT NULL,
+            paused INTEGER NOT NULL,
+            files INTEGER NOT NULL,
+            bytes_total INTEGER NOT NULL,
+            bytes_done INTEGER NOT NULL,
+            bytes_left INTEGER NOT NULL,
+            PRIMARY KEY (bucket, direction, state, reason_code, paused)
+        ) WITHOUT ROWID;
+        INSERT INTO transfer_tally
+            SELECT id >> 10, direction, state, coalesce(reason_code, ''), paused, count(*), total(bytes_total), total(bytes_done),
+                   total(max(bytes_total - bytes_done, 0))
+            FROM transfers GROUP BY 1, 2, 3, 4, 5;
+        CREATE TRIGGER transfer_tally_insert AFTER INSERT ON transfers BEGIN
+            INSERT INTO transfer_tally VALUES (new.id >> 10, new.direction, new.state, coalesce(new.reason_code, ''), new.paused, 1,
+                                               new.bytes_total, new.bytes_done, max(new.bytes_total - new.bytes_done, 0))
+            ON CONFLICT DO UPDATE SET files = files + 1, bytes_total = bytes_total + excluded.bytes_total,
+                                      bytes_done = bytes_done + excluded.bytes_done, bytes_left = bytes_left + excluded.bytes_left;
+        END;
+        CREATE TRIGGER transfer_tally_delete AFTER DELETE ON transfers BEGIN
+            UPDATE transfer_tally SET files = files - 1, bytes_total = bytes_total - old.bytes_total, bytes_done = bytes_done - old.bytes_done,
+                                      bytes_left = bytes_left - max(old.bytes_total - old.bytes_done, 0)
+            WHERE bucket = old.id >> 10 AND direction = old.direction AND state = old.state AND reason_code = coalesce(old.reason_code, '')
+              AND paused = old.paused;
+        END;
+        CREATE TRIGGER transfer_tally_update AFTER UPDATE OF direction, state, reason_code, paused, bytes_total, bytes_done ON transfers BEGIN
+            UPDATE transfer_tally SET files = files - 1, bytes_total = bytes_total - old.bytes_total, bytes_done = bytes_done - old.bytes_done,
+                                      bytes_left = bytes_left - max(old.bytes_total - old.bytes_done, 0)
+            WHERE bucket = old.id >> 10 AND direction = old.direction AND state = old.state AND reason_code = coalesce(old.reason_code, '')
+              AND paused = old.paused;
+            INSERT INTO transfer_tally VALUES (new.id >> 10, new.direction, new.state, coalesce(new.reason_code, ''), new.paused, 1,
+                                               new.bytes_total, new.bytes_done, max(new.bytes_total - new.bytes_done, 0))
+            ON CONFLICT DO UPDATE SET files = files + 1, bytes_total = bytes_total + excluded.bytes_total,
+                                      bytes_done = bytes_done + excluded.bytes_done, bytes_left = bytes_left + excluded.bytes_left;
+        END;
+        """,
     ]
 
     public static var latest: Int { migrations.count }

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""`make bench`: a long queue must cost nothing per file.
+
+A folder of tiny photos is queued with `upload` while no agent runs (as a first
+`--existing` on a photo library would be), then the agent is started and timed over its
+first MEASURE completions: files per second, and the agent's CPU time per file (every
+thread's, from /proc/PID/task/*/schedstat). Done for a short backlog and a long one; the
+long one's rate should be at least 0.9x the short one's, and each file should cost at most
+3 ms of agent CPU either way.
+
+Everything runs in a private XDG home in a temporary folder, against a plain WebDAV server
+on loopback (Apache httpd with mod_dav, as the tests start it). Timings are figures to read, not asserts.
+
+    .venv/bin/python scripts/bench_backlog.py [--bin .build/release] [--small 2000]
+                                              [--large 200000] [--measure 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_watch import PASSWORD, REPO, USER, Scene, photo  # noqa: E402
+
+RATE_GOAL = 0.9
+CPU_GOAL_MS = 3.0
+
+
+def start_apache(scene: Scene) -> tuple[subprocess.Popen, str]:
+    """Apache httpd with mod_dav on loopback, configured in the scene's folder (as the tests
+    start it): a plain WebDAV server written by others, which answers faster than the
+    reference server, so the agent's own cost shows."""
+    folder = f"{scene.home}/apache"
+    os.chmod(scene.home, 0o711)  # Apache's children (nobody, when run as root) pass through to www/
+    for sub in ("www/Backlog", "lock", "run"):
+        os.makedirs(f"{folder}/{sub}", exist_ok=True)
+    subprocess.run(["htpasswd", "-c", "-b", "-s", f"{folder}/htpasswd", USER, PASSWORD], check=True, capture_output=True)
+    for path, mode in ((folder, 0o755), (f"{folder}/www", 0o777), (f"{folder}/www/Backlog", 0o777), (f"{folder}/lock", 0o777),
+                       (f"{folder}/run", 0o777), (f"{folder}/htpasswd", 0o644)):
+        os.chmod(path, mode)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    modules = "/usr/lib/apache2/modules"
+    loads = "\n".join(f"LoadModule {m}_module {modules}/mod_{m}.so" for m in
+                      ("mpm_event", "authz_core", "authz_user", "authn_core", "authn_file", "auth_basic", "dav", "dav_fs"))
+    user = "User nobody\nGroup nogroup\n" if os.getuid() == 0 else ""
+    with open(f"{folder}/httpd.conf", "w") as f:
+        f.write(f"""ServerRoot "{folder}"
+ServerName 127.0.0.1
+Listen 127.0.0.1:{port}
+PidFile "{folder}/run/httpd.pid"
+DefaultRuntimeDir "{folder}/run"
+ErrorLog "{folder}/error.log"
+LogLevel warn
+{user}{loads}
+DavLockDB "{folder}/lock/DavLock"
+DocumentRoot "{folder}/www"
+<Directory "{folder}/www">
+    Dav On
+    AuthType Basic
+    AuthName "instant-upload bench"
+    AuthUserFile "{folder}/htpasswd"
+    Require valid-user
+</Directory>
+""")
+    proc = subprocess.Popen(["/usr/sbin/apache2", "-f", f"{folder}/httpd.conf", "-DFOREGROUND"], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"Apache did not start; see {folder}/error.log")
+            time.sleep(0.05)
+    return proc, f"http://127.0.0.1:{port}/"
+
+
+def completed(db: sqlite3.Connection) -> int:
+    # The queue's running tally: counting the rows of a 200,000-row table at every poll
+    # would cost the machine more than the agent does.
+    return db.execute("SELECT coalesce(sum(files), 0) FROM transfer_tally WHERE state = 'completed'").fetchone()[0]
+
+
+def run(binary: str, backlog: int, measure: int, profile: str | None = None) -> dict:
+    scene = Scene(binary)
+    apache = None
+    try:
+        apache, url = start_apache(scene)
+        added = scene.cli("account", "add", url, "--user", USER, "--name", "apache", "--allow-insecure-http", "--password-stdin",
+                  stdin=PASSWORD + "\n", check=False)
+        if added.returncode != 0:
+            raise RuntimeError(f"account add failed: {added.stdout} {added.stderr}")
+        folder = f"{scene.home}/Library"
+        made = time.monotonic()
+        for d in range(backlog // 1000 + 1):
+            os.makedirs(f"{folder}/{d:03d}", exist_ok=True)
+        jpeg = photo("2024:03:15 10:00:00", "")
+        for i in range(backlog):
+            with open(f"{folder}/{i // 1000:03d}/IMG_{i:06d}.jpg", "wb") as f:
+                f.write(jpeg + i.to_bytes(4, "big"))
+        made = time.monotonic() - made
+        queued = time.monotonic()
+        out = scene.cli("upload", folder, "--to", "/Backlog")
+        queued = time.monotonic() - queued
+        db = sqlite3.connect(f"file:{scene.home}/state/instant-upload/queue.sqlite3?mode=ro", uri=True)
+        rows = db.execute("SELECT coalesce(sum(files), 0) FROM transfer_tally WHERE state = 'queued'").fetchone()[0]
+        if rows != backlog:
+            raise RuntimeError(f"{rows} rows queued, expected {backlog}: {out.stdout} {out.stderr}")
+        measure = min(measure, backlog)
+        started = scene.start_agent()
+        cpu0 = scene.cpu_seconds()
+        perf = None
+        if profile:
+            perf = subprocess.Popen(["perf", "record", "-g", "-o", profile, "-p", str(scene.agent.pid)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        first = None
+        deadline = time.monotonic() + 1800
+        while True:
+            done = completed(db)
+            if first is None and done > 0:
+                # Timed from the first completion, so the agent's start and the first
+                # connections are not counted against the rate.
+                first, first_done, first_cpu = time.monotonic(), done, scene.cpu_seconds()
+            if done >= measure:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"only {done} of {measure} completed in 30 minutes; see {scene.home}/agent.log")
+            time.sleep(0.05)
+        end, cpu1 = time.monotonic(), scene.cpu_seconds()
+        if perf:
+            perf.send_signal(2)
+            perf.wait(60)
+        failed = db.execute("SELECT coalesce(sum(files), 0) FROM transfer_tally WHERE state = 'failed'").fetchone()[0]
+        db.close()
+        files = done - first_done
+        return {
+            "backlog": backlog, "made_s": made, "queued_s": queued, "measured_files": files,
+            "files_per_s": files / (end - first), "cpu_ms_per_file": (cpu1 - first_cpu) / files * 1000,
+            "start_s": first - started, "start_cpu_s": first_cpu - cpu0, "failed": failed,
+        }
+    finally:
+        if apache:
+            apache.terminate()
+            apache.wait(10)
+        scene.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", default=".build/release")
+    parser.add_argument("--small", type=int, default=2000)
+    parser.add_argument("--large", type=int, default=200_000)
+    parser.add_argument("--measure", type=int, default=2000)
+    parser.add_argument("--json", help="write the figures to this file as well")
+    parser.add_argument("--profile", help="record the agent with `perf record -g` into this file (the long backlog's run)")
+    args = parser.parse_args()
+    binary = os.path.abspath(os.path.join(REPO, args.bin, "instant-upload"))
+    results = []
+    for backlog in (args.small, args.large):
+        r = run(binary, backlog, args.measure, profile=args.profile if backlog == args.large else None)
+        results.append(r)
+        print(f"backlog {backlog:>7,}: {r['files_per_s']:6.1f} files/s, agent CPU {r['cpu_ms_per_file']:.2f} ms per file "
+              f"(first {r['measured_files']:,} completions; files made in {r['made_s']:.1f} s, queued by `upload` in "
+              f"{r['queued_s']:.1f} s, agent start to first completion {r['start_s']:.2f} s and {r['start_cpu_s']:.2f} s CPU; "
+              f"{r['failed']} failed)")
+    small, large = results
+    ratio = large["files_per_s"] / small["files_per_s"]
+    cpu = max(small["cpu_ms_per_file"], large["cpu_ms_per_file"])
+    print(f"backlog: {large['backlog']:,} queued runs at {ratio:.2f}x the rate of {small['backlog']:,} queued "
+          f"(goal >= {RATE_GOAL}): {'PASS' if ratio >= RATE_GOAL else 'MISS'}")
+    print(f"backlog: at most {cpu:.2f} ms of agent CPU per small file (goal <= {CPU_GOAL_MS} ms): "
+          f"{'PASS' if cpu <= CPU_GOAL_MS else 'MISS'}")
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump({"runs": results, "rate_ratio": ratio, "cpu_ms_per_file": cpu}, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

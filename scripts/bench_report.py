@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Writes BENCHMARKS.md from the figures `make bench` just measured.
+
+It reads what each benchmark wrote into bench/out/ (bench.py: latest.json,
+bench_queue.py: queue.json, bench_backlog.py: backlog.json) and the programs `make dist`
+and `make deb` left, and lists every goal with PASS, MISS, or "not measured" when the
+figure is missing (a benchmark that was not run, or a measurement not written yet).
+
+    .venv/bin/python scripts/bench_report.py [--out BENCHMARKS.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import platform
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(REPO, "bench", "out")
+
+
+def load(name: str) -> dict | None:
+    try:
+        with open(os.path.join(OUT, name)) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def machine() -> list[str]:
+    model, flags = "?", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and model == "?":
+                    model = value.strip()
+                elif key.strip() == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    memory = "?"
+    try:
+        with open("/proc/meminfo") as f:
+            memory = f"{int(f.readline().split()[1]) / 1e6:.1f} GB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return [f"- {os.cpu_count()} cores: {model}",
+            f"- SHA-256 instructions (sha_ni): {'present' if 'sha_ni' in flags else 'absent'}",
+            f"- memory {memory}; Linux {platform.release()} ({platform.machine()})"]
+
+
+class Goals:
+    def __init__(self):
+        self.rows: list[tuple[str, str, str, str]] = []
+
+    def add(self, goal: str, measured: str | None, ok: bool | None, command: str):
+        verdict = "not measured" if measured is None else ("PASS" if ok else "MISS")
+        self.rows.append((goal, measured or "-", verdict, f"`{command}`"))
+
+    def table(self) -> list[str]:
+        lines = ["| goal | measured | verdict | command |", "|---|---|---|---|"]
+        lines += [f"| {g} | {m} | {v} | {c} |" for g, m, v, c in self.rows]
+        return lines
+
+
+def bench_goals(goals: Goals, bench: dict | None) -> list[str]:
+    """Goals from bench.py's figures: memory, the sink, downloads."""
+    command = "make bench (scripts/bench.py)"
+    if not bench:
+        for goal in ("agent peak RSS < 20 MB while uploading 1 and 4 GiB", "download <= 1.2x `curl -o` + `sync`",
+                     "upload into the sink >= 0.95x the lower of curl's and `openssl dgst -sha256`'s rate"):
+            goals.add(goal, None, None, command)
+        return []
+    medians = {c["key"]: c.get("median") for c in bench["clients"] if c.get("median")}
+    sinks = [m for k, m in medians.items() if k.startswith("sink-agent")]
+    if sinks:
+        worst = max(m["rss_mb_max"] for m in sinks)
+        goals.add("agent peak RSS < 20 MB while uploading 1 and 4 GiB", f"{worst:.1f} MB", worst < 20, command)
+    else:
+        goals.add("agent peak RSS < 20 MB while uploading 1 and 4 GiB", None, None, command)
+    da, dc = medians.get("dl-agent"), medians.get("dl-curl")
+    if da and dc:
+        ratio = da["wall_s"] / dc["wall_s"]
+        goals.add("download <= 1.2x `curl -o` + `sync` (here: against `curl -o` alone)", f"{ratio:.2f}x", ratio <= 1.2, command)
+    else:
+        goals.add("download <= 1.2x `curl -o` + `sync`", None, None, command)
+    sa, sc, sha = medians.get("sink-agent-16") or medians.get("sink-agent-64"), medians.get("sink-curl"), medians.get("sha-openssl")
+    if sa and sc and sha and sa.get("mb_per_s") and sc.get("mb_per_s") and sha.get("mb_per_s"):
+        floor = min(sc["mb_per_s"], sha["mb_per_s"])
+        goals.add("upload into the sink >= 0.95x the lower of curl's and `openssl dgst -sha256`'s rate",
+                  f"{sa['mb_per_s']:.0f} MB/s vs {floor:.0f} MB/s ({sa['mb_per_s'] / floor:.2f}x)", sa["mb_per_s"] >= 0.95 * floor, command)
+    else:
+        goals.add("upload into the sink >= 0.95x the lower of curl's and `openssl dgst -sha256`'s rate", None, None, command)
+    return [f"- {t['status']} {t['text']}" for t in bench.get("targets", [])] + [f"- note: {n}" for n in bench.get("notes", [])]
+
+
+def queue_goals(goals: Goals, queue: dict | None) -> list[str]:
+    command = "make bench (scripts/bench_queue.py)"
+    wanted = [("--help (no database)", "`--help` < 10 ms"), ("status", "`status` < 25 ms at 100,000 rows"),
+              ("queue --state failed", "`queue --state failed` < 100 ms at 100,000 rows")]
+    by_label = {c["label"]: c for c in (queue or {}).get("commands", [])}
+    for label, goal in wanted:
+        c = by_label.get(label)
+        target = (c or {}).get("target_ms")
+        if c and target:
+            goals.add(goal, f"{c['median']:.1f} ms (median; CPU {c['cpu']:.1f} ms)", c["median"] < target, command)
+        else:
+            goals.add(goal, None, None, command)
+    return [f"- {c['label']}: median {c['median']:.1f} ms, CPU {c['cpu']:.1f} ms, {c['bytes']:,} bytes out"
+            for c in by_label.values()]
+
+
+def backlog_goals(goals: Goals, backlog: dict | None) -> list[str]:
+    command = "make bench (scripts/bench_backlog.py)"
+    if not backlog:
+        goals.add("200,000 queued: >= 0.9x the files/s of 2,000 queued", None, None, command)
+        goals.add("<= 3 ms of agent CPU per small file", None, None, command)
+        return []
+    small, large = backlog["runs"]
+    goals.add(f"{large['backlog']:,} queued: >= 0.9x the files/s of {small['backlog']:,} queued",
+              f"{backlog['rate_ratio']:.2f}x ({large['files_per_s']:.0f} vs {small['files_per_s']:.0f} files/s)",
+              backlog["rate_ratio"] >= 0.9, command)
+    goals.add("<= 3 ms of agent CPU per small file", f"{backlog['cpu_ms_per_file']:.2f} ms", backlog["cpu_ms_per_file"] <= 3, command)
+    return [f"- {r['backlog']:,} queued: {r['files_per_s']:.1f} files/s, {r['cpu_ms_per_file']:.2f} ms agent CPU per file "
+            f"over {r['measured_files']:,} completions (Apache mod_dav on loopback)" for r in backlog["runs"]]
+
+
+def package_goals(goals: Goals) -> list[str]:
+    debs = sorted(glob.glob(os.path.join(REPO, ".build", "deb", "*.deb")), key=os.path.getmtime)
+    if not debs:
+        goals.add("the package < 10 MB", None, None, "make deb")
+        return []
+    size = os.path.getsize(debs[-1])
+    goals.add("the package < 10 MB", f"{size / 1e6:.1f} MB", size < 10e6, "make deb")
+    return [f"- {os.path.basename(debs[-1])}: {size / 1e6:.1f} MB"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default=os.path.join(REPO, "BENCHMARKS.md"))
+    args = parser.parse_args()
+    goals = Goals()
+    sections = [
+        ("Transfers against curl and tuspy (`scripts/bench.py`)", bench_goals(goals, load("latest.json"))),
+        ("`status` and `queue` on 100,000 rows (`scripts/bench_queue.py`)", queue_goals(goals, load("queue.json"))),
+        ("A long backlog (`scripts/bench_backlog.py`)", backlog_goals(goals, load("backlog.json"))),
+        ("Size", package_goals(goals)),
+    ]
+    goals.add("a thousand 300 kB photos: files/s >= rclone's and >= 1/1.3 of the curl floor, <= 3 requests per new file",
+              None, None, "make bench")
+    lines = ["# Benchmarks", "",
+             "Written by `make bench` (scripts/bench_report.py) from the figures of that run; do not edit by hand.",
+             f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on:", ""] + machine()
+    lines += ["", "## Goals", ""] + goals.table()
+    for title, body in sections:
+        if body:
+            lines += ["", f"## {title}", ""] + body
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {os.path.relpath(args.out)}: " + ", ".join(f"{v} {sum(1 for r in goals.rows if r[2] == v)}"
+                                                           for v in ("PASS", "MISS", "not measured")))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
