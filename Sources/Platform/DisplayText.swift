@@ -3,6 +3,7 @@ public enum DisplayText {
     /// Escapes control characters (`\n`, `\t`, `\x1b`...) and bytes that are not UTF-8
     /// (`\xff`), so a file name can never move the cursor or hide itself.
     public static func escape(_ bytes: [UInt8]) -> String {
+        if bytes.allSatisfy(isPlain) { return String(decoding: bytes, as: UTF8.self) }
         var out = ""
         var i = 0
         while i < bytes.count {
@@ -36,7 +37,10 @@ public enum DisplayText {
         return out
     }
 
-    public static func escape(_ text: String) -> String { escape(Array(text.utf8)) }
+    public static func escape(_ text: String) -> String { text.utf8.allSatisfy(isPlain) ? text : escape(Array(text.utf8)) }
+
+    /// Printable ASCII other than the backslash: shown as it is (most names are only that).
+    private static func isPlain(_ b: UInt8) -> Bool { b >= 0x20 && b < 0x7f && b != UInt8(ascii: "\\") }
 
     /// Escapes only what can move a terminal's cursor or rearrange a line (control
     /// characters, bidi overrides), the way `escape` writes them, and leaves backslashes
