@@ -119,16 +119,16 @@ soak: dist $(SOAK_STAMP)
 sanitize: venv
 	scripts/sanitize.sh address thread
 
-# Both programs, static Swift runtime (stripped by the package build only). Built again when a
-# source is newer, so `make install` after `make dist` does not start the compiler at all.
-# The output is kept for the warnings guard, like the debug build's.
-DIST_PROGRAMS := $(DIST_BIN)/instant-upload $(DIST_BIN)/share-to
-dist: $(DIST_PROGRAMS)
-$(DIST_PROGRAMS) &: Package.swift $(shell find Sources -type f) | $(APT_STAMP)
+# The program, static Swift runtime (stripped when installed; `share-to` is installed as a
+# link to it, which it answers to). Built again when a source is newer, so `make install`
+# after `make dist` does not start the compiler at all. The output is kept for the warnings
+# guard, like the debug build's.
+DIST_PROGRAM := $(DIST_BIN)/instant-upload
+dist: $(DIST_PROGRAM)
+$(DIST_PROGRAM): Package.swift $(shell find Sources -type f) | $(APT_STAMP)
 	@mkdir -p .build
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product instant-upload 2>&1 | tee $(DIST_BUILD_LOG)
-	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product share-to 2>&1 | tee -a $(DIST_BUILD_LOG)
-	@touch $(DIST_PROGRAMS)
+	@touch $(DIST_PROGRAM)
 
 # Into PREFIX (default ~/.local, no root needed): programs, file-manager entries, the systemd
 # user unit, man pages, completions; a manifest lists them for `make uninstall`.
@@ -142,7 +142,7 @@ uninstall:
 # built again only when the programs or anything in packaging/ changed since.
 DEB := .build/deb/instant-upload_$(VERSION)_$(shell dpkg --print-architecture 2>/dev/null).deb
 deb: dist
-	@if [ -f "$(DEB)" ] && [ -z "$$(find packaging $(DIST_BIN)/instant-upload $(DIST_BIN)/share-to -newer "$(DEB)" -print -quit)" ]; then \
+	@if [ -f "$(DEB)" ] && [ -z "$$(find packaging $(DIST_PROGRAM) -newer "$(DEB)" -print -quit)" ]; then \
 		echo "$(DEB) is up to date"; echo "$(DEB)"; \
 	else sh packaging/deb/build-deb.sh $(DIST_BIN) $(VERSION) .build/deb; fi
 

@@ -95,7 +95,7 @@ def bench_goals(goals: Goals, bench: dict | None) -> list[str]:
                   f"{sa['mb_per_s']:.0f} MB/s vs {floor:.0f} MB/s ({sa['mb_per_s'] / floor:.2f}x)", sa["mb_per_s"] >= 0.95 * floor, command)
     else:
         goals.add("upload into the sink >= 0.95x the lower of curl's and `openssl dgst -sha256`'s rate", None, None, command)
-    return [f"- {t['status']} {t['text']}" for t in bench.get("targets", [])] + [f"- note: {n}" for n in bench.get("notes", [])]
+    return [f"- {'no target:' if t['status'] == '-' else t['status']} {t['text']}" for t in bench.get("targets", [])] + [f"- note: {n}" for n in bench.get("notes", [])]
 
 
 def queue_goals(goals: Goals, queue: dict | None) -> list[str]:
@@ -144,8 +144,9 @@ def main() -> int:
     parser.add_argument("--out", default=os.path.join(REPO, "BENCHMARKS.md"))
     args = parser.parse_args()
     goals = Goals()
+    bench = load("latest.json")
     sections = [
-        ("Transfers against curl and tuspy (`scripts/bench.py`)", bench_goals(goals, load("latest.json"))),
+        ("Transfers against curl and tuspy (`scripts/bench.py`)", bench_goals(goals, bench)),
         ("`status` and `queue` on 100,000 rows (`scripts/bench_queue.py`)", queue_goals(goals, load("queue.json"))),
         ("A long backlog (`scripts/bench_backlog.py`)", backlog_goals(goals, load("backlog.json"))),
         ("Size", package_goals(goals)),
@@ -154,7 +155,7 @@ def main() -> int:
               None, None, "make bench")
     lines = ["# Benchmarks", "",
              "Written by `make bench` (scripts/bench_report.py) from the figures of that run; do not edit by hand.",
-             f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on:", ""] + machine()
+             f"Measured {(bench or {}).get('time') or time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} on:", ""] + machine()
     lines += ["", "## Goals", ""] + goals.table()
     for title, body in sections:
         if body:

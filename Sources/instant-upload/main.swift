@@ -3,4 +3,7 @@ import Glibc
 import Platform
 
 Signals.unblockAll()
-exit(Main.instantUpload(Argument.commandLine()))
+// One program under two names: installed as `share-to` too (a link to this one), it is the
+// file managers' "Send to" handler.
+let invokedAs = CommandLine.arguments.first?.split(separator: "/").last ?? ""
+exit(invokedAs == "share-to" ? Main.shareTo(Argument.commandLine()) : Main.instantUpload(Argument.commandLine()))

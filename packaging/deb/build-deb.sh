@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the Debian package from release binaries: a system-wide install (/usr) staged by
-# install.sh, stripped, with its library dependencies worked out by dpkg-shlibdeps.
+# install.sh (one stripped program, share-to a link to it), with its library dependencies worked out by dpkg-shlibdeps.
 #
 #   build-deb.sh BIN_DIR VERSION OUT_DIR      -> OUT_DIR/instant-upload_VERSION_ARCH.deb
 set -eu
@@ -16,8 +16,8 @@ stage=$out/root
 rm -rf "$stage"
 mkdir -p "$stage"
 
+# install.sh strips the program; share-to is a link to it.
 SYSTEM=1 PREFIX=/usr DESTDIR=$stage sh "$here/../install.sh" install "$bin"
-strip --strip-unneeded --remove-section=.comment --remove-section=.note "$stage/usr/bin/instant-upload" "$stage/usr/bin/share-to"
 
 doc=$stage/usr/share/doc/instant-upload
 mkdir -p "$doc"
@@ -30,7 +30,7 @@ scratch=$out/shlibdeps
 rm -rf "$scratch"
 mkdir -p "$scratch/debian"
 printf 'Source: instant-upload\n\nPackage: instant-upload\nArchitecture: any\n' > "$scratch/debian/control"
-depends=$(cd "$scratch" && dpkg-shlibdeps -O "$stage/usr/bin/instant-upload" "$stage/usr/bin/share-to" | sed -n 's/^shlibs:Depends=//p')
+depends=$(cd "$scratch" && dpkg-shlibdeps -O "$stage/usr/bin/instant-upload" | sed -n 's/^shlibs:Depends=//p')
 # The watcher reads EXIF dates through libexif; declared even while the linker finds no call to it.
 case "$depends" in *libexif12*) ;; *) depends="$depends, libexif12" ;; esac
 rm -rf "$scratch"

@@ -127,10 +127,13 @@ public enum WatchCommands {
     static func troubles(store: QueueStore, context: CommandContext) throws -> [StatusJSON.WatchTrouble] {
         guard let rules = try? context.watchConfig().rules else { return [] }
         var troubles: [StatusJSON.WatchTrouble] = []
+        // The rule's own row says what troubles it; the rule's uploads are only asked
+        // whether one is unfinished, and only when the rule has troubles at all.
         for rule in rules where !rule.paused {
-            let overview = try store.watchOverview(rule: rule.id)
-            guard let status = overview.status else { continue }
-            troubles += WatchListItem.troubles(RuleTrouble.decode(status.troubles), overview: overview).map {
+            guard let status = try store.watchStatus(rule: rule.id) else { continue }
+            let stored = RuleTrouble.decode(status.troubles)
+            guard !stored.isEmpty else { continue }
+            troubles += WatchListItem.troubles(stored, unfinished: try store.hasUnfinishedRows(rule: rule.id)).map {
                 StatusJSON.WatchTrouble(rule: rule.id, code: $0.code, message: $0.message, action: $0.action)
             }
         }

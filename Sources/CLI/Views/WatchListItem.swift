@@ -25,7 +25,8 @@ struct WatchListItem {
             return [RuleTrouble(code: "agent_not_running", message: "the agent is not running, so nothing is watched",
                                 action: "start it with `instant-upload run` (or `instant-upload service install`)")]
         }
-        var troubles = Self.troubles(overview.status.map { RuleTrouble.decode($0.troubles) } ?? [], overview: overview)
+        var troubles = Self.troubles(overview.status.map { RuleTrouble.decode($0.troubles) } ?? [],
+                                     unfinished: overview.pending + overview.failed > 0)
         if account == nil, !troubles.contains(where: { $0.code == "account_missing" }) {
             troubles.append(RuleTrouble(code: "account_missing",
                                         message: rule.account.map { "there is no account named \($0)" } ?? "the rule names no account, and there is not exactly one",
@@ -37,9 +38,8 @@ struct WatchListItem {
     /// The troubles the agent wrote down that need the person now. A folder that is not
     /// there is waited for, a normal state (a card not inserted), unless uploads of the
     /// rule are unfinished: files that vanished with it.
-    static func troubles(_ stored: [RuleTrouble], overview: WatchOverview) -> [RuleTrouble] {
-        let unfinished = overview.pending + overview.failed > 0
-        return stored.filter { unfinished || $0.code != WatcherTrouble.Code.folderMissing.rawValue }
+    static func troubles(_ stored: [RuleTrouble], unfinished: Bool) -> [RuleTrouble] {
+        stored.filter { unfinished || $0.code != WatcherTrouble.Code.folderMissing.rawValue }
     }
 
     /// Whether the rule waits for unmetered Wi-Fi, and who says so.

@@ -284,13 +284,26 @@ extension QueueStore {
         overview.keptCount = try database.query("""
             SELECT count(*) AS n FROM watch_taken WHERE rule = ? AND kept_reason IS NOT NULL
             """, [.text(rule)]) { r in try r.int("n") }.first ?? 0
-        overview.status = try database.query("""
+        overview.status = try watchStatus(rule: rule)
+        return overview
+    }
+
+    /// What the agent last reported about the rule (nil while no agent reports it).
+    public func watchStatus(rule: String) throws -> WatchStatusRecord? {
+        try database.query("""
             SELECT state, troubles, watched_folders, overflows, scans, status_at FROM watch_rules WHERE id = ? AND state IS NOT NULL
             """, [.text(rule)]) { r in
             try WatchStatusRecord(state: r.text("state"), troubles: r.optionalText("troubles") ?? "[]", watchedFolders: r.int("watched_folders"),
                                   overflows: r.int("overflows"), scans: r.int("scans"), at: r.optionalInt64("status_at") ?? 0)
         }.first
-        return overview
+    }
+
+    /// Whether an upload of the rule is not completed: one index search per state, however
+    /// many files the rule took before.
+    public func hasUnfinishedRows(rule: String) throws -> Bool {
+        try !database.query("""
+            SELECT 1 FROM transfers WHERE watch_rule = ? AND state IN \(TransferState.sql(.queued, .inProgress, .retrying, .failed)) LIMIT 1
+            """, [.text(rule)]) { $0.int(0) }.isEmpty
     }
 
     /// Forgets the status of every rule (when the agent stops, it is no longer true).
