@@ -32,6 +32,35 @@ struct WebDAVPutTests {
         }
     }
 
+    @Test("twelve photos into one new folder: the folder is looked at and made once, not once per photo; each photo is one look at its name, its PUT (and MOVE) and one look after")
+    func batchIntoOneFolder() async throws {
+        try await offThePool {
+            let server = try ReferenceServer(face: .webdav)
+            let s = try AgentHarness()
+            try s.addAccount(address: server.address())
+            let count = 12
+            for i in 0..<count { try s.home.randomFile("Trip/IMG_\(i).jpg", size: 20_000, seed: UInt64(100 + i)) }
+            #expect(try s.cli(["upload", "--to", "/Photos", s.home.path + "/Trip"]).status == 0)
+            _ = try server.control("POST", "stats/reset")
+            try s.startAgent()
+            try s.waitForAll("completed", count: count, timeout: 60)
+            for i in 0..<count {
+                #expect(try TestData.sha256(ofFile: server.tree() + "/Photos/Trip/IMG_\(i).jpg")
+                        == (try TestData.sha256(ofFile: s.home.path + "/Trip/IMG_\(i).jpg")))
+            }
+            let requests = try server.stats()["requests"] as? [String: Int] ?? [:]
+            // The folder: asked about, then made with its parent, once for the batch.
+            #expect(requests["MKCOL"] == 2, "\(requests)")
+            #expect(requests["PUT"] == count, "\(requests)")
+            // Per photo: its name before, the file after; the folder at most once more.
+            #expect((requests["PROPFIND"] ?? 0) <= 2 * count + 2, "\(requests)")
+            // This face is sent a temporary and a MOVE (it cannot refuse a PUT over a file):
+            // four requests per photo; three on a server that takes a conditional PUT.
+            #expect(requests["MOVE"] == count, "\(requests)")
+            #expect(requests.values.reduce(0, +) <= 4 * count + 3, "\(requests)")
+        }
+    }
+
     @Test("a folder gone when the PUT goes again, answered with 404 as rclone does: the agent makes it again and the file arrives")
     func folderGoneAnswered404() async throws {
         try await offThePool {

@@ -14,6 +14,8 @@ struct TargetCheck {
     let dav: WebDAVClient
     let store: QueueStore
     let row: Transfer
+    /// Where folders the server showed a moment ago are remembered, and the server's key.
+    var folders: (cache: ServerInfoCache, server: String)?
 
     enum Verdict: Equatable {
         /// The server already holds the file (its SHA-256).
@@ -63,7 +65,11 @@ struct TargetCheck {
     /// its place, no permission) is the row's own problem: it fails as `target_missing`.
     private func makeFolders(_ folder: String) throws {
         do {
-            try dav.makeFolders(folder)
+            if let folders {
+                try folders.cache.ensureFolder(folder, on: folders.server) { try dav.makeFolders(folder) }
+            } else {
+                try dav.makeFolders(folder)
+            }
         } catch let e as WrongRemoteKind {
             throw Classified(Reason(.targetMissing, "the folder cannot be created: \(e.description)"))
         } catch let e as HTTPStatusError where e.step == .mkcol && [403, 405, 409].contains(e.status) {

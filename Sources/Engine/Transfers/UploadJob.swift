@@ -137,7 +137,7 @@ final class UploadJob {
                 }
                 if row.replaceable != nil, try !isStillTheVersion(row) { try divertToConflictedCopy(&row) }
                 if row.replaceable == nil {
-                    let check = TargetCheck(dav: dav, store: store, row: row)
+                    let check = TargetCheck(dav: dav, store: store, row: row, folders: (serverInfo, Self.capabilityKey(account)))
                     switch try check.verdict(size: size, digest: { try wholeFileDigest(source) }) {
                     case .alreadyThere(let sha):
                         Log.info("upload \(row.id): \(row.remotePath) is already on the server with the same content; nothing to send")
@@ -278,6 +278,7 @@ final class UploadJob {
     /// After a refused chunk: if the folder is gone, make it again (true) so the upload can
     /// end where it was asked to.
     func recreateMissingFolder(_ row: Transfer) throws -> Bool {
+        serverInfo.forgetFolder(row.remoteFolder, on: Self.capabilityKey(account))
         guard try !dav.exists(row.remoteFolder) else { return false }
         try dav.makeFolders(row.remoteFolder)
         return true
