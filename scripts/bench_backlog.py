@@ -60,6 +60,7 @@ PidFile "{folder}/run/httpd.pid"
 DefaultRuntimeDir "{folder}/run"
 ErrorLog "{folder}/error.log"
 LogLevel warn
+CustomLog "{folder}/access.log" "%m %U %>s"
 {user}{loads}
 DavLockDB "{folder}/lock/DavLock"
 DocumentRoot "{folder}/www"
@@ -83,6 +84,15 @@ DocumentRoot "{folder}/www"
                 raise RuntimeError(f"Apache did not start; see {folder}/error.log")
             time.sleep(0.05)
     return proc, f"http://127.0.0.1:{port}/"
+
+
+def requests_so_far(scene: Scene) -> int:
+    """Requests Apache has answered (its access log, one line each)."""
+    try:
+        with open(f"{scene.home}/apache/access.log", "rb") as f:
+            return sum(1 for _ in f)
+    except FileNotFoundError:
+        return 0
 
 
 def completed(db: sqlite3.Connection) -> int:
@@ -131,12 +141,14 @@ def run(binary: str, backlog: int, measure: int, profile: str | None = None) -> 
                 # Timed from the first completion, so the agent's start and the first
                 # connections are not counted against the rate.
                 first, first_done, first_cpu = time.monotonic(), done, scene.cpu_seconds()
+                first_requests = requests_so_far(scene)
             if done >= measure:
                 break
             if time.monotonic() > deadline:
                 raise RuntimeError(f"only {done} of {measure} completed in 30 minutes; see {scene.home}/agent.log")
             time.sleep(0.05)
         end, cpu1 = time.monotonic(), scene.cpu_seconds()
+        last_requests = requests_so_far(scene)
         if perf:
             perf.send_signal(2)
             perf.wait(60)
@@ -146,6 +158,7 @@ def run(binary: str, backlog: int, measure: int, profile: str | None = None) -> 
         return {
             "backlog": backlog, "made_s": made, "queued_s": queued, "measured_files": files,
             "files_per_s": files / (end - first), "cpu_ms_per_file": (cpu1 - first_cpu) / files * 1000,
+            "requests_per_file": (last_requests - first_requests) / files,
             "start_s": first - started, "start_cpu_s": first_cpu - cpu0, "failed": failed,
         }
     finally:
@@ -169,7 +182,8 @@ def main() -> int:
     for backlog in (args.small, args.large):
         r = run(binary, backlog, args.measure, profile=args.profile if backlog == args.large else None)
         results.append(r)
-        print(f"backlog {backlog:>7,}: {r['files_per_s']:6.1f} files/s, agent CPU {r['cpu_ms_per_file']:.2f} ms per file "
+        print(f"backlog {backlog:>7,}: {r['files_per_s']:6.1f} files/s, agent CPU {r['cpu_ms_per_file']:.2f} ms per file, "
+              f"{r['requests_per_file']:.2f} requests per file "
               f"(first {r['measured_files']:,} completions; files made in {r['made_s']:.1f} s, queued by `upload` in "
               f"{r['queued_s']:.1f} s, agent start to first completion {r['start_s']:.2f} s and {r['start_cpu_s']:.2f} s CPU; "
               f"{r['failed']} failed)")

@@ -125,8 +125,12 @@ def backlog_goals(goals: Goals, backlog: dict | None) -> list[str]:
               f"{backlog['rate_ratio']:.2f}x ({large['files_per_s']:.0f} vs {small['files_per_s']:.0f} files/s)",
               backlog["rate_ratio"] >= 0.9, command)
     goals.add("<= 3 ms of agent CPU per small file", f"{backlog['cpu_ms_per_file']:.2f} ms", backlog["cpu_ms_per_file"] <= 3, command)
-    return [f"- {r['backlog']:,} queued: {r['files_per_s']:.1f} files/s, {r['cpu_ms_per_file']:.2f} ms agent CPU per file "
-            f"over {r['measured_files']:,} completions (Apache mod_dav on loopback)" for r in backlog["runs"]]
+    per_file = [r["requests_per_file"] for r in backlog["runs"] if "requests_per_file" in r]
+    if per_file:
+        goals.add("<= 3 requests per new file (Apache mod_dav, tiny photos)", f"{max(per_file):.2f}", max(per_file) <= 3, command)
+    return [f"- {r['backlog']:,} queued: {r['files_per_s']:.1f} files/s, {r['cpu_ms_per_file']:.2f} ms agent CPU per file"
+            + (f", {r['requests_per_file']:.2f} requests per file" if "requests_per_file" in r else "")
+            + f" over {r['measured_files']:,} completions (Apache mod_dav on loopback)" for r in backlog["runs"]]
 
 
 def package_goals(goals: Goals) -> list[str]:
@@ -151,10 +155,11 @@ def main() -> int:
         ("A long backlog (`scripts/bench_backlog.py`)", backlog_goals(goals, load("backlog.json"))),
         ("Size", package_goals(goals)),
     ]
-    goals.add("a thousand 300 kB photos: files/s >= rclone's and >= 1/1.3 of the curl floor, <= 3 requests per new file",
+    goals.add("a thousand 300 kB photos: files/s >= rclone's and >= 1/1.3 of the curl floor (Apache, Nextcloud face)",
               None, None, "make bench")
     lines = ["# Benchmarks", "",
-             "Written by `make bench` (scripts/bench_report.py) from the figures of that run; do not edit by hand.",
+             "Written by `make bench` (scripts/bench_report.py) from the figures each benchmark last wrote to bench/out/",
+             "and the package `make deb` last built; do not edit by hand.",
              f"Measured {(bench or {}).get('time') or time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} on:", ""] + machine()
     lines += ["", "## Goals", ""] + goals.table()
     for title, body in sections:
