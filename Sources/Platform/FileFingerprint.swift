@@ -1,6 +1,12 @@
 import Glibc
 
 /// What identifies one version of a local file: if any of these change, it is another file.
+///
+/// Links: a path a person gave (`upload`, `share-to`, a download's own file) is followed, as
+/// every program follows it, so the fingerprint is of the file they meant (`of(_:)`, or
+/// `of(descriptor:)` once it is open). A watched folder's names are never followed
+/// (`ofRegularFile(notFollowing:)`): a link put into a camera folder is not a new photo,
+/// and following it could lead out of the folder.
 public struct FileFingerprint: Hashable, Sendable, Codable {
     public var device: UInt64
     public var inode: UInt64
@@ -28,6 +34,13 @@ public struct FileFingerprint: Hashable, Sendable, Codable {
     public static func of(_ path: LocalPath) throws(SystemError) -> FileFingerprint {
         var st = stat()
         try valueOrErrno("stat", path: path.display) { path.withCString { stat($0, &st) } }
+        return FileFingerprint(st)
+    }
+
+    /// The fingerprint of what is at `path` itself, if it is a regular file: nil for a
+    /// link, a folder, anything else, or nothing there.
+    public static func ofRegularFile(notFollowing path: LocalPath) -> FileFingerprint? {
+        guard let st = try? FileIO.linkStatus(path), FileKind.of(mode: st.st_mode) == .regular else { return nil }
         return FileFingerprint(st)
     }
 }

@@ -143,10 +143,7 @@ final class WatchLoop {
     }
 
     /// The fingerprint of what is at `path` now, if it is a regular file (links not followed).
-    static func fingerprint(_ path: LocalPath) -> FileFingerprint? {
-        guard let st = try? FileIO.linkStatus(path), FileKind.of(mode: st.st_mode) == .regular else { return nil }
-        return FileFingerprint(st)
-    }
+    static func fingerprint(_ path: LocalPath) -> FileFingerprint? { FileFingerprint.ofRegularFile(notFollowing: path) }
 
     // MARK: - Status
 
