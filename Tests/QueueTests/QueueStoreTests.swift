@@ -52,6 +52,21 @@ struct QueueStoreTests {
         #expect(next.map(\.id) == manual)
     }
 
+    @Test("queued rows and due retrying rows are taken in one order (hand-made first, then oldest), never one kind before the other; a retry not due yet waits")
+    func runnableOrder() throws {
+        let (store, account) = try makeStore()
+        let now = nowMilliseconds()
+        let ids = try store.enqueue([upload(account, "a0.jpg", origin: .auto), upload(account, "a1.jpg", origin: .auto),
+                                     upload(account, "m2.jpg"), upload(account, "a3.jpg", origin: .auto), upload(account, "m4.jpg"),
+                                     upload(account, "m5.jpg")])
+        for id in [ids[1], ids[2], ids[5]] { try store.start(id, resumedAt: 0) }
+        try store.retryLater(ids[1], reason: Reason(.timeout), at: now - 1, attempts: 1)
+        try store.retryLater(ids[2], reason: Reason(.timeout), at: now - 1, attempts: 1)
+        try store.retryLater(ids[5], reason: Reason(.timeout), at: now + 60_000, attempts: 1)
+        #expect(try store.runnable(direction: .upload, now: now, limit: 10).map(\.id) == [ids[2], ids[4], ids[0], ids[1], ids[3]])
+        #expect(try store.runnable(direction: .upload, now: now, limit: 3).map(\.id) == [ids[2], ids[4], ids[0]])
+    }
+
     @Test("a row goes through its life only by legal transitions")
     func lifecycle() throws {
         let (store, account) = try makeStore()

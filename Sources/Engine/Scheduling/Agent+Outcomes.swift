@@ -39,7 +39,7 @@ extension Agent {
         }
         tellAttention(failed)
         let done = state.withLock { $0.manualDone }
-        if !done.isEmpty, try !store.hasUnfinishedHandMade() {
+        if !done.isEmpty, try store.isIdle(countingAuto: false) {
             state.withLock { $0.manualDone.removeAll() }
             options.onBatchDone?(done)
         }

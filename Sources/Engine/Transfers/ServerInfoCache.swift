@@ -35,7 +35,7 @@ public final class ServerInfoCache: Sendable {
     func isFolderKnown(_ folder: String, on server: String) -> Bool {
         let now = MonotonicClock.seconds()
         return folders.withLock { known in
-            guard let seen = known[server + "\u{0}" + folder] else { return false }
+            guard let seen = known[Self.key(folder, server)] else { return false }
             return now - seen < Self.folderLifetime
         }
     }
@@ -45,13 +45,15 @@ public final class ServerInfoCache: Sendable {
         folders.withLock { known in
             // Forgotten when stale, so a long-running agent keeps only what it uses.
             if known.count > 4096 { known = known.filter { now - $0.value < Self.folderLifetime } }
-            known[server + "\u{0}" + folder] = now
+            known[Self.key(folder, server)] = now
         }
     }
 
     func forgetFolder(_ folder: String, on server: String) {
-        _ = folders.withLock { $0.removeValue(forKey: server + "\u{0}" + folder) }
+        _ = folders.withLock { $0.removeValue(forKey: Self.key(folder, server)) }
     }
+
+    private static func key(_ folder: String, _ server: String) -> String { server + "\u{0}" + folder }
     public func info(for endpoint: String, discover: () throws -> UploadCapabilities) throws -> UploadCapabilities {
         if let known = entries.withLock({ $0[endpoint] }) { return known }
         let info = try discover()

@@ -84,7 +84,7 @@ public final class Database {
         guard let plan = try? Statement(self, "EXPLAIN QUERY PLAN " + sql) else { return }
         var lines = ["query plan: " + sql.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")]
         while (try? plan.step()) == true {
-            lines.append("    " + (sqlite3_column_text(plan.pointer, 3).map { String(cString: $0) } ?? ""))
+            lines.append("    " + Row(statement: plan).text(3))
         }
         StandardStreams.writeError(lines.joined(separator: "\n") + "\n")
     }

@@ -268,19 +268,14 @@ extension QueueStore {
         try database.query("SELECT min(next_attempt_at) FROM transfers WHERE state = \(TransferState.retrying.sql)") { $0.optionalInt64(0) }.first ?? nil
     }
 
-    /// True while a hand-made row (not an instant upload) is queued, running or retrying:
-    /// one index search through the lanes, however long the backlog.
-    public func hasUnfinishedHandMade() throws -> Bool {
-        try !database.query("SELECT 1 FROM transfers WHERE state IN \(TransferState.unfinishedSQL) AND lane = \(Origin.manual.lane) LIMIT 1") {
-            $0.int(0)
-        }.isEmpty
-    }
-
-    /// True when no row is queued, running or retrying; with `countingPaused: false`, rows
-    /// the person paused do not count (they wait for the person, not for the agent).
-    public func isIdle(countingPaused: Bool = true) throws -> Bool {
+    /// True when no row is queued, running or retrying. With `countingPaused: false`, rows
+    /// the person paused do not count (they wait for the person, not for the agent); with
+    /// `countingAuto: false`, instant uploads do not (their lane is left out, so the index
+    /// answers at once however long their backlog).
+    public func isIdle(countingPaused: Bool = true, countingAuto: Bool = true) throws -> Bool {
         try database.query("SELECT 1 FROM transfers WHERE state IN \(TransferState.unfinishedSQL)"
-                           + (countingPaused ? "" : " AND paused = 0") + " LIMIT 1") { $0.int(0) }.isEmpty
+                           + (countingPaused ? "" : " AND paused = 0")
+                           + (countingAuto ? "" : " AND lane = \(Origin.manual.lane)") + " LIMIT 1") { $0.int(0) }.isEmpty
     }
 
     public func cancelRequested() throws -> [Transfer] {
