@@ -26,7 +26,7 @@ APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdb
 	xdg-user-dirs xvfb zenity kdialog apache2 apache2-utils rclone xdotool imagemagick tmux desktop-file-utils dpkg-dev binutils lintian \
 	dosfstools fusefat
 
-.PHONY: all build run test test-swift test-server test-fuzz fuzz server bench soak sanitize dist install uninstall deb clean deps venv
+.PHONY: all build run test test-build test-swift test-server test-fuzz fuzz server bench soak sanitize dist install uninstall deb clean deps venv
 
 all: build
 
@@ -67,18 +67,31 @@ server: venv
 	$(PYTHON) reference-server/server.py --data $${TMPDIR:-/tmp}/instant-upload-server --port 8080 --face $(FACE) $(SERVER_ARGS)
 
 # The release build and the package first: the install and package tests use them, and
-# building them while other tests run would only slow those down.
-test: venv dist deb
-	$(MAKE) --no-print-directory test-server test-swift test-fuzz
+# building them while other tests run would only slow those down. Two pairs run side by
+# side, one mostly waiting while the other computes: the reference server's own tests beside
+# that build, and the fuzz targets beside the Swift tests (which wait on servers, processes
+# and settle windows). What ran beside is shown after. The tests that need the whole
+# machine run last, alone; the tests never write into the caller's own folders (checked
+# around the run).
+test: venv
+	scripts/beside.sh .build/pytest.log "$(MAKE) --no-print-directory test-server" -- $(MAKE) --no-print-directory deb
+	$(MAKE) --no-print-directory test-build
+	scripts/untouched.sh mark
+	scripts/beside.sh .build/fuzz.log "$(MAKE) --no-print-directory test-fuzz" -- $(SWIFT) test --skip-build --skip WholeMachineTests
+	$(SWIFT) test --skip-build --filter WholeMachineTests
+	scripts/untouched.sh check
 
-# The tests never write into the caller's own folders: checked around the run.
-test-swift:
-	$(SWIFT) build --build-tests 2>&1 | tee $(TEST_BUILD_LOG)
-	scripts/check-warnings.sh $(BUILD_LOG) $(TEST_BUILD_LOG) $(DIST_BUILD_LOG)
+# The Swift tests alone.
+test-swift: test-build
 	scripts/untouched.sh mark
 	$(SWIFT) test --skip-build --skip WholeMachineTests
 	$(SWIFT) test --skip-build --filter WholeMachineTests
 	scripts/untouched.sh check
+
+test-build: $(APT_STAMP)
+	@mkdir -p .build
+	$(SWIFT) build --build-tests 2>&1 | tee $(TEST_BUILD_LOG)
+	scripts/check-warnings.sh $(BUILD_LOG) $(TEST_BUILD_LOG) $(DIST_BUILD_LOG)
 
 test-server:
 	$(PYTHON) -m pytest -q reference-server
@@ -99,6 +112,7 @@ bench: venv deb
 	.build/release/Benchmarks 1024
 	$(PYTHON) scripts/bench_queue.py --bin .build/release --json bench/out/queue.json
 	$(PYTHON) scripts/bench_backlog.py --bin .build/release --json bench/out/backlog.json
+	$(PYTHON) scripts/bench_batch.py --bin .build/release --json bench/out/batch.json
 	$(PYTHON) scripts/bench_share_to.py --bin .build/release
 	$(PYTHON) scripts/bench_watch.py --bin .build/release
 	$(PYTHON) scripts/bench_report.py

@@ -10,9 +10,10 @@ import Testing
 
 let oneMiB = 1 << 20
 
-/// The agent's settings for these tests: started by the test, 1 MiB chunks, a short stall limit.
-func agentConfig(stallSeconds: Int = 2) -> String {
-    "[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 1\nstall_seconds = \(stallSeconds)\n"
+/// The agent's settings for these tests: started by the test, 1 MiB chunks, a short stall
+/// limit; `checkEveryUpload`: the server is asked about every file made.
+func agentConfig(stallSeconds: Int = 2, checkEveryUpload: Bool = false) -> String {
+    "[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 1\nstall_seconds = \(stallSeconds)\ncheck_every_upload = \(checkEveryUpload)\n"
 }
 
 /// Runs blocking work (processes, reads of a pipe, sleeps) on a thread of its own. Swift Testing

@@ -30,7 +30,8 @@ struct HostileScene: Sendable {
     private init(download: Bool, put: Bool) throws {
         server = try HostileServer()
         session = try AgentHarness()
-        try session.writeConfig(agentConfig())
+        // Every file made is looked at afterwards, so a server that lies about it is caught.
+        try session.writeConfig(agentConfig(checkEveryUpload: true))
         var account = ["account", "add", "--webdav", server.webdavURL, "--tus", server.tusURL]
         if put {
             try server.misbehave("no-tus")

@@ -105,6 +105,27 @@ struct SecondWriterTests {
             #expect(try scene.listing() == ["IMG_0001 (1).jpg", Self.name])
         }
     }
+
+    @Test("a file saved into the folder after the agent listed it, at the name of the next photo of the batch: theirs survives, ours completes as name (1).ext",
+          arguments: kinds)
+    func savedAfterTheListing(_ kind: ServerKind) async throws {
+        try await offThePool {
+            // The first photo lists the folder; the listing is used for the next one, which
+            // it does not show taken.
+            let scene = try SecondWriterScene(kind, hold: nil)
+            try scene.session.startAgent()
+            try scene.session.waitForAll("completed", count: 1, timeout: 60)
+            let next = "IMG_0002.jpg"
+            let theirs = try scene.saveTheirs(as: next)
+            let ours = try scene.session.home.randomFile("pictures/" + next, size: Self.size, seed: 42)
+            #expect(try scene.session.cli(["upload", "--to", "/" + Self.folder, ours]).status == 0)
+            try scene.session.waitForAll("completed", count: 2, timeout: 120)
+
+            #expect(try TestData.sha256(ofFile: scene.onServer(next)) == theirs, "the file saved meanwhile is untouched")
+            #expect(try TestData.sha256(ofFile: scene.onServer("IMG_0002 (1).jpg")) == (try TestData.sha256(ofFile: ours)))
+            #expect(try scene.listing() == [Self.name, "IMG_0002 (1).jpg", next], "nothing else: no temporary, no third copy")
+        }
+    }
 }
 
 /// One server of a kind behind a holding proxy (`ProxiedServer`), and one 3 MiB photo
@@ -133,10 +154,10 @@ struct SecondWriterScene {
 
     /// Another client saves a different file of the same size at the upload's name, with a
     /// PUT straight to the server; its SHA-256.
-    func saveTheirs() throws -> String {
+    func saveTheirs(as name: String = SecondWriterTests.name) throws -> String {
         let theirs = session.home.path + "/theirs.jpg"
         try Data(TestData.bytes(count: SecondWriterTests.size, seed: 999)).write(to: URL(fileURLWithPath: theirs))
-        let url = server.directRoot + SecondWriterTests.folder + "/" + SecondWriterTests.name
+        let url = server.directRoot + SecondWriterTests.folder + "/" + name
         let r = try Shell.capture("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-u", "\(running.user):\(running.password)",
                                                     "-T", theirs, url])
         guard ["201", "204", "200"].contains(r.stdout) else { throw TestFailure("their PUT to \(url) answered \(r.stdout): \(r.stderr)") }

@@ -55,6 +55,7 @@ public enum AgentCommand {
             watchService.uploadCompleted(row)
             if row.direction == .download { localDrive.start() }
         }
+        options.needsProof = { row in row.watchRule.map { watchService.trashesOriginals(rule: $0) } ?? false }
         options.onDoorbell = { watchService.lookAgain() }
         options.onStarted = {
             do { try watchService.start() } catch { Log.error("the folder watchers cannot start: \(error)") }

@@ -8,6 +8,7 @@ public struct Configuration: Sendable, Equatable {
     public var chunkSizeMB = 16
     public var chunkSeconds = 10
     public var stallSeconds = 30
+    public var checkEveryUpload = false
     public var caFile: String?
     /// Start the agent in the background when `upload` or `share-to` finds none running.
     public var autostart = true
@@ -76,12 +77,13 @@ public struct Configuration: Sendable, Equatable {
             case "":
                 known = []
             case "transfers":
-                known = ["uploads", "downloads", "chunk_size_mb", "chunk_seconds", "stall_seconds", "ca_file"]
+                known = ["uploads", "downloads", "chunk_size_mb", "chunk_seconds", "stall_seconds", "ca_file", "check_every_upload"]
                 config.chunkSeconds = try int("chunk_seconds", 1...600) ?? config.chunkSeconds
                 config.uploadSlots = try int("uploads", 1...32) ?? config.uploadSlots
                 config.downloadSlots = try int("downloads", 1...32) ?? config.downloadSlots
                 config.chunkSizeMB = try int("chunk_size_mb", 1...1024) ?? config.chunkSizeMB
                 config.stallSeconds = try int("stall_seconds", 1...3600) ?? config.stallSeconds
+                config.checkEveryUpload = try bool("check_every_upload") ?? config.checkEveryUpload
                 if let ca = section.values["ca_file"], !ca.isEmpty {
                     let path = ca.hasPrefix("/") ? ca : folder + "/" + ca
                     if let problem = CAFile.problem(path) {
@@ -118,6 +120,7 @@ public struct Configuration: Sendable, Equatable {
         s.chunkSeconds = Double(chunkSeconds)
         s.maxChunkSize = max(s.chunkSize, s.maxChunkSize)
         s.stallSeconds = stallSeconds
+        s.checkEveryUpload = checkEveryUpload
         s.caFile = caFile
         return s
     }

@@ -154,7 +154,12 @@ extension Agent {
             s.batch.throughput.started(row.id, at: started.bytesDone)
         }
         let options = self.options
-        let settings = { var s = options.settings; s.progress = progress; return s }()
+        let settings = {
+            var s = options.settings
+            s.progress = progress
+            s.proofNeeded = row.direction == .upload && options.needsProof?(row) == true
+            return s
+        }()
         let serverInfo = self.serverInfo
         let path = options.paths.queueDatabase
         let transfer = started

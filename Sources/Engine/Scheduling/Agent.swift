@@ -35,6 +35,9 @@ public final class Agent: Sendable {
         public var ruleHold: (@Sendable (_ rule: String, _ account: Account) -> Reason?)?
         /// Told of each transfer that just completed, with its row as recorded.
         public var onCompleted: (@Sendable (Transfer) -> Void)?
+        /// Whether something relies on an upload's file being on the server once it completes
+        /// (its watch rule moves originals to the trash): the server is then asked to show it.
+        public var needsProof: (@Sendable (Transfer) -> Bool)?
         /// Called once this agent holds its lock and has its queue open: from then on
         /// other producers in the process (the folder watchers) may add work.
         public var onStarted: (@Sendable () -> Void)?

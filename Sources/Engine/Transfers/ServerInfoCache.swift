@@ -3,54 +3,76 @@ import Platform
 import Queue
 import Transport
 
-/// What servers said about themselves, remembered for the agent's lifetime, and which of
-/// their folders were there a moment ago.
+/// What servers said about themselves, remembered for the agent's lifetime, and what was
+/// in their folders a moment ago.
 public final class ServerInfoCache: Sendable {
     private let entries = Locked<[String: UploadCapabilities]>([:])
-    /// Folders seen or made, by server and path, with when (`MonotonicClock` seconds).
-    private let folders = Locked<[String: Double]>([:])
+    /// Folders listed or made, by server and path.
+    private let folders = Locked<[String: KnownFolder]>([:])
     public init() {}
 
-    /// A folder is believed to be there this long after the server showed or made it: a
-    /// batch of photos into one folder asks about it once, not once per photo. A folder
-    /// removed meanwhile costs nothing worse than before: the upload's refusal (404, 409)
-    /// makes the job forget it, make it again and ask where the upload stands.
+    /// A folder as the server listed it (or as it was made): when (`MonotonicClock` seconds),
+    /// and the paths in it then, with those this agent made there since. No names when the
+    /// listing was too long to keep.
+    struct KnownFolder {
+        var seen: Double
+        var paths: Set<String>?
+    }
+
+    /// A folder's listing is used this long: a batch of photos into one folder asks about the
+    /// folder once, not once per photo. A stale listing costs requests, never a file: a name
+    /// it shows is looked at again before it is avoided, and one it does not show is made by a
+    /// request that refuses to replace (the upload's own check), so a file saved there by
+    /// someone else meanwhile is found then. A folder removed meanwhile is made again when
+    /// the upload is refused as missing (404, 409), and forgotten here.
     static let folderLifetime = 30.0
+    /// Listings longer than this are not kept (memory): files into such a folder are each
+    /// looked at on their own, as without a listing.
+    static let maxKeptNames = 10_000
 
-    /// Held while a folder not known yet is looked at or made, so the uploads that start
-    /// together into a new folder make it once: the others find it known when they get here.
-    private let makingFolders = Locked(())
+    /// Held while a folder not known yet is listed or made, so the uploads that start together
+    /// into one folder list it once: the others find it known when they get here.
+    private let listingFolders = Locked(())
 
-    /// Runs `make` unless `folder` is known on `server`, one at a time, and remembers the
-    /// folder once `make` returns.
-    func ensureFolder(_ folder: String, on server: String, make: () throws -> Void) throws {
-        if isFolderKnown(folder, on: server) { return }
-        try makingFolders.withLock { _ in
-            if isFolderKnown(folder, on: server) { return }
-            try make()
-            noteFolder(folder, on: server)
+    /// The paths in `folder` on `server`, from a listing younger than `folderLifetime`, or
+    /// from `list` (one at a time), which is remembered. Nil when the listing was too long
+    /// to keep.
+    func paths(in folder: String, on server: String, list: () throws -> Set<String>) throws -> Set<String>? {
+        if let known = known(folder, on: server) { return known.paths }
+        return try listingFolders.withLock { _ in
+            if let known = known(folder, on: server) { return known.paths }
+            let listed = try list()
+            let kept = listed.count <= Self.maxKeptNames ? listed : nil
+            remember(folder, on: server, KnownFolder(seen: MonotonicClock.seconds(), paths: kept))
+            return kept
         }
     }
 
-    func isFolderKnown(_ folder: String, on server: String) -> Bool {
-        let now = MonotonicClock.seconds()
-        return folders.withLock { known in
-            guard let seen = known[Self.key(folder, server)] else { return false }
-            return now - seen < Self.folderLifetime
-        }
-    }
-
-    func noteFolder(_ folder: String, on server: String) {
-        let now = MonotonicClock.seconds()
+    /// A file this agent made in a folder it remembers: the next upload of that name looks at it.
+    func noteMade(_ path: String, in folder: String, on server: String) {
         folders.withLock { known in
-            // Forgotten when stale, so a long-running agent keeps only what it uses.
-            if known.count > 4096 { known = known.filter { now - $0.value < Self.folderLifetime } }
-            known[Self.key(folder, server)] = now
+            known[Self.key(folder, server)]?.paths?.insert(path)
         }
     }
 
     func forgetFolder(_ folder: String, on server: String) {
         _ = folders.withLock { $0.removeValue(forKey: Self.key(folder, server)) }
+    }
+
+    private func known(_ folder: String, on server: String) -> KnownFolder? {
+        let now = MonotonicClock.seconds()
+        return folders.withLock { known in
+            guard let folder = known[Self.key(folder, server)], now - folder.seen < Self.folderLifetime else { return nil }
+            return folder
+        }
+    }
+
+    private func remember(_ folder: String, on server: String, _ entry: KnownFolder) {
+        folders.withLock { known in
+            // Forgotten when stale, so a long-running agent keeps only what it uses.
+            if known.count > 256 { known = known.filter { entry.seen - $0.value.seen < Self.folderLifetime } }
+            known[Self.key(folder, server)] = entry
+        }
     }
 
     private static func key(_ folder: String, _ server: String) -> String { server + "\u{0}" + folder }

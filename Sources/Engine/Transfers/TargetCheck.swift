@@ -4,7 +4,9 @@ import Transport
 
 /// The look at the server before a new upload is created. Servers overwrite a file that
 /// is already at an upload's path (Nextcloud, oCIS), so the agent itself makes sure it
-/// never replaces a different file:
+/// never replaces a different file. A batch into one folder lists the folder once
+/// (`PROPFIND Depth: 1`, remembered in `ServerInfoCache`) instead of asking about each name;
+/// a name the listing shows is asked about on its own, just before:
 /// - nothing there: the upload goes to the path, after the folders it needs are created;
 /// - the same bytes there (same size and SHA-256, as the server reports it): nothing to send;
 /// - anything else there (different, or a server without checksums, or a folder), or an
@@ -28,12 +30,13 @@ struct TargetCheck {
     /// size with a server checksum is in the way.
     func verdict(size: Int64, digest: () throws -> String) throws -> Verdict {
         let wanted = row.remotePath
-        if let existing = try item(at: wanted) {
+        if let existing = try lookAt(wanted) {
             if !existing.isFolder, existing.size == size, let theirs = existing.sha256, theirs == (try digest()) {
                 return .alreadyThere(sha256: theirs)
             }
         } else {
-            try makeFolders(row.remoteFolder)
+            // A listing came from the folder, or made it; without one the folder is made here.
+            if folders == nil { try makeFolders(row.remoteFolder) }
             if try store.claimRemotePath(row.id, wanted, accountID: row.accountID, claimants: .olderOrStarted) { return .uploadTo(wanted) }
         }
         let chosen = try freeName(instead: wanted)
@@ -41,8 +44,30 @@ struct TargetCheck {
         return .uploadTo(chosen)
     }
 
+    /// What is at `path` in the row's folder: nothing when the folder's listing does not show
+    /// it, else what the server says about it now.
+    private func lookAt(_ path: String) throws -> RemoteItem? {
+        if let folders {
+            let listed = try folders.cache.paths(in: row.remoteFolder, on: folders.server) { try listFolder() }
+            if let listed, !listed.contains(WebDAVPath.normalize(path)) { return nil }
+        }
+        return try item(at: path)
+    }
+
     private func item(at path: String) throws -> RemoteItem? {
         do { return try dav.properties(of: path) } catch let e as HTTPStatusError where e.status == 404 { return nil }
+    }
+
+    /// The paths in the row's folder; a missing folder is made (with its parents), empty.
+    private func listFolder() throws -> Set<String> {
+        do {
+            return Set(try dav.list(row.remoteFolder).map(\.path))
+        } catch let e as HTTPStatusError where e.status == 404 {
+            try makeFolders(row.remoteFolder)
+            return []
+        } catch let e as WrongRemoteKind {
+            throw Self.cannotMake(e)
+        }
     }
 
     /// The first `name (n).ext` that is neither on the server nor headed for by another row,
@@ -65,16 +90,16 @@ struct TargetCheck {
     /// its place, no permission) is the row's own problem: it fails as `target_missing`.
     private func makeFolders(_ folder: String) throws {
         do {
-            if let folders {
-                try folders.cache.ensureFolder(folder, on: folders.server) { try dav.makeFolders(folder) }
-            } else {
-                try dav.makeFolders(folder)
-            }
+            try dav.makeFolders(folder)
         } catch let e as WrongRemoteKind {
-            throw Classified(Reason(.targetMissing, "the folder cannot be created: \(e.description)"))
+            throw Self.cannotMake(e)
         } catch let e as HTTPStatusError where e.step == .mkcol && [403, 405, 409].contains(e.status) {
             throw Classified(Reason(.targetMissing, "the folder \(folder) cannot be created on the server (\(e.status))",
                                     detail: e.serverMessage))
         }
+    }
+
+    private static func cannotMake(_ e: WrongRemoteKind) -> Classified {
+        Classified(Reason(.targetMissing, "the folder cannot be created: \(e.description)"))
     }
 }

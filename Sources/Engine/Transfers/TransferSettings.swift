@@ -19,6 +19,12 @@ public struct TransferSettings: Sendable {
     public var settleSeconds: Double = ResumePolicy.settleSeconds
     /// The config's `ca_file`, trusted for every account that names none of its own.
     public var caFile: String?
+    /// The config's `check_every_upload`: the server is asked about every file an upload
+    /// made (one more request per file), not only where something relies on it.
+    public var checkEveryUpload = false
+    /// Something relies on this upload's file being on the server (its original goes to the
+    /// trash): the agent sets it for each upload it starts.
+    public var proofNeeded = false
     public init() {}
 }
 

@@ -168,6 +168,15 @@ extension UploadJob {
         return .completed(sha256: sha, bytes: source.size, verified: true)
     }
 
+    /// Whether the file made is looked at on the server afterwards. The upload's own replies
+    /// already said the server took every byte (tus's final offset, the length a Nextcloud
+    /// assembly or a PUT was given) and refused to replace anything; the look is made where
+    /// something relies on it: the original goes to the trash, a new version's ETag is kept
+    /// for the next edit, or the person asked for it (`check_every_upload`).
+    func mustCheckMadeFile(_ row: Transfer) -> Bool {
+        settings.checkEveryUpload || settings.proofNeeded || row.newVersionOf != nil
+    }
+
     /// The file the server made must have the file's size, and where the server reports a
     /// checksum of what it stored, the file's SHA-256. The server's listing of it when it
     /// showed it so; nil when it could not be asked (the upload's own replies stand, but

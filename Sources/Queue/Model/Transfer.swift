@@ -36,7 +36,8 @@ public struct Transfer: Sendable, Equatable {
     /// before the request that makes it: after a kill, the server is asked what is there.
     public var finishing: Bool
     /// When the server last showed the uploaded file at its name with the right size (and
-    /// checksum, where it reports one); nil when that check failed or could not be made.
+    /// checksum, where it reports one); nil when that check failed or could not be made, or
+    /// was not made because nothing relied on it (see `UploadJob.mustCheckMadeFile`).
     public var verifiedAt: Int64?
     /// An upload that is a new version of a file on the server (a downloaded file edited
     /// here): that file's path. While `remotePath` is that path, the upload replaces it only

@@ -63,6 +63,10 @@ public final class WatchService: Sendable {
         return RuleHold.reason(rule: current, account: account, wifi: wifi, power: { PowerSource.current(sysfsRoot: sysfs) })
     }
 
+    /// Whether `rule` moves the originals of its uploads to the trash (which needs the server
+    /// to show each file first).
+    public func trashesOriginals(rule: String) -> Bool { published.rule(rule)?.afterUpload == .trash }
+
     /// An upload completed: its rule may move the original to the trash.
     public func uploadCompleted(_ row: Transfer) {
         guard row.watchRule != nil else { return }

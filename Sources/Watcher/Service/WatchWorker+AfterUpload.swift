@@ -35,7 +35,7 @@ extension WatchWorker {
         if row.verifiedAt == nil {
             // The upload's own replies said it went; only the server showing the file
             // lets the only other copy go.
-            kept = "the server did not show the uploaded file when asked afterwards, so this copy is kept"
+            kept = "the server did not show the uploaded file when asked afterwards (or was not asked: the rule did not move originals to the trash when it was sent), so this copy is kept"
         } else if row.sha256 == nil {
             kept = "the upload's content was not recorded, so this copy is kept"
         } else if now != uploaded {

@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""`make bench`: a camera card's photos, beside the tools a person would otherwise use.
+
+A folder of N photos of one size is sent to a server three ways, each into a folder of its
+own on the same server, timed from the command to the last file on the server:
+
+- the agent (already running; `instant-upload upload FOLDER --to DIR`, until every row is
+  completed);
+- `rclone copy --transfers 3 FOLDER remote:DIR`;
+- curl, one `PUT` per file, three at a time in one process (`--parallel-max 3`): the floor,
+  with no look at the server before or after.
+
+Servers: Apache httpd with mod_dav on loopback (a plain WebDAV server written by others, as
+the tests start it) and the reference server's Nextcloud face. Reported: files/s, requests
+per file (Apache's access log; the reference server's request counts), and CPU (the agent's
+threads; rclone's and curl's own). Timings are figures to read, not asserts.
+
+    .venv/bin/python scripts/bench_batch.py [--bin .build/release] [--batch 1000x300000 ...]
+                                            [--server apache|nextcloud ...] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_backlog import requests_so_far, start_apache  # noqa: E402
+from bench_watch import PASSWORD, REPO, USER, Scene  # noqa: E402
+
+RCLONE_GOAL = 1.0
+FLOOR_GOAL = 1 / 1.3
+REQUESTS_GOAL = 3.0
+
+
+def make_photos(folder: str, count: int, size: int) -> None:
+    os.makedirs(folder)
+    head = bytes.fromhex("ffd8ffe0")
+    for i in range(count):
+        with open(f"{folder}/IMG_{i:05d}.jpg", "wb") as f:
+            f.write(head + os.urandom(size - len(head)))
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+class Apache:
+    name = "Apache mod_dav"
+
+    def __init__(self, scene: Scene):
+        self.scene = scene
+        self.proc, self.url = start_apache(scene)
+        self.webdav = self.url
+        self.account = ["account", "add", self.url, "--user", USER, "--name", "apache", "--allow-insecure-http"]
+        self.rclone_vendor = "other"
+
+    def requests(self) -> int:
+        return requests_so_far(self.scene)
+
+    def files_in(self, folder: str) -> int:
+        path = f"{self.scene.home}/apache/www/{folder}"
+        return len(os.listdir(path)) if os.path.isdir(path) else 0
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+class NextcloudFace:
+    name = "reference server, Nextcloud face"
+
+    def __init__(self, scene: Scene):
+        self.scene = scene
+        log = open(f"{scene.home}/server.log", "wb")
+        self.proc = subprocess.Popen([sys.executable, "reference-server/server.py", "--data", f"{scene.home}/server", "--port", "0",
+                                      "--user", f"{USER}:{PASSWORD}", "--face", "nextcloud"], stdout=subprocess.PIPE,
+                                     stderr=log, cwd=REPO, start_new_session=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith(b"READY "):
+            raise RuntimeError(f"the reference server did not start: {line!r}")
+        self.base = line.split()[1].decode().rstrip("/")
+        users = self.control("GET", "users")
+        self.webdav = self.base + users[USER]["webdav"].rstrip("/") + "/"
+        self.account = ["account", "add", self.base, "--user", USER, "--name", "nextcloud", "--allow-insecure-http"]
+        self.rclone_vendor = "nextcloud"
+
+    def control(self, method: str, path: str):
+        request = urllib.request.Request(f"{self.base}/_control/{path}", method=method)
+        with urllib.request.urlopen(request, timeout=30) as r:
+            body = r.read()
+        return json.loads(body) if body else None
+
+    def requests(self) -> int:
+        return sum(self.control("GET", "stats").get("requests", {}).values())
+
+    def files_in(self, folder: str) -> int:
+        path = f"{self.scene.home}/server/tree/{USER}/{folder}"
+        return len(os.listdir(path)) if os.path.isdir(path) else 0
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def completed(scene: Scene) -> int:
+    db = sqlite3.connect(f"file:{scene.home}/state/instant-upload/queue.sqlite3?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT coalesce(sum(files), 0) FROM transfer_tally WHERE state = 'completed'").fetchone()[0]
+    finally:
+        db.close()
+
+
+def agent_run(scene: Scene, server, photos: str, count: int) -> dict:
+    requests0, cpu0 = server.requests(), scene.cpu_seconds()
+    started = time.monotonic()
+    scene.cli("upload", photos, "--to", "/agent")
+    deadline = started + 1800
+    while completed(scene) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the agent completed {completed(scene)} of {count} in 30 minutes; see {scene.home}/agent.log")
+        time.sleep(0.02)
+    seconds = time.monotonic() - started
+    return {"seconds": seconds, "cpu_s": scene.cpu_seconds() - cpu0, "requests": server.requests() - requests0}
+
+
+def rclone_run(scene: Scene, server, photos: str, count: int) -> dict:
+    obscured = subprocess.run(["rclone", "obscure", PASSWORD], capture_output=True, text=True, check=True).stdout.strip()
+    env = dict(os.environ, RCLONE_CONFIG_BENCH_TYPE="webdav", RCLONE_CONFIG_BENCH_URL=server.webdav,
+               RCLONE_CONFIG_BENCH_VENDOR=server.rclone_vendor, RCLONE_CONFIG_BENCH_USER=USER, RCLONE_CONFIG_BENCH_PASS=obscured,
+               RCLONE_CONFIG=os.devnull)
+    requests0, cpu0 = server.requests(), children_cpu()
+    started = time.monotonic()
+    r = subprocess.run(["rclone", "copy", "--transfers", "3", photos, "bench:rclone"], env=env, capture_output=True, text=True)
+    seconds = time.monotonic() - started
+    if r.returncode != 0:
+        raise RuntimeError(f"rclone copy failed: {r.stderr[-2000:]}")
+    return {"seconds": seconds, "cpu_s": children_cpu() - cpu0, "requests": server.requests() - requests0}
+
+
+def curl_run(scene: Scene, server, photos: str, count: int) -> dict:
+    # The floor: the folder made first, then one PUT per file.
+    subprocess.run(["curl", "-sS", "-o", "/dev/null", "-u", f"{USER}:{PASSWORD}", "-X", "MKCOL", server.webdav + "curl/"], check=True)
+    config = f"{scene.home}/curl.cfg"
+    with open(config, "w") as f:
+        for name in sorted(os.listdir(photos)):
+            f.write(f'upload-file = "{photos}/{name}"\nurl = "{server.webdav}curl/{name}"\noutput = "/dev/null"\n')
+    requests0, cpu0 = server.requests(), children_cpu()
+    started = time.monotonic()
+    r = subprocess.run(["curl", "-sS", "--fail", "--parallel", "--parallel-max", "3", "-u", f"{USER}:{PASSWORD}", "-K", config],
+                       capture_output=True, text=True)
+    seconds = time.monotonic() - started
+    if r.returncode != 0:
+        raise RuntimeError(f"curl failed: {r.stderr[-2000:]}")
+    return {"seconds": seconds, "cpu_s": children_cpu() - cpu0, "requests": server.requests() - requests0 - 0}
+
+
+def run(binary: str, kind: str, count: int, size: int) -> dict:
+    scene = Scene(binary)
+    server = None
+    try:
+        server = Apache(scene) if kind == "apache" else NextcloudFace(scene)
+        added = scene.cli(*server.account, "--password-stdin", stdin=PASSWORD + "\n", check=False)
+        if added.returncode != 0:
+            raise RuntimeError(f"account add failed: {added.stdout} {added.stderr}")
+        photos = f"{scene.home}/Card"
+        make_photos(photos, count, size)
+        scene.start_agent()
+        results = {}
+        # The peers first: the page cache then holds the photos for everyone alike.
+        for tool, go in (("curl", curl_run), ("rclone", rclone_run), ("agent", agent_run)):
+            r = go(scene, server, photos, count)
+            folder = {"agent": "agent/Card", "rclone": "rclone", "curl": "curl"}[tool]
+            on_server = server.files_in(folder)
+            if on_server != count:
+                raise RuntimeError(f"{tool}: {on_server} of {count} files on the server")
+            r.update(files_per_s=count / r["seconds"], requests_per_file=r["requests"] / count,
+                     cpu_ms_per_file=r["cpu_s"] / count * 1000)
+            results[tool] = r
+        return {"server": server.name, "kind": kind, "files": count, "size": size, "tools": results}
+    finally:
+        if server:
+            server.close()
+        scene.close()
+
+
+def verdicts(r: dict) -> list[tuple[str, bool]]:
+    t = r["tools"]
+    agent, rclone, floor = t["agent"]["files_per_s"], t["rclone"]["files_per_s"], t["curl"]["files_per_s"]
+    return [(f"files/s >= rclone's: {agent:.1f} vs {rclone:.1f} ({agent / rclone:.2f}x)", agent >= rclone * RCLONE_GOAL),
+            (f"files/s >= 1/1.3 of the curl floor's: {agent:.1f} vs {floor:.1f} ({agent / floor:.2f}x)", agent >= floor * FLOOR_GOAL),
+            (f"<= {REQUESTS_GOAL:.0f} requests per new file: {t['agent']['requests_per_file']:.2f}",
+             t["agent"]["requests_per_file"] <= REQUESTS_GOAL)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", default=".build/release")
+    parser.add_argument("--batch", action="append", help="COUNTxBYTES (default: 1000x300000 and 10000x30000)")
+    parser.add_argument("--server", action="append", choices=("apache", "nextcloud"), help="default: both")
+    parser.add_argument("--json", help="write the figures to this file as well")
+    args = parser.parse_args()
+    binary = os.path.abspath(os.path.join(REPO, args.bin, "instant-upload"))
+    batches = [tuple(int(x) for x in b.split("x")) for b in (args.batch or ["1000x300000", "10000x30000"])]
+    runs = []
+    for count, size in batches:
+        for kind in args.server or ["apache", "nextcloud"]:
+            r = run(binary, kind, count, size)
+            runs.append(r)
+            print(f"batch {count:,} x {size // 1000} kB to {r['server']}:")
+            for tool, t in r["tools"].items():
+                print(f"  {tool:6} {t['files_per_s']:7.1f} files/s  {t['seconds']:6.1f} s  {t['requests_per_file']:5.2f} requests/file  "
+                      f"CPU {t['cpu_ms_per_file']:.2f} ms/file")
+            for text, ok in verdicts(r):
+                print(f"  {'PASS' if ok else 'MISS'} {text}")
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump({"runs": runs}, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
