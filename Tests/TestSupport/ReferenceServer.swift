@@ -13,7 +13,7 @@ public final class ReferenceServer: @unchecked Sendable {
     public private(set) var baseURL: String = ""
     public private(set) var port: Int = 0
     public let users: [(String, String)]
-    private var process: ChildProcess?
+    private var process: ServerProcess?
     private var extraArguments: [String]
 
     /// The network namespace the server runs in (nil: this one), and the address it listens on.
@@ -62,9 +62,21 @@ public final class ReferenceServer: @unchecked Sendable {
             args = ["netns", "exec", namespace, python] + args
         }
         for (user, password) in users { args += ["--user", "\(user):\(password)"] }
+        if namespace == nil {
+            // Forked from the spawner, which imported the server's modules once.
+            let (server, line) = try ServerSpawner.running(python: python).start(Array(args.dropFirst()) + extraArguments)
+            process = .spawned(server)
+            guard line.hasPrefix("READY ") else {
+                server.stop()
+                throw TestFailure("the reference server did not become ready (it said: \(line))")
+            }
+            baseURL = String(line.dropFirst("READY ".count)).trimmingCharacters(in: .whitespaces)
+            port = Int(baseURL.split(separator: ":").last ?? "") ?? 0
+            return
+        }
         let process = try ChildProcess(executable, args + extraArguments, output: .pipe,
                                        error: ProcessInfo.processInfo.environment["IU_SERVER_LOG"] != nil ? .inherit : .null)
-        self.process = process
+        self.process = .child(process)
         // Wait for "READY http://127.0.0.1:PORT".
         let handle = process.standardOutput!
         var buffer = Data()
@@ -77,7 +89,7 @@ public final class ReferenceServer: @unchecked Sendable {
                 baseURL = String(line.dropFirst("READY ".count)).trimmingCharacters(in: .whitespaces)
                 port = Int(baseURL.split(separator: ":").last ?? "") ?? 0
                 // Keep draining stdout so the server never blocks on a full pipe.
-                DispatchQueue.global().async { while !handle.availableData.isEmpty {} }
+                Thread { while !handle.availableData.isEmpty {} }.start()
                 return
             }
         }
@@ -191,4 +203,39 @@ extension ReferenceServer {
 
     /// Makes every chunked-upload folder expire now.
     public func expireUploads() throws { try control("POST", "uploads/expire") }
+}
+
+/// A reference server's process: a child of the test (started in a network namespace), or
+/// one the spawner forked.
+enum ServerProcess {
+    case child(ChildProcess)
+    case spawned(SpawnedServer)
+
+    var processIdentifier: pid_t {
+        switch self {
+        case .child(let p): p.processIdentifier
+        case .spawned(let s): s.processIdentifier
+        }
+    }
+
+    var isRunning: Bool {
+        switch self {
+        case .child(let p): p.isRunning
+        case .spawned(let s): s.isRunning
+        }
+    }
+
+    func stop() {
+        switch self {
+        case .child(let p): p.stop()
+        case .spawned(let s): s.stop()
+        }
+    }
+
+    func waitUntilExit() {
+        switch self {
+        case .child(let p): p.waitUntilExit()
+        case .spawned(let s): s.waitUntilExit()
+        }
+    }
 }
