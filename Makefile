@@ -68,13 +68,13 @@ server: venv
 
 # The release build and the package first: the install and package tests use them, and
 # building them while other tests run would only slow those down. Two pairs run side by
-# side, one mostly waiting while the other computes: the reference server's own tests beside
-# that build, and the fuzz targets beside the Swift tests (which wait on servers, processes
-# and settle windows). What ran beside is shown after. The tests that need the whole
-# machine run last, alone; the tests never write into the caller's own folders (checked
-# around the run).
-test: venv
-	scripts/beside.sh .build/pytest.log "$(MAKE) --no-print-directory test-server" -- $(MAKE) --no-print-directory deb
+# side, one mostly waiting while the other computes: the Python tools' installation and
+# the reference server's own tests beside that build, and the fuzz targets beside the
+# Swift tests (which wait on servers, processes and settle windows). What ran beside is
+# shown after. The tests that need the whole machine run last, alone; the tests never
+# write into the caller's own folders (checked around the run).
+test: $(APT_STAMP)
+	scripts/beside.sh .build/pytest.log "$(MAKE) --no-print-directory venv test-server" -- $(MAKE) --no-print-directory deb
 	$(MAKE) --no-print-directory test-build
 	scripts/untouched.sh mark
 	scripts/beside.sh .build/fuzz.log "$(MAKE) --no-print-directory test-fuzz" -- $(SWIFT) test --skip-build --skip WholeMachineTests
