@@ -784,13 +784,16 @@ class Bench:
             self.cli(["clear", "all"])
             shutil.rmtree(self.local_drive, ignore_errors=True)
 
-    def curl_download(self) -> tuple[Sample, dict]:
+    def curl_download(self, sync: bool = False) -> tuple[Sample, dict]:
+        """`curl -o`; with `sync`, followed by `sync FILE`: the durability the agent gives."""
         _, size, digest = self.files["small"]
         name = self.place_download_source()
         out = os.path.join(self.work, "curl-download.bin")
+        command = ["curl", "-s", "-u", f"{USER}:{PASSWORD}", "-o", out, "-w", "%{http_code}", f"{self.ref_url}/dav/{USER}/Bench/{name}"]
+        if sync:
+            command = ["sh", "-c", '"$@" && sync "$0"', out] + command
         try:
-            s = measure(["curl", "-s", "-u", f"{USER}:{PASSWORD}", "-o", out, "-w", "%{http_code}",
-                         f"{self.ref_url}/dav/{USER}/Bench/{name}"], timeout=self.timeout_for(size))
+            s = measure(command, timeout=self.timeout_for(size))
             if s.status != 0 or s.stdout.strip() != "200":
                 raise BenchFailure(f"curl GET failed ({s.status}, HTTP {s.stdout.strip()}): {s.stderr[:300]}")
             if os.path.getsize(out) != size or sha256_file(out) != digest:
@@ -847,6 +850,7 @@ class Bench:
         if "dl" in only:
             add(Client("dl-agent", "agent", "dl", small, lambda r: self.agent_download(), "dl-curl"))
             add(Client("dl-curl", "curl -o", "dl", small, lambda r: self.curl_download(), "dl-curl"))
+            add(Client("dl-curl-sync", "curl -o, then sync FILE", "dl", small, lambda r: self.curl_download(sync=True), "dl-curl"))
         if "sha" in only:
             add(Client("sha-openssl", "openssl dgst -sha256", "sha", small, lambda r: self.openssl_sha(), None))
 
@@ -1008,10 +1012,13 @@ class Bench:
             if a and c:
                 add(None, f"{what}: agent {a['wall_s']:.2f} s vs curl {c['wall_s']:.2f} s "
                           f"({a['wall_s'] / c['wall_s']:.2f}x), CPU {a['cpu_s']:.2f} s vs {c['cpu_s']:.2f} s, no target set")
-        da, dc = sums.get("dl-agent"), sums.get("dl-curl")
+        da, dc, ds = sums.get("dl-agent"), sums.get("dl-curl"), sums.get("dl-curl-sync")
+        if da and ds:
+            add(da["wall_s"] <= 1.2 * ds["wall_s"], f"download: agent <= 1.2x curl -o + sync FILE: {da['wall_s']:.2f} s vs "
+                                                    f"{ds['wall_s']:.2f} s ({da['wall_s'] / ds['wall_s']:.2f}x)")
         if da and dc:
-            add(None, f"download: agent {da['wall_s']:.2f} s vs curl {dc['wall_s']:.2f} s "
-                      f"({da['wall_s'] / dc['wall_s']:.2f}x), no target set")
+            add(None, f"download: agent {da['wall_s']:.2f} s vs plain curl -o {dc['wall_s']:.2f} s "
+                      f"({da['wall_s'] / dc['wall_s']:.2f}x), CPU {da['cpu_s']:.2f} s vs {dc['cpu_s']:.2f} s")
         elif by_key.get("dl-agent") and by_key["dl-agent"].unavailable:
             add(None, f"agent download: not available ({by_key['dl-agent'].unavailable})")
         for c in self.clients:

@@ -51,7 +51,7 @@ public final class ServerInfoCache: Sendable {
     /// A file this agent made in a folder it remembers: the next upload of that name looks at it.
     func noteMade(_ path: String, in folder: String, on server: String) {
         folders.withLock { known in
-            known[Self.key(folder, server)]?.paths?.insert(path)
+            _ = known[Self.key(folder, server)]?.paths?.insert(path)
         }
     }
 
