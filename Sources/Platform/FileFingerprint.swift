@@ -6,7 +6,8 @@ import Glibc
 /// every program follows it, so the fingerprint is of the file they meant (`of(_:)`, or
 /// `of(descriptor:)` once it is open). A watched folder's names are never followed
 /// (`ofRegularFile(notFollowing:)`): a link put into a camera folder is not a new photo,
-/// and following it could lead out of the folder.
+/// and following it could lead out of the folder. Walks through folders take the same
+/// policy (`FolderTree.Links`).
 public struct FileFingerprint: Hashable, Sendable, Codable {
     public var device: UInt64
     public var inode: UInt64

@@ -3,11 +3,11 @@ import Platform
 
 /// A walk over a watched tree that hands over the regular files the caller does not know.
 ///
-/// Made for "nothing new" to be cheap: one `readdir` per folder, one `fstatat` per file
-/// relative to the open folder (`OpenFolder`: no path lookups), and a question to `isKnown` keyed by
-/// fingerprint and path. Symbolic links are never followed (but the root may be one),
-/// hidden and temporary names are skipped, a folder reached twice (a bind mount of a
-/// parent) is walked once, and a folder that cannot be read is reported, not fatal.
+/// Made for "nothing new" to be cheap: the program's one tree walk (`FolderTree`: one
+/// `readdir` per folder, one `fstatat` per file relative to the open folder) and a question
+/// to `isKnown` keyed by fingerprint and path. Symbolic links are never followed (but the
+/// root may be one), hidden and temporary names are skipped, a folder reached twice (a bind
+/// mount of a parent) is walked once, and a folder that cannot be read is reported, not fatal.
 public struct ReconcileScanner: Sendable {
     public let root: LocalPath
     /// Folders deeper than this below the root are not entered.
@@ -54,58 +54,34 @@ public struct ReconcileScanner: Sendable {
                      isKnown: (FileFingerprint, LocalPath) -> Bool,
                      onNew: (File) -> Void) -> Summary {
         var summary = Summary()
-        var visited = Set<FileIdentity>()
-        var stack: [(LocalPath, Int)] = [(root, 0)]
-        while let (path, depth) = stack.popLast() {
-            let isRoot = depth == 0
-            let folder: OpenFolder
-            do throws(SystemError) {
-                // The root may be a symbolic link to the real folder; nothing below it is followed.
-                folder = try OpenFolder(path, followingLink: isRoot && followsRootLink)
-            } catch {
-                if isRoot { summary.rootError = error } else if ![ENOENT, ELOOP, ENOTDIR].contains(error.errno) {
+        var tree = FolderTree(links: .skipped)
+        tree.followsRootLink = followsRootLink
+        tree.maximumDepth = maximumDepth
+        tree.skips = IgnoredNames.isIgnored
+        tree.walk(root) { event in
+            switch event {
+            case .folder(let path, _):
+                summary.folders += 1
+                enteringFolder(path)
+            case .entry(let path, let status, _):
+                guard FileKind.of(mode: status.st_mode) == .regular else { return }
+                summary.files += 1
+                let fingerprint = FileFingerprint(status)
+                if !isKnown(fingerprint, path) {
+                    summary.newFiles += 1
+                    onNew(File(path: path, fingerprint: fingerprint))
+                }
+            case .problem(let path, let error, isFolder: true, let depth):
+                if depth == 0 && summary.folders == 0 {
+                    summary.rootError = error
+                } else if ![ENOENT, ELOOP, ENOTDIR].contains(error.errno) {
+                    // A folder gone or replaced meanwhile is no problem; the watch sees it.
                     summary.problems.append(Problem(path: path, error: error))
                 }
-                continue
-            }
-            guard visited.insert(folder.identity).inserted else { continue }
-            summary.folders += 1
-            enteringFolder(path)
-            while true {
-                let entry: OpenFolder.Entry
-                do throws(SystemError) {
-                    guard let next = try folder.next() else { break }
-                    entry = next
-                } catch {
-                    summary.problems.append(Problem(path: path, error: error))
-                    break
-                }
-                guard !IgnoredNames.isIgnored(entry.name) else { continue }
-                let child = path.appending(LocalPath(bytes: entry.name))
-                var type = entry.type
-                var status: stat?
-                if type == UInt8(DT_UNKNOWN) || type == UInt8(DT_REG) {
-                    // Some file systems leave d_type unknown; the file's own stat says what it is.
-                    do throws(SystemError) { status = try folder.status(of: entry.name) } catch {
-                        if error.errno != ENOENT { summary.problems.append(Problem(path: child, error: error, isFolder: false)) }
-                        continue
-                    }
-                    switch FileKind.of(mode: status!.st_mode) {
-                    case .regular: type = UInt8(DT_REG)
-                    case .directory: type = UInt8(DT_DIR)
-                    default: continue
-                    }
-                }
-                if type == UInt8(DT_DIR) {
-                    if depth < maximumDepth { stack.append((child, depth + 1)) }
-                } else if type == UInt8(DT_REG), let status {
-                    summary.files += 1
-                    let fingerprint = FileFingerprint(status)
-                    if !isKnown(fingerprint, child) {
-                        summary.newFiles += 1
-                        onNew(File(path: child, fingerprint: fingerprint))
-                    }
-                }
+            case .problem(let path, let error, isFolder: false, _):
+                if error.errno != ENOENT { summary.problems.append(Problem(path: path, error: error, isFolder: false)) }
+            case .repeated, .tooDeep:
+                break
             }
         }
         return summary
