@@ -30,21 +30,34 @@ public final class ServerInfoCache: Sendable {
     /// looked at on their own, as without a listing.
     static let maxKeptNames = 10_000
 
-    /// Held while a folder not known yet is listed or made, so the uploads that start together
-    /// into one folder list it once: the others find it known when they get here.
-    private let listingFolders = Locked(())
+    /// One lock per folder, held while that folder is listed or made, so the uploads that
+    /// start together into one folder list it once (the others find it known when they get
+    /// the lock), and a slow server holds up only the uploads into that folder.
+    private let listingLocks = Locked<[String: Locked<Void>]>([:])
 
     /// The paths in `folder` on `server`, from a listing younger than `folderLifetime`, or
     /// from `list` (one at a time), which is remembered. Nil when the listing was too long
     /// to keep.
     func paths(in folder: String, on server: String, list: () throws -> Set<String>) throws -> Set<String>? {
         if let known = known(folder, on: server) { return known.paths }
-        return try listingFolders.withLock { _ in
+        return try listingLock(Self.key(folder, server)).withLock { _ in
             if let known = known(folder, on: server) { return known.paths }
             let listed = try list()
             let kept = listed.count <= Self.maxKeptNames ? listed : nil
             remember(folder, on: server, KnownFolder(seen: MonotonicClock.seconds(), paths: kept))
             return kept
+        }
+    }
+
+    private func listingLock(_ key: String) -> Locked<Void> {
+        listingLocks.withLock { locks in
+            if let lock = locks[key] { return lock }
+            // Let go of the old ones now and then: one still held stays with its holder, and a
+            // folder whose lock was let go is at worst listed twice.
+            if locks.count > 1024 { locks.removeAll() }
+            let lock = Locked(())
+            locks[key] = lock
+            return lock
         }
     }
 
