@@ -206,9 +206,10 @@ struct DownloadTests {
     @Test("queue and status show a running download's progress as it goes")
     func liveProgress() async throws {
         try await offThePool {
-            let content = TestData.bytes(count: 6_000_000, seed: 11)
+            // About a megabyte a second, for as long as the test looks: 20 s of it, so that
+            // even a slow build (the thread sanitizer's) looks twice before the end.
+            let content = TestData.bytes(count: 20_000_000, seed: 11)
             let (server, session) = try setUp(["Films/clip.mp4": content])
-            // About a megabyte a second, for as long as the test looks.
             try server.fault(["method": "GET", "path_prefix": "/dav/", "bytes_per_second": 1_000_000])
             #expect(try session.cli(["download", "/Films/clip.mp4"]).status == 0)
             try session.startAgent()
