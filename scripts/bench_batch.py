@@ -38,6 +38,9 @@ from bench_watch import PASSWORD, REPO, USER, Scene  # noqa: E402
 RCLONE_GOAL = 1.0
 FLOOR_GOAL = 1 / 1.3
 REQUESTS_GOAL = 3.0
+# What a batch asks once per folder rather than per file (the agent: the folder's listing, and
+# making it and its parent), allowed beside the per-file goal.
+PER_FOLDER_ALLOWANCE = 4
 
 
 def make_photos(folder: str, count: int, size: int) -> None:
@@ -195,10 +198,11 @@ def run(binary: str, kind: str, count: int, size: int) -> dict:
 def verdicts(r: dict) -> list[tuple[str, bool]]:
     t = r["tools"]
     agent, rclone, floor = t["agent"]["files_per_s"], t["rclone"]["files_per_s"], t["curl"]["files_per_s"]
+    requests, files = t["agent"]["requests"], r["files"]
     return [(f"files/s >= rclone's: {agent:.1f} vs {rclone:.1f} ({agent / rclone:.2f}x)", agent >= rclone * RCLONE_GOAL),
             (f"files/s >= 1/1.3 of the curl floor's: {agent:.1f} vs {floor:.1f} ({agent / floor:.2f}x)", agent >= floor * FLOOR_GOAL),
-            (f"<= {REQUESTS_GOAL:.0f} requests per new file: {t['agent']['requests_per_file']:.2f}",
-             t["agent"]["requests_per_file"] <= REQUESTS_GOAL)]
+            (f"<= {REQUESTS_GOAL:.0f} requests per new file, and {PER_FOLDER_ALLOWANCE} for the folder: "
+             f"{requests:,} requests for {files:,} files", requests <= REQUESTS_GOAL * files + PER_FOLDER_ALLOWANCE)]
 
 
 def main() -> int:
