@@ -86,8 +86,9 @@ public final class ServerInfoCache: Sendable {
 
     private func remember(_ folder: String, on server: String, _ entry: KnownFolder) {
         folders.withLock { known in
-            // Forgotten when stale, so a long-running agent keeps only what it uses.
-            if known.count > 256 { known = known.filter { entry.seen - $0.value.seen < Self.folderLifetime } }
+            // Stale listings are let go as new ones come, so a long-running agent keeps only
+            // the few it uses (each may hold up to `maxKeptNames` names).
+            if known.count > 8 { known = known.filter { entry.seen - $0.value.seen < Self.folderLifetime } }
             known[Self.key(folder, server)] = entry
         }
     }
