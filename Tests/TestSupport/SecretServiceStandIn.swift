@@ -32,7 +32,8 @@ public final class SecretServiceStandIn: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process = try ChildProcess("/usr/bin/python3", arguments, environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a },
                                    output: .file(logPath), error: .file(logPath))
-        try Poll.until("the stand-in owns org.freedesktop.secrets") { [process, logPath, recordPath] in
+        // A Python start with dbus and GLib: seconds on a machine busy with a sanitized suite.
+        try Poll.until("the stand-in owns org.freedesktop.secrets", seconds: 30) { [process, logPath, recordPath] in
             guard process.isRunning else {
                 let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
                 throw TestFailure("secret-service.py exited with \(process.terminationStatus): \(log)")
