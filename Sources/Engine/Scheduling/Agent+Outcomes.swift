@@ -46,8 +46,9 @@ extension Agent {
         if let firstError { throw firstError }
     }
 
-    /// Failures that come close together are told together: once nothing else is running,
-    /// or a few seconds after the first.
+    /// Failures that come close together are told together: once nothing else is running
+    /// and no ended transfer waits to be applied (one that ended while this pass wrote is
+    /// told with these, on the next pass), or a few seconds after the first.
     private func tellAttention(_ failed: [Transfer]) {
         let now = MonotonicClock.seconds()
         let tell: [Transfer] = state.withLock { s in
@@ -55,7 +56,8 @@ extension Agent {
                 if s.pendingFailed.isEmpty { s.firstPendingAt = now }
                 s.pendingFailed += failed
             }
-            guard !s.pendingFailed.isEmpty, s.running.isEmpty || now - s.firstPendingAt >= Self.attentionDelay else { return [] }
+            let allEnded = s.running.isEmpty && s.finished.isEmpty
+            guard !s.pendingFailed.isEmpty, allEnded || now - s.firstPendingAt >= Self.attentionDelay else { return [] }
             defer { s.pendingFailed.removeAll() }
             return s.pendingFailed
         }
