@@ -75,16 +75,13 @@ server: venv
 # write into the caller's own folders (checked around the run).
 test: $(APT_STAMP)
 	scripts/beside.sh .build/pytest.log "$(MAKE) --no-print-directory venv test-server" -- $(MAKE) --no-print-directory deb
-	$(MAKE) --no-print-directory test-build
-	scripts/untouched.sh mark
-	scripts/beside.sh .build/fuzz.log "$(MAKE) --no-print-directory test-fuzz" -- $(SWIFT) test --skip-build --skip WholeMachineTests
-	$(SWIFT) test --skip-build --filter WholeMachineTests
-	scripts/untouched.sh check
+	$(MAKE) --no-print-directory test-swift FUZZ_BESIDE=1
 
-# The Swift tests alone.
+# The Swift tests; with FUZZ_BESIDE=1 the fuzz targets run beside those that do not need
+# the whole machine.
 test-swift: test-build
 	scripts/untouched.sh mark
-	$(SWIFT) test --skip-build --skip WholeMachineTests
+	$(if $(FUZZ_BESIDE),scripts/beside.sh .build/fuzz.log "$(MAKE) --no-print-directory test-fuzz" --) $(SWIFT) test --skip-build --skip WholeMachineTests
 	$(SWIFT) test --skip-build --filter WholeMachineTests
 	scripts/untouched.sh check
 

@@ -56,21 +56,21 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-class Apache:
-    name = "Apache mod_dav"
+class Server:
+    """A server the batch goes to: its process, where its files land on disk, and the
+    account, rclone vendor and request count the tools need."""
 
-    def __init__(self, scene: Scene):
-        self.scene = scene
-        self.proc, self.url = start_apache(scene)
-        self.webdav = self.url
-        self.account = ["account", "add", self.url, "--user", USER, "--name", "apache", "--allow-insecure-http"]
-        self.rclone_vendor = "other"
+    name = ""
+    rclone_vendor = "other"
+
+    def __init__(self, scene: Scene, proc: subprocess.Popen, tree: str, webdav: str, account: list[str]):
+        self.scene, self.proc, self.tree, self.webdav, self.account = scene, proc, tree, webdav, account
 
     def requests(self) -> int:
-        return requests_so_far(self.scene)
+        raise NotImplementedError
 
     def files_in(self, folder: str) -> int:
-        path = f"{self.scene.home}/apache/www/{folder}"
+        path = f"{self.tree}/{folder}"
         return len(os.listdir(path)) if os.path.isdir(path) else 0
 
     def close(self) -> None:
@@ -78,23 +78,34 @@ class Apache:
         self.proc.wait(10)
 
 
-class NextcloudFace:
-    name = "reference server, Nextcloud face"
+class Apache(Server):
+    name = "Apache mod_dav"
 
     def __init__(self, scene: Scene):
-        self.scene = scene
+        proc, url = start_apache(scene)
+        super().__init__(scene, proc, f"{scene.home}/apache/www", url,
+                         ["account", "add", url, "--user", USER, "--name", "apache", "--allow-insecure-http"])
+
+    def requests(self) -> int:
+        return requests_so_far(self.scene)
+
+
+class NextcloudFace(Server):
+    name = "reference server, Nextcloud face"
+    rclone_vendor = "nextcloud"
+
+    def __init__(self, scene: Scene):
         log = open(f"{scene.home}/server.log", "wb")
-        self.proc = subprocess.Popen([sys.executable, "reference-server/server.py", "--data", f"{scene.home}/server", "--port", "0",
-                                      "--user", f"{USER}:{PASSWORD}", "--face", "nextcloud"], stdout=subprocess.PIPE,
-                                     stderr=log, cwd=REPO, start_new_session=True)
-        line = self.proc.stdout.readline()
+        proc = subprocess.Popen([sys.executable, "reference-server/server.py", "--data", f"{scene.home}/server", "--port", "0",
+                                 "--user", f"{USER}:{PASSWORD}", "--face", "nextcloud"], stdout=subprocess.PIPE,
+                                stderr=log, cwd=REPO, start_new_session=True)
+        line = proc.stdout.readline()
         if not line.startswith(b"READY "):
             raise RuntimeError(f"the reference server did not start: {line!r}")
         self.base = line.split()[1].decode().rstrip("/")
-        users = self.control("GET", "users")
-        self.webdav = self.base + users[USER]["webdav"].rstrip("/") + "/"
-        self.account = ["account", "add", self.base, "--user", USER, "--name", "nextcloud", "--allow-insecure-http"]
-        self.rclone_vendor = "nextcloud"
+        webdav = self.base + self.control("GET", "users")[USER]["webdav"].rstrip("/") + "/"
+        super().__init__(scene, proc, f"{scene.home}/server/tree/{USER}", webdav,
+                         ["account", "add", self.base, "--user", USER, "--name", "nextcloud", "--allow-insecure-http"])
 
     def control(self, method: str, path: str):
         request = urllib.request.Request(f"{self.base}/_control/{path}", method=method)
@@ -104,14 +115,6 @@ class NextcloudFace:
 
     def requests(self) -> int:
         return sum(self.control("GET", "stats").get("requests", {}).values())
-
-    def files_in(self, folder: str) -> int:
-        path = f"{self.scene.home}/server/tree/{USER}/{folder}"
-        return len(os.listdir(path)) if os.path.isdir(path) else 0
-
-    def close(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
 
 
 def completed(scene: Scene) -> int:
@@ -163,7 +166,7 @@ def curl_run(scene: Scene, server, photos: str, count: int) -> dict:
     seconds = time.monotonic() - started
     if r.returncode != 0:
         raise RuntimeError(f"curl failed: {r.stderr[-2000:]}")
-    return {"seconds": seconds, "cpu_s": children_cpu() - cpu0, "requests": server.requests() - requests0 - 0}
+    return {"seconds": seconds, "cpu_s": children_cpu() - cpu0, "requests": server.requests() - requests0}
 
 
 def run(binary: str, kind: str, count: int, size: int) -> dict:

@@ -97,11 +97,12 @@ public struct FolderTree {
         }
 
         private mutating func look(at entry: OpenFolder.Entry, in folder: OpenFolder, depth: Int, _ visit: (Event) -> Void) {
-            let path = folder.path.appending(LocalPath(bytes: entry.name))
             var type = entry.type
+            // A link below a watched folder is not even named.
+            if type == UInt8(DT_LNK), tree.links == .skipped { return }
+            let path = folder.path.appending(LocalPath(bytes: entry.name))
             var status: stat?
             if type == UInt8(DT_LNK) {
-                guard tree.links == .followed else { return }
                 do throws(SystemError) { status = try FileIO.status(path) } catch {
                     visit(.problem(path, error, isFolder: false, depth: depth))
                     return

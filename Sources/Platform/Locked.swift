@@ -6,6 +6,9 @@ import Glibc
 /// the thread sanitizer does not see into, so `make sanitize` reported every value a `Mutex`
 /// guards as a race, and a real race would have been lost among them. A pthread mutex is what
 /// the sanitizer knows; the cost is one allocation per lock, made once.
+///
+/// It guards a value, never nothing: work done one at a time is `OneAtATime` (a
+/// `Locked<Void>` is reported as racing by the thread sanitizer; `OneAtATime` says why).
 public final class Locked<Value: ~Copyable>: @unchecked Sendable {
     // Sendable by construction: `value` is only reached through `withLock`, under `mutex`.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>

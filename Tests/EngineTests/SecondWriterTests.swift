@@ -124,6 +124,9 @@ struct SecondWriterTests {
             #expect(try TestData.sha256(ofFile: scene.onServer(next)) == theirs, "the file saved meanwhile is untouched")
             #expect(try TestData.sha256(ofFile: scene.onServer("IMG_0002 (1).jpg")) == (try TestData.sha256(ofFile: ours)))
             #expect(try scene.listing() == [Self.name, "IMG_0002 (1).jpg", next], "nothing else: no temporary, no third copy")
+            // The listing the first photo made was used: the name was not looked at before the
+            // upload (which would have found theirs); the upload's own refusing request did.
+            #expect(!scene.session.agentLog.contains("IMG_0002.jpg is taken on the server"), "\(scene.session.agentLog.suffix(2000))")
         }
     }
 }

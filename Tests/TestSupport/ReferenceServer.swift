@@ -13,7 +13,7 @@ public final class ReferenceServer: @unchecked Sendable {
     public private(set) var baseURL: String = ""
     public private(set) var port: Int = 0
     public let users: [(String, String)]
-    private var process: ServerProcess?
+    private var process: (any ServerProcess)?
     private var extraArguments: [String]
 
     /// The network namespace the server runs in (nil: this one), and the address it listens on.
@@ -65,18 +65,17 @@ public final class ReferenceServer: @unchecked Sendable {
         if namespace == nil {
             // Forked from the spawner, which imported the server's modules once.
             let (server, line) = try ServerSpawner.running(python: python).start(Array(args.dropFirst()) + extraArguments)
-            process = .spawned(server)
+            process = server
             guard line.hasPrefix("READY ") else {
                 server.stop()
                 throw TestFailure("the reference server did not become ready (it said: \(line))")
             }
-            baseURL = String(line.dropFirst("READY ".count)).trimmingCharacters(in: .whitespaces)
-            port = Int(baseURL.split(separator: ":").last ?? "") ?? 0
+            ready(line)
             return
         }
         let process = try ChildProcess(executable, args + extraArguments, output: .pipe,
                                        error: ProcessInfo.processInfo.environment["IU_SERVER_LOG"] != nil ? .inherit : .null)
-        self.process = .child(process)
+        self.process = process
         // Wait for "READY http://127.0.0.1:PORT".
         let handle = process.standardOutput!
         var buffer = Data()
@@ -86,8 +85,7 @@ public final class ReferenceServer: @unchecked Sendable {
             if chunk.isEmpty { break }
             buffer.append(chunk)
             if let text = String(data: buffer, encoding: .utf8), let line = text.split(separator: "\n").first(where: { $0.hasPrefix("READY ") }) {
-                baseURL = String(line.dropFirst("READY ".count)).trimmingCharacters(in: .whitespaces)
-                port = Int(baseURL.split(separator: ":").last ?? "") ?? 0
+                ready(line)
                 // Keep draining stdout so the server never blocks on a full pipe.
                 Thread { while !handle.availableData.isEmpty {} }.start()
                 return
@@ -97,8 +95,14 @@ public final class ReferenceServer: @unchecked Sendable {
         throw TestFailure("the reference server did not become ready within 30 s (output: \(String(decoding: buffer, as: UTF8.self)))")
     }
 
+    /// Takes the address from the server's `READY http://HOST:PORT` line.
+    private func ready<Line: StringProtocol>(_ line: Line) {
+        baseURL = String(line.dropFirst("READY ".count)).trimmingCharacters(in: .whitespaces)
+        port = Int(baseURL.split(separator: ":").last ?? "") ?? 0
+    }
+
     public func stop() {
-        process?.stop() // SIGCONT first: a suspended server could not act on SIGTERM
+        process?.stop(grace: 10) // SIGCONT first: a suspended server could not act on SIGTERM
     }
 
     /// SIGKILL, as a crash would.
@@ -207,35 +211,12 @@ extension ReferenceServer {
 
 /// A reference server's process: a child of the test (started in a network namespace), or
 /// one the spawner forked.
-enum ServerProcess {
-    case child(ChildProcess)
-    case spawned(SpawnedServer)
-
-    var processIdentifier: pid_t {
-        switch self {
-        case .child(let p): p.processIdentifier
-        case .spawned(let s): s.processIdentifier
-        }
-    }
-
-    var isRunning: Bool {
-        switch self {
-        case .child(let p): p.isRunning
-        case .spawned(let s): s.isRunning
-        }
-    }
-
-    func stop() {
-        switch self {
-        case .child(let p): p.stop()
-        case .spawned(let s): s.stop()
-        }
-    }
-
-    func waitUntilExit() {
-        switch self {
-        case .child(let p): p.waitUntilExit()
-        case .spawned(let s): s.waitUntilExit()
-        }
-    }
+protocol ServerProcess {
+    var processIdentifier: pid_t { get }
+    var isRunning: Bool { get }
+    func stop(grace: Double)
+    func waitUntilExit()
 }
+
+extension ChildProcess: ServerProcess {}
+extension SpawnedServer: ServerProcess {}

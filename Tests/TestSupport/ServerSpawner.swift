@@ -82,6 +82,7 @@ final class LineReader: @unchecked Sendable {
     // Used by one thread at a time: the starting test, then the drain.
     let fd: Int32
     private var buffer: [UInt8] = []
+    private var chunk = [UInt8](repeating: 0, count: 4096)
 
     init(fd: Int32) { self.fd = fd }
 
@@ -105,7 +106,6 @@ final class LineReader: @unchecked Sendable {
 
     /// Reads what is there into the buffer: the count, 0 at the end.
     func read() -> Int {
-        var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0 && errno == EINTR { continue }

@@ -30,22 +30,23 @@ public final class ServerInfoCache: Sendable {
     /// looked at on their own, as without a listing.
     static let maxKeptNames = 10_000
 
-    /// One lock per folder, held while that folder is listed or made, so the uploads that
-    /// start together into one folder list it once (the others find it known when they get
-    /// the lock), and a slow server holds up only the uploads into that folder. Each counts
-    /// the listings made under it: a lock around nothing (`Locked<Void>`) has a value of no
-    /// size, whose writes the thread sanitizer sees at the lock's own address, outside the
-    /// lock, and reports as races.
-    private let listingLocks = Locked<[String: Locked<Int>]>([:])
+    /// A folder is listed or made one at a time, so the uploads that start together into one
+    /// folder list it once (the others find it known when their turn comes), and a slow
+    /// server holds up only the uploads into that folder.
+    private let listing = OneAtATime<String>()
 
-    /// The paths in `folder` on `server`, from a listing younger than `folderLifetime`, or
-    /// from `list` (one at a time), which is remembered. Nil when the listing was too long
-    /// to keep.
-    func paths(in folder: String, on server: String, list: () throws -> Set<String>) throws -> Set<String>? {
+    /// Whether the file at `path` in `folder` on `server` may be there: the folder's listing
+    /// (younger than `folderLifetime`, else made now by `list`, one at a time, and
+    /// remembered) shows it, or was too long to keep.
+    func mayHold(_ path: String, in folder: String, on server: String, list: () throws -> Set<String>) throws -> Bool {
+        guard let paths = try paths(in: folder, on: server, list: list) else { return true }
+        return paths.contains(WebDAVPath.normalize(path))
+    }
+
+    private func paths(in folder: String, on server: String, list: () throws -> Set<String>) throws -> Set<String>? {
         if let known = known(folder, on: server) { return known.paths }
-        return try listingLock(Self.key(folder, server)).withLock { listings in
+        return try listing.run(Self.key(folder, server)) {
             if let known = known(folder, on: server) { return known.paths }
-            listings += 1
             let listed = try list()
             let kept = listed.count <= Self.maxKeptNames ? listed : nil
             remember(folder, on: server, KnownFolder(seen: MonotonicClock.seconds(), paths: kept))
@@ -53,22 +54,10 @@ public final class ServerInfoCache: Sendable {
         }
     }
 
-    private func listingLock(_ key: String) -> Locked<Int> {
-        listingLocks.withLock { locks in
-            if let lock = locks[key] { return lock }
-            // Let go of the old ones now and then: one still held stays with its holder, and a
-            // folder whose lock was let go is at worst listed twice.
-            if locks.count > 1024 { locks.removeAll() }
-            let lock = Locked(0)
-            locks[key] = lock
-            return lock
-        }
-    }
-
     /// A file this agent made in a folder it remembers: the next upload of that name looks at it.
     func noteMade(_ path: String, in folder: String, on server: String) {
         folders.withLock { known in
-            _ = known[Self.key(folder, server)]?.paths?.insert(path)
+            _ = known[Self.key(folder, server)]?.paths?.insert(WebDAVPath.normalize(path))
         }
     }
 

@@ -47,9 +47,8 @@ struct TargetCheck {
     /// What is at `path` in the row's folder: nothing when the folder's listing does not show
     /// it, else what the server says about it now.
     private func lookAt(_ path: String) throws -> RemoteItem? {
-        if let folders {
-            let listed = try folders.cache.paths(in: row.remoteFolder, on: folders.server) { try listFolder() }
-            if let listed, !listed.contains(WebDAVPath.normalize(path)) { return nil }
+        if let folders, try !folders.cache.mayHold(path, in: row.remoteFolder, on: folders.server, list: listFolder) {
+            return nil
         }
         return try item(at: path)
     }

@@ -197,7 +197,7 @@ final class UploadJob {
                     try finish(handle, row: &row, source: source, sha256: sha)
                 }
                 CrashWindow.fileMade.pauseIfTesting(transfer: row.id, cancellation: cancellation)
-                serverInfo.noteMade(WebDAVPath.normalize(row.remotePath), in: row.remoteFolder, on: Self.capabilityKey(account))
+                serverInfo.noteMade(row.remotePath, in: row.remoteFolder, on: Self.capabilityKey(account))
                 guard mustCheckMadeFile(row) else { return .completed(sha256: sha, bytes: size) }
                 let made = try verifyOnServer(row.remotePath, size: size, digest: sha)
                 // The version made, so that the next edit of a downloaded file replaces this one.

@@ -30,7 +30,7 @@ extension WatchWorker {
         // a row cleared meanwhile leaves the file where it is.
         guard let row = try store.transfer(id: transferID), row.state == .completed, let uploaded = row.fingerprint else { return nil }
         // Gone (deleted, or renamed where the rule did not see it): nothing to keep or move.
-        guard let now = WatchLoop.fingerprint(row.localPath) else { return nil }
+        guard let now = FileFingerprint.ofRegularFile(notFollowing: row.localPath) else { return nil }
         let kept: String
         if row.verifiedAt == nil {
             // The upload's own replies said it went; only the server showing the file

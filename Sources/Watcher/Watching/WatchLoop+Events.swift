@@ -62,14 +62,14 @@ extension WatchLoop {
         } else if event.mask.contains(.create) {
             if isFolder {
                 if !ignored { armSubtree(path) }
-            } else if !ignored, let fingerprint = Self.fingerprint(path) {
+            } else if !ignored, let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path) {
                 // A hard link (`ln`, `cp -l`, `rsync --link-dest`) makes no IN_CLOSE_WRITE:
                 // this is all that says it is there. A file made to be written waits like
                 // any other, until it is still and its writer has closed it.
                 settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
             }
         } else if event.mask.contains(.closeWrite) {
-            if !isFolder, !ignored, let fingerprint = Self.fingerprint(path) {
+            if !isFolder, !ignored, let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path) {
                 settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
             }
         } else if event.mask.contains(.delete) {
@@ -81,7 +81,7 @@ extension WatchLoop {
     private func arrived(_ path: LocalPath, isFolder: Bool) {
         if isFolder {
             armSubtree(path)
-        } else if let fingerprint = Self.fingerprint(path) {
+        } else if let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path) {
             settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
         }
     }
@@ -101,7 +101,7 @@ extension WatchLoop {
             settler.move(from.path, to: path, now: clock.now)
             return
         }
-        guard let fingerprint = Self.fingerprint(path) else { return }
+        guard let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path) else { return }
         if delivered[fingerprint] == from.path || taken.status(of: fingerprint, at: from.path) == .taken {
             if delivered[fingerprint] != nil { delivered[fingerprint] = path }
             handler(.moved(from: from.path, to: path, isFolder: false))

@@ -34,7 +34,7 @@ extension WatchLoop {
     func lookAgain(at path: LocalPath) {
         guard presence == .present, path.isWithin(root) else { return }
         for (fingerprint, at) in delivered where at == path { delivered[fingerprint] = nil }
-        guard let fingerprint = Self.fingerprint(path) else { return }
+        guard let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path) else { return }
         passedOver.remove(fingerprint)
         settler.touch(path, fingerprint, noticedBy: .scan, now: clock.now)
     }
@@ -43,7 +43,7 @@ extension WatchLoop {
         let (path, fingerprint) = (candidate.path, candidate.fingerprint)
         if passedOver.contains(fingerprint) { return }
         if let at = delivered[fingerprint] {
-            if at != path, Self.fingerprint(at) != fingerprint {
+            if at != path, FileFingerprint.ofRegularFile(notFollowing: at) != fingerprint {
                 delivered[fingerprint] = path
                 handler(.moved(from: at, to: path, isFolder: false))
             }
@@ -54,7 +54,7 @@ extension WatchLoop {
             return
         case .takenAt(let other):
             // Still there with the same fingerprint: a hard link, the same file twice.
-            if Self.fingerprint(other) == fingerprint {
+            if FileFingerprint.ofRegularFile(notFollowing: other) == fingerprint {
                 passedOver.insert(fingerprint)
             } else {
                 handler(.moved(from: other, to: path, isFolder: false))

@@ -132,7 +132,7 @@ final class WatchLoop {
             periodicDue = nil
             rescan()
         }
-        for settled in settler.settle(now: clock.now, look: Self.fingerprint) { take(settled) }
+        for settled in settler.settle(now: clock.now, look: FileFingerprint.ofRegularFile(notFollowing:)) { take(settled) }
     }
 
     /// Walks the tree if it is there; otherwise (or if it went away during the walk)
@@ -141,9 +141,6 @@ final class WatchLoop {
         if presence == .present { sweep() }
         if presence != .present { establish() }
     }
-
-    /// The fingerprint of what is at `path` now, if it is a regular file (links not followed).
-    static func fingerprint(_ path: LocalPath) -> FileFingerprint? { FileFingerprint.ofRegularFile(notFollowing: path) }
 
     // MARK: - Status
 
