@@ -21,10 +21,12 @@ struct LocalDriveTests {
             let local = try scene.download("/Documents/report.odt")
             try scene.overwrite(local, seed: 11)
             try scene.waitForUploads(1)
+            #expect(try scene.uploads().count == 1, "one upload for one edit")
             #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)))
             #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"])
             try scene.overwrite(local, seed: 12)
             try scene.waitForUploads(2)
+            #expect(try scene.uploads().count == 2, "one more upload for the second edit")
             #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)), "the second edit replaced the first")
             #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"])
             let rows = try scene.uploads()
@@ -49,6 +51,10 @@ struct LocalDriveTests {
             #expect(rename(second, local) == 0)
             try scene.waitForUploads(2)
             #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)))
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no temporary, no copy")
+            let rows = try scene.uploads()
+            #expect(rows.count == 2 && rows.allSatisfy { $0.newVersionOf == "/Documents/report.odt" && $0.remotePath == "/Documents/report.odt" },
+                    "\(rows.map(\.remotePath))")
         }
     }
 
@@ -76,10 +82,11 @@ struct LocalDriveTests {
         }
     }
 
-    @Test("a file made in Local Drive by hand, an editor's lock file, a downloaded file deleted here, and a download with --no-track that is edited: nothing sent, nothing deleted on the server")
-    func notASyncFolder() async throws {
+    @Test("a file made in Local Drive by hand, an editor's lock file, a downloaded file deleted here, and a download with --no-track that is edited: nothing sent, nothing deleted on the server",
+          arguments: kinds)
+    func notASyncFolder(_ kind: ServerKind) async throws {
         try await offThePool {
-            let scene = try LocalDriveScene(.referenceWebDAV)
+            let scene = try LocalDriveScene(kind)
             let untracked = try scene.download("/Documents/notes.txt", arguments: ["--no-track"])
             let deleted = try scene.download("/Documents/old.odt")
             let tracked = try scene.download("/Documents/report.odt")
@@ -94,6 +101,38 @@ struct LocalDriveTests {
             let rows = try scene.uploads()
             #expect(rows.count == 1 && rows.first?.remotePath == "/Documents/report.odt", "\(rows.map(\.remotePath))")
             #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "nothing new and nothing deleted on the server")
+        }
+    }
+
+    @Test("a new version waiting in a paused queue: queue and show name it, status counts it with the uploads, and cancelling it keeps the local edit")
+    func waitingNewVersion() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let local = try scene.download("/Documents/report.odt")
+            let before = try scene.serverSHA("report.odt")
+            #expect(try scene.session.cli(["pause", "--all"]).status == 0)
+            try scene.overwrite(local, seed: 51)
+            let edited = try TestData.sha256(ofFile: local)
+            try scene.session.waitFor("the new version in the queue") { items in
+                items.contains { $0["direction"] as? String == "upload" && $0["state"] as? String == "queued" }
+            }
+            let row = try #require(try scene.uploads().first)
+            #expect(row.newVersionOf == "/Documents/report.odt")
+
+            let queue = try scene.session.cli(["queue"]).stdout
+            #expect(queue.contains("new version of home:/Documents/report.odt"), "\(queue)")
+            let show = try scene.session.cli(["show", String(row.id)]).stdout
+            #expect(show.contains("new version of home:/Documents/report.odt"), "\(show)")
+            let status = try JSONSerialization.jsonObject(with: Data(try scene.session.cli(["status", "--json"]).stdout.utf8)) as? [String: Any]
+            let uploads = (status?["directions"] as? [String: Any])?["upload"] as? [String: Any]
+            #expect(uploads?["queued"] as? Int == 1 && uploads?["total"] as? Int == 1, "\(status ?? [:])")
+
+            let cancel = try scene.session.cli(["cancel", String(row.id)])
+            #expect(cancel.status == 0, "\(cancel.stdout) \(cancel.stderr)")
+            #expect(try scene.uploads().isEmpty, "the row is gone")
+            #expect(try TestData.sha256(ofFile: local) == edited, "the local edit is kept")
+            #expect(try scene.serverSHA("report.odt") == before, "the server's file is untouched")
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"])
         }
     }
 }
