@@ -32,6 +32,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import start_server  # noqa: E402
 from bench_backlog import requests_so_far, start_apache  # noqa: E402
 from bench_watch import PASSWORD, REPO, USER, Scene  # noqa: E402
 
@@ -95,14 +96,8 @@ class NextcloudFace(Server):
     rclone_vendor = "nextcloud"
 
     def __init__(self, scene: Scene):
-        log = open(f"{scene.home}/server.log", "wb")
-        proc = subprocess.Popen([sys.executable, "reference-server/server.py", "--data", f"{scene.home}/server", "--port", "0",
-                                 "--user", f"{USER}:{PASSWORD}", "--face", "nextcloud"], stdout=subprocess.PIPE,
-                                stderr=log, cwd=REPO, start_new_session=True)
-        line = proc.stdout.readline()
-        if not line.startswith(b"READY "):
-            raise RuntimeError(f"the reference server did not start: {line!r}")
-        self.base = line.split()[1].decode().rstrip("/")
+        proc, self.base = start_server([sys.executable, "reference-server/server.py", "--data", f"{scene.home}/server", "--port", "0",
+                                        "--user", f"{USER}:{PASSWORD}", "--face", "nextcloud"], f"{scene.home}/server.log")
         webdav = self.base + self.control("GET", "users")[USER]["webdav"].rstrip("/") + "/"
         super().__init__(scene, proc, f"{scene.home}/server/tree/{USER}", webdav,
                          ["account", "add", self.base, "--user", USER, "--name", "nextcloud", "--allow-insecure-http"])
