@@ -26,7 +26,7 @@ APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdb
 	xdg-user-dirs xvfb zenity kdialog apache2 apache2-utils rclone xdotool imagemagick tmux desktop-file-utils dpkg-dev binutils lintian \
 	dosfstools fusefat
 
-.PHONY: all build run test test-build test-swift test-server test-fuzz fuzz server bench soak sanitize dist install uninstall deb clean deps venv
+.PHONY: all build run test test-build test-swift test-server test-fuzz test-programs fuzz server bench soak sanitize dist install uninstall deb clean deps venv
 
 all: build
 
@@ -75,15 +75,24 @@ server: venv
 # write into the caller's own folders (checked around the run).
 test: $(APT_STAMP)
 	scripts/beside.sh .build/pytest.log "$(MAKE) --no-print-directory venv test-server" -- $(MAKE) --no-print-directory deb
-	$(MAKE) --no-print-directory test-swift FUZZ_BESIDE=1
+	$(MAKE) --no-print-directory test-swift FUZZ_BESIDE=1 TEST_PROGRAMS=release
 
 # The Swift tests; with FUZZ_BESIDE=1 the fuzz targets run beside those that do not need
-# the whole machine.
-test-swift: test-build
+# the whole machine. With TEST_PROGRAMS=release the programs the tests start are the
+# release build that `make deb` packages (the program that ships, and it starts in half
+# the time), else the debug build beside the tests.
+TEST_ENV := env $(if $(filter release,$(TEST_PROGRAMS)),INSTANT_UPLOAD_TEST_PROGRAMS=$(CURDIR)/.build/test-programs)
+test-swift: test-build $(if $(filter release,$(TEST_PROGRAMS)),test-programs)
 	scripts/untouched.sh mark
-	$(if $(FUZZ_BESIDE),scripts/beside.sh .build/fuzz.log "$(MAKE) --no-print-directory test-fuzz" --) $(SWIFT) test --skip-build --skip WholeMachineTests
-	$(SWIFT) test --skip-build --filter WholeMachineTests
+	$(if $(FUZZ_BESIDE),scripts/beside.sh .build/fuzz.log "$(MAKE) --no-print-directory test-fuzz" --) $(TEST_ENV) $(SWIFT) test --skip-build --skip WholeMachineTests
+	$(TEST_ENV) $(SWIFT) test --skip-build --filter WholeMachineTests
 	scripts/untouched.sh check
+
+# The release programs under the names the tests start: `share-to` is the same program.
+test-programs: dist
+	@mkdir -p .build/test-programs
+	ln -sfn ../dist/release/instant-upload .build/test-programs/instant-upload
+	ln -sfn instant-upload .build/test-programs/share-to
 
 test-build: $(APT_STAMP)
 	@mkdir -p .build

@@ -74,8 +74,12 @@ public enum Repository {
         return url.path
     }()
 
-    /// Where `swift build` put the executables that the tests run.
+    /// Where the executables the tests run are: the folder `INSTANT_UPLOAD_TEST_PROGRAMS`
+    /// names (`make test` points it at the release build it has already made for the
+    /// package, so the tests start the program that ships), else where `swift build`
+    /// put them beside the test bundle.
     public static var binaries: String {
+        if let folder = ProcessInfo.processInfo.environment["INSTANT_UPLOAD_TEST_PROGRAMS"], !folder.isEmpty { return folder }
         // The test bundle runs from the build folder: its executables sit beside it.
         let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var dir = exe.deletingLastPathComponent()

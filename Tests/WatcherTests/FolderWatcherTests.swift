@@ -9,7 +9,7 @@ import TestSupport
 /// of a small machine, and beside every other suite at once their deadlines would measure
 /// the load, not the watcher. The tests that change kernel limits or count watcher
 /// threads are `WholeMachineTests`, run on their own.
-@Suite("Watching a folder", .serialized)
+@Suite("Watching a folder", .serialized, .ownThread)
 struct FolderWatcherTests {
     @Test("files already in the folder are found by the first scan")
     func existingFiles() throws {

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// Watched folders that come, go, move and are watched twice.
-extension FolderWatcherTests.InstantUpload {
+extension InstantUploadTests {
     @Test("a rule added for a card that is not inserted: when the card comes, the photos on it are sent")
     func cardInserted() throws {
         let scene = try InstantUploadScene()

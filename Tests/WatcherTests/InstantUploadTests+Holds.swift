@@ -3,7 +3,7 @@ import Glibc
 import Testing
 import TestSupport
 
-extension FolderWatcherTests.InstantUpload {
+extension InstantUploadTests {
     /// Two rules to the same folder on the server, one with `flag`: a photo in each; waits
     /// until the flagged rule's upload is held with `code` and the other one's has completed.
     func heldBesideFree(_ scene: InstantUploadScene, held: String, flag: String, free: String, code: String) throws {
@@ -100,7 +100,7 @@ extension FolderWatcherTests.InstantUpload {
     }
 }
 
-extension FolderWatcherTests.InstantUpload {
+extension InstantUploadTests {
     @Test("a rule whose account is removed waits for it, says so, and takes what arrived meanwhile once it is back")
     func accountRemoved() throws {
         let scene = try InstantUploadScene()

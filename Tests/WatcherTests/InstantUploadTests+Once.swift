@@ -5,7 +5,7 @@ import TestSupport
 
 /// Photos that arrive the ways real folders get them, and change while they wait: each
 /// reaches the server once, and whole.
-extension FolderWatcherTests.InstantUpload {
+extension InstantUploadTests {
     @Test("a folder moved in while a photo in it is still being written, stalled longer than the settle window: the photo arrives once, whole")
     func stalledCopy() throws {
         let scene = try InstantUploadScene()

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 import TestSupport
 
-extension FolderWatcherTests.InstantUpload {
+extension InstantUploadTests {
     @Test("watch list and watch list --json show how many files a rule took and the last one, by name and time, once they went")
     func listShowsWhatWasTaken() throws {
         let scene = try InstantUploadScene()

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 import TestSupport
 
-extension FolderWatcherTests.InstantUpload {
+extension InstantUploadTests {
     @Test("--pictures leaves videos alone and --videos leaves pictures alone")
     func mediaKinds() throws {
         let scene = try InstantUploadScene(serverFolders: ["Photos/Pictures", "Photos/Videos"])

@@ -4,108 +4,112 @@ import Glibc
 import Testing
 import TestSupport
 
-extension FolderWatcherTests {
-    /// The real agent with real rules against the reference server; the ones that change
-    /// inotify limits are `WholeMachineTests`.
-    @Suite("Instant upload end to end")
-    struct InstantUpload {
-        @Test("2,000 files copied in at once, 200 moved in and one written over ten seconds: each uploaded exactly once, the slow one only when whole")
-        func burst() throws {
-            let scene = try InstantUploadScene()
-            try Camera.makeFolder(scene.path("Camera"))
-            try scene.session.startAgent()
-            try scene.addRule("Camera", settle: 2)
-            try scene.waitWatching("camera")
+/// The real agent with real rules against the reference server, one test at a time, each
+/// on a thread of its own; the ones that change inotify limits are `WholeMachineTests`.
+/// The burst of 2,000 files is a suite of its own so that it runs beside these.
+@Suite("Instant upload end to end", .serialized, .ownThread)
+struct InstantUploadTests {}
 
-            var names: [String] = []
-            for i in 0..<2000 {
-                try Camera.write(scene.path("staging/IMG_\(i).jpg"), Camera.photo(i))
+@Suite("Instant upload of a burst", .serialized, .ownThread)
+struct InstantUploadBurstTests {
+    @Test("2,000 files copied in at once, 200 moved in and one written over ten seconds: each uploaded exactly once, the slow one only when whole")
+    func burst() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera", settle: 2)
+        try scene.waitWatching("camera")
+
+        var names: [String] = []
+        for i in 0..<2000 {
+            try Camera.write(scene.path("staging/IMG_\(i).jpg"), Camera.photo(i))
+            names.append("IMG_\(i).jpg")
+        }
+        for i in 0..<200 {
+            try Camera.write(scene.path("elsewhere/DSC_\(i).jpg"), Camera.photo(10_000 + i))
+            names.append("DSC_\(i).jpg")
+        }
+        // A recording: opened, written and closed again every 0.4 s for ten seconds.
+        let video = MediaFiles.movie(creation: 1_700_000_000, mediaBytes: 250_000)
+        let slow = scene.path("Camera/VID_0001.mp4")
+        let written = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var writerError: Error?
+        nonisolated(unsafe) var finishedWriting = Date.distantFuture
+        DispatchQueue.global().async {
+            defer { written.signal() }
+            do {
+                let pieces = 25
+                let size = (video.count + pieces - 1) / pieces
+                for piece in 0..<pieces {
+                    try Camera.append(slow, Array(video[(piece * size)..<min(video.count, (piece + 1) * size)]))
+                    usleep(400_000)
+                }
+                finishedWriting = Date()
+            } catch {
+                writerError = error
+            }
+        }
+        let copy = try Shell.capture("/bin/cp", ["-r", scene.path("staging") + "/.", scene.path("Camera") + "/"])
+        #expect(copy.status == 0, "\(copy.stderr)")
+        for i in 0..<200 { try Camera.move(scene.path("elsewhere/DSC_\(i).jpg"), scene.path("Camera/DSC_\(i).jpg")) }
+        written.wait()
+        if let writerError { throw writerError }
+        names.append("VID_0001.mp4")
+
+        try scene.waitUploaded(2201, timeout: 600)
+        try scene.expectEachOnce(names) { scene.path("Camera/" + $0) }
+        let item = try #require(try scene.itemsByTarget()["/Photos/VID_0001.mp4"]?.first)
+        #expect(item["bytes_total"] as? Int == video.count)
+        let queuedAt = try #require(InstantUploadTests.date(item["created_at"]))
+        #expect(queuedAt >= finishedWriting, "the recording was queued before it was whole")
+        let rule = try scene.rule("camera")
+        #expect(rule["taken"] as? Int == 2201)
+    }
+}
+
+extension InstantUploadTests {
+    @Test("the agent restarted between batches with its database kept: renamed, copied and old files are not sent again")
+    func restarts() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera")
+        try scene.waitWatching("camera")
+        var names: [String] = []
+        func batch(_ range: Range<Int>) throws {
+            for i in range {
+                try Camera.write(scene.path("Camera/IMG_\(i).jpg"), Camera.photo(i))
                 names.append("IMG_\(i).jpg")
             }
-            for i in 0..<200 {
-                try Camera.write(scene.path("elsewhere/DSC_\(i).jpg"), Camera.photo(10_000 + i))
-                names.append("DSC_\(i).jpg")
-            }
-            // A recording: opened, written and closed again every 0.4 s for ten seconds.
-            let video = MediaFiles.movie(creation: 1_700_000_000, mediaBytes: 250_000)
-            let slow = scene.path("Camera/VID_0001.mp4")
-            let written = DispatchSemaphore(value: 0)
-            nonisolated(unsafe) var writerError: Error?
-            nonisolated(unsafe) var finishedWriting = Date.distantFuture
-            DispatchQueue.global().async {
-                defer { written.signal() }
-                do {
-                    let pieces = 25
-                    let size = (video.count + pieces - 1) / pieces
-                    for piece in 0..<pieces {
-                        try Camera.append(slow, Array(video[(piece * size)..<min(video.count, (piece + 1) * size)]))
-                        usleep(400_000)
-                    }
-                    finishedWriting = Date()
-                } catch {
-                    writerError = error
-                }
-            }
-            let copy = try Shell.capture("/bin/cp", ["-r", scene.path("staging") + "/.", scene.path("Camera") + "/"])
-            #expect(copy.status == 0, "\(copy.stderr)")
-            for i in 0..<200 { try Camera.move(scene.path("elsewhere/DSC_\(i).jpg"), scene.path("Camera/DSC_\(i).jpg")) }
-            written.wait()
-            if let writerError { throw writerError }
-            names.append("VID_0001.mp4")
-
-            try scene.waitUploaded(2201, timeout: 600)
-            try scene.expectEachOnce(names) { scene.path("Camera/" + $0) }
-            let item = try #require(try scene.itemsByTarget()["/Photos/VID_0001.mp4"]?.first)
-            #expect(item["bytes_total"] as? Int == video.count)
-            let queuedAt = try #require(Self.date(item["created_at"]))
-            #expect(queuedAt >= finishedWriting, "the recording was queued before it was whole")
-            let rule = try scene.rule("camera")
-            #expect(rule["taken"] as? Int == 2201)
         }
+        try batch(0..<30)
+        try scene.waitUploaded(30)
 
-        @Test("the agent restarted between batches with its database kept: renamed, copied and old files are not sent again")
-        func restarts() throws {
-            let scene = try InstantUploadScene()
-            try Camera.makeFolder(scene.path("Camera"))
-            try scene.session.startAgent()
-            try scene.addRule("Camera")
-            try scene.waitWatching("camera")
-            var names: [String] = []
-            func batch(_ range: Range<Int>) throws {
-                for i in range {
-                    try Camera.write(scene.path("Camera/IMG_\(i).jpg"), Camera.photo(i))
-                    names.append("IMG_\(i).jpg")
-                }
-            }
-            try batch(0..<30)
-            try scene.waitUploaded(30)
+        scene.session.stopAgent()
+        try batch(30..<60)
+        // While nobody watches: one renamed into a new folder, one copied under a new name.
+        try Camera.makeFolder(scene.path("Camera/2024"))
+        try Camera.move(scene.path("Camera/IMG_0.jpg"), scene.path("Camera/2024/renamed.jpg"))
+        try Camera.write(scene.path("Camera/copy of IMG_1.jpg"), Camera.photo(1))
+        try scene.session.startAgent()
+        try scene.waitUploaded(60)
 
-            scene.session.stopAgent()
-            try batch(30..<60)
-            // While nobody watches: one renamed into a new folder, one copied under a new name.
-            try Camera.makeFolder(scene.path("Camera/2024"))
-            try Camera.move(scene.path("Camera/IMG_0.jpg"), scene.path("Camera/2024/renamed.jpg"))
-            try Camera.write(scene.path("Camera/copy of IMG_1.jpg"), Camera.photo(1))
-            try scene.session.startAgent()
-            try scene.waitUploaded(60)
-
-            scene.session.stopAgent()
-            try scene.session.startAgent()
-            try batch(60..<90)
-            try scene.waitUploaded(90)
-            try scene.expectEachOnce(names) { name in
-                name == "IMG_0.jpg" ? scene.path("Camera/2024/renamed.jpg") : scene.path("Camera/" + name)
-            }
-            // 90 uploads and the copy, recognised by its content.
-            #expect(try scene.rule("camera")["taken"] as? Int == 91)
+        scene.session.stopAgent()
+        try scene.session.startAgent()
+        try batch(60..<90)
+        try scene.waitUploaded(90)
+        try scene.expectEachOnce(names) { name in
+            name == "IMG_0.jpg" ? scene.path("Camera/2024/renamed.jpg") : scene.path("Camera/" + name)
         }
+        // 90 uploads and the copy, recognised by its content.
+        #expect(try scene.rule("camera")["taken"] as? Int == 91)
+    }
 
-        static func date(_ value: Any?) -> Date? {
-            guard let text = value as? String else { return nil }
-            let format = ISO8601DateFormatter()
-            format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            return format.date(from: text)
-        }
+    static func date(_ value: Any?) -> Date? {
+        guard let text = value as? String else { return nil }
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return format.date(from: text)
     }
 }
 
