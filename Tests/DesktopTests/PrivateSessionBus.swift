@@ -101,6 +101,6 @@ final class NotificationRecorder: @unchecked Sendable {
 func kill9(_ process: ChildProcess) { Poll.kill9(process) }
 
 /// Polls `condition` every 20 ms for up to `seconds`.
-func waitUntil(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) throws {
+func waitUntil(_ what: String, seconds: Double = 30, _ condition: () throws -> Bool) throws {
     try Poll.until(what, seconds: seconds, condition)
 }

@@ -51,8 +51,9 @@ public final class SessionBusDaemon: @unchecked Sendable {
 
 /// Waiting and stopping, for helpers that run processes.
 public enum Poll {
-    /// Polls `condition` every 20 ms for up to `seconds`.
-    public static func until(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) throws {
+    /// Polls `condition` every 20 ms for up to `seconds`: a deadline for what must happen,
+    /// generous because a loaded two-core machine can take seconds to start a process.
+    public static func until(_ what: String, seconds: Double = 30, _ condition: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if try condition() { return }
