@@ -24,7 +24,7 @@ DIST_BUILD_LOG := .build/build-dist.log
 APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdbus-1-dev python3-dbus python3-gi pkg-config \
 	curl ca-certificates python3 python3-venv iproute2 nftables dbus libsecret-tools \
 	xdg-user-dirs xvfb zenity kdialog apache2 apache2-utils rclone xdotool imagemagick tmux desktop-file-utils dpkg-dev binutils lintian \
-	dosfstools fusefat
+	dosfstools fusefat bash-completion
 
 .PHONY: all build run test test-build test-swift test-server test-fuzz test-programs fuzz server bench soak sanitize dist install uninstall deb clean deps venv
 

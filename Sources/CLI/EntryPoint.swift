@@ -100,6 +100,8 @@ public enum Main {
             return help(p.texts("COMMAND"), context: context)
         case "run":
             return AgentCommand.run(untilIdle: p.has("until-idle"), context: context)
+        case "stop":
+            return ServiceCommand.stopAgent(context: context)
         case "service install", "service uninstall", "service status":
             return ServiceCommand.run(String(p.command.dropFirst("service ".count)), context: context)
         default:

@@ -39,7 +39,7 @@ struct ExitStatusTests {
         try expect(session, ["upload", "--to", "/X", file], 0, saying: "queued 1 file for home:/X (#")
         try expect(session, ["upload", "--to", "/X", session.home.path + "/in/gone.jpg"], 1, saying: "no such file")
         try expect(session, ["upload", "--to", "/X", "--account", "hoem", file], 2, saying: "did you mean home?")
-        try expect(session, ["upload", "--to", "/../X", file], 2, saying: "climbs out")
+        try expect(session, ["upload", "--to", "/../X", file], 2, saying: "has `..` in it")
         try expect(session, ["upload", file], 2, saying: "missing --to REMOTE_DIR")
         let share = try session.shareTo(["--to", "/X", "--account", "nobody", file])
         #expect(share.status == 2, "\(share.stderr)")
@@ -153,7 +153,7 @@ struct ExitStatusTests {
         try store.start(ids[1], resumedAt: 0)
         try store.fail(ids[1], reason: Reason(.quota))
         let id = String(ids[2])
-        try expect(session, ["pause", id], 0, saying: "paused #\(id); `instant-upload resume \(id)` lets them go on")
+        try expect(session, ["pause", id], 0, saying: "paused #\(id); `instant-upload resume \(id)` lets it go on")
         try expect(session, ["pause", id], 0, saying: "#\(id) f2: already paused")
         try expect(session, ["pause", String(ids[0])], 1, saying: "is already completed, so there is nothing to pause")
         try expect(session, ["pause", String(ids[1])], 1, saying: "has failed, so it is not moving; `instant-upload retry \(ids[1])` queues it again")
@@ -231,7 +231,7 @@ struct ExitStatusTests {
         }
         try expect(session, ["watch", "add", scans], 2, saying: "--to")
         try expect(session, ["watch", "add", file, "--to", "/Scans"], 2, saying: "is not a folder")
-        try expect(session, ["watch", "add", scans, "--to", "/../Scans"], 2, saying: "climbs out")
+        try expect(session, ["watch", "add", scans, "--to", "/../Scans"], 2, saying: "has `..` in it")
 
         try expect(session, ["watch", "list"], 1)
         try expect(session, ["watch", "list", "--frobnicate"], 2)

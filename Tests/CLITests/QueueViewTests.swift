@@ -94,6 +94,15 @@ struct QueueViewTests {
         #expect(out[8] == "     changed while uploading, started again; waiting its turn (#3)")
     }
 
+    @Test("a row paused part way shows how far it got, as a retrying one does")
+    func pausedProgress() {
+        let rows = [makeTransfer(id: 1, reason: Reason(.paused), bytesDone: 12_000_000, bytesTotal: 27_000_000),
+                    makeTransfer(id: 2, reason: Reason(.paused), bytesTotal: 27_000_000)]
+        let out = lines(QueueView(groups: [.init(state: .queued, rows: rows)], now: fixedNow).render())
+        #expect(out[2] == "     paused by you; resumes at 12 MB of 27 MB", "\(out)")
+        #expect(out[4] == "     paused by you", "nothing sent yet, nothing to say: \(out)")
+    }
+
     @Test("a failed row gives its own reason and the command that fixes it, with its ID")
     func failed() {
         let rows = [makeTransfer(id: 21, state: .failed, reason: Reason(.quota)),

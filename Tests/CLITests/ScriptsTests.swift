@@ -16,11 +16,32 @@ struct ScriptsTests {
         // Killed by the timeout (timeout kills its own group with KILL, itself included: -1 for
         // a signal), never ending by itself.
         #expect([124, 137, -1].contains(r.status), "it keeps following until stopped: \(r.status) \(r.stdout) \(r.stderr)")
-        #expect(r.stdout.contains("an agent is already running (pid \(pid)), so no second one is started."), "\(r.stdout)")
+        #expect(r.stdout.contains("an agent is already running (pid \(pid)), so no second one is started; `instant-upload stop` stops it."), "\(r.stdout)")
         #expect(r.stdout.contains("Following its log (\(session.home.path)/agent.log)"), "\(r.stdout)")
         #expect(!r.stdout.contains("reference server"), "\(r.stdout)")
         #expect(!r.stderr.contains("already running"), "no second agent met the lock: \(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: session.home.path + "/state/instant-upload/reference-server.out"))
+        #expect(session.agentIsRunning)
+    }
+
+    @Test("make run with the demo account and an agent running, after the demo server stopped: it starts the server again and follows the agent's log")
+    func demoServerForRunningAgent() throws {
+        let session = try AgentHarness()
+        let first = try ReferenceServer(users: [("demo", "demo")])
+        let port = first.port
+        try session.addAccount(address: first.webdavURL("demo"), user: "demo", password: "demo", name: "demo")
+        first.stop()
+        try session.startAgent()
+        let r = try Shell.capture("/usr/bin/timeout", ["-s", "KILL", "10", "bash", Repository.root + "/scripts/run-local.sh", Repository.binaries],
+                                  environment: session.environment.merging(["DEMO_PORT": "\(port)"]) { _, new in new })
+        #expect([124, 137, -1].contains(r.status), "it keeps following until stopped: \(r.status) \(r.stdout) \(r.stderr)")
+        let state = session.home.path + "/state/instant-upload"
+        #expect(r.stdout.contains("starting the bundled reference server on 127.0.0.1:\(port)"), "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.contains("what arrives is in \(state)/reference-server/tree/demo/"), "\(r.stdout)")
+        #expect(r.stdout.contains("Ctrl-C stops following and the demo server, the agent keeps running"), "\(r.stdout)")
+        let out = (try? String(contentsOfFile: state + "/reference-server.out", encoding: .utf8)) ?? ""
+        #expect(out.contains("READY"), "the demo server started: \(out)")
+        #expect(!r.stderr.contains("already running"), "no second agent met the lock: \(r.stderr)")
         #expect(session.agentIsRunning)
     }
 

@@ -25,6 +25,13 @@ struct StatusLineTests {
                 == "4 retrying (2 server busy, 1 connection dropped, 1 no answer); 0 of 4 files, 0 B of 4.0 kB")
     }
 
+    @Test("a server that does not answer while the network is up is said in the rows' words, never 'no network'")
+    func unreachable() {
+        let b = makeBatch(retrying: [.unreachable: 2], files: (0, 2), bytes: (0, 2_000))
+        #expect(StatusLine.render(b, agentRunning: true) == "2 retrying (cannot reach the server); 0 of 2 files, 0 B of 2.0 kB")
+        #expect(ReasonCode.unreachable.defaultMessage == "cannot reach the server")
+    }
+
     @Test("rows held by a gate say which: the network, Wi-Fi, or the person's pause")
     func gates() {
         var b = makeBatch(waiting: 1, files: (0, 6), bytes: (0, 6_000))

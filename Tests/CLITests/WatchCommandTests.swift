@@ -91,7 +91,7 @@ struct WatchCommandTests {
                       (["Camera", "--to", "/Photos", "--name", "a b"], 2, "not a rule name"),
                       (["Camera", "--to", "/Photos", "--name", "first"], 1, "there is a rule named first already"),
                       (["Watched", "--to", "/Elsewhere"], 1, "is already watched by the rule first"),
-                      (["Camera", "--to", "/../x"], 2, "climbs out"),
+                      (["Camera", "--to", "/../x"], 2, "has `..` in it"),
                       (["Camera", "--to", "/Photos", "--settle", "0"], 2, "--settle"),
                       (["Camera", "--to", "/Photos", "--account", "nobody"], 2, "no account named nobody"),
                       (["Camera", "--to", "/Photos", "--subfolders", "week"], 2, "none, year, month, day")])

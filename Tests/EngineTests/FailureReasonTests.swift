@@ -10,13 +10,16 @@ import Testing
 struct FailureReasonTests {
     // MARK: Transient
 
-    @Test("server gone: retrying as offline with attempts counting up, and done once it is back")
-    func offline() async throws {
+    @Test("server gone while the network is up: retrying as unreachable, never 'no network', with attempts counting up, and done once it is back")
+    func unreachable() async throws {
         let scene = try await UploadScene.make(size: 300_000)
         try await scene.stopServer()
         try await scene.startAgent()
-        let s = try await scene.expectRetrying("offline", attempts: 2)
+        let s = try await scene.expectRetrying("unreachable", attempts: 2)
         #expect(s.row.rowReasonMessage?.contains("cannot reach the server") == true, "\(s.row.rowReason ?? [:])")
+        let status = try await offThePool { try scene.session.cli(["status"]) }
+        #expect(status.stdout.contains("1 retrying (cannot reach the server)"), "\(status.stdout)")
+        #expect(!status.stdout.contains("network"), "\(status.stdout)")
         try await scene.restartServer()
         try await scene.expectCompletedIdentical()
     }

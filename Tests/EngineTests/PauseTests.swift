@@ -147,6 +147,38 @@ struct PauseTests {
         }
     }
 
+    @Test("instant-upload stop ends a running agent at its last checkpoint; started again, the upload goes on from there and completes identical")
+    func stopCommand() async throws {
+        try await offThePool {
+            let server = try ReferenceServer()
+            try server.makeFolder("Keep")
+            let s = try AgentHarness()
+            try s.addAccount(server)
+            let a = try s.home.randomFile("a.bin", size: 3_000_000, seed: 4)
+            #expect(try s.cli(["upload", "--to", "/Keep", a]).status == 0)
+            #expect(try s.cli(["stop"]).stdout.contains("no agent is running"))
+
+            try server.fault(["method": "PATCH", "stall_seconds": 120, "after_bytes": 1_000_000])
+            try s.startAgent()
+            try Self.waitUntilFaultTaken(server, s)
+            let pid = try #require(s.agentPID)
+            let r = try s.cli(["stop"])
+            #expect(r.status == 0 && r.stdout.contains("stopped the agent (pid \(pid))"), "\(r.stdout) \(r.stderr)")
+            #expect(!s.agentIsRunning, "the agent had ended when stop returned")
+            #expect(s.agentLog.contains("asked to stop"), "\(s.agentLog.suffix(2000))")
+            let stopped = try #require(try s.items().first)
+            #expect(stopped["state"] as? String == "queued", "back in the queue, not failed: \(stopped)")
+
+            try server.clearFaults()
+            try s.startAgent()
+            try s.waitForAll("completed", count: 1)
+            #expect(try TestData.sha256(ofFile: server.tree() + "/Keep/a.bin") == (try TestData.sha256(ofFile: a)))
+            // The first megabyte the server held before the stop was not sent again.
+            let sent = try Self.patchBytes(server)
+            #expect(sent < 4_000_000, "resumed from what the server held: \(sent) bytes sent")
+        }
+    }
+
     @Test("pause --all stops what runs and holds the whole queue, new items included, until resume --all; status says paused by you")
     func pauseWholeQueue() async throws {
         try await offThePool {

@@ -41,8 +41,8 @@ struct IntakeTests {
     func dotFolder() throws {
         try folder.file("Trip/x.jpg", bytes: [1])
         let cwd = FileManager.default.currentDirectoryPath
-        defer { FileManager.default.changeCurrentDirectoryPath(cwd) }
-        FileManager.default.changeCurrentDirectoryPath(path("Trip"))
+        defer { _ = FileManager.default.changeCurrentDirectoryPath(cwd) }
+        #expect(FileManager.default.changeCurrentDirectoryPath(path("Trip")))
         let selection = Intake.select([LocalPath(".")])
         #expect(selection.files.map(\.relative) == [["Trip", "x.jpg"]])
     }

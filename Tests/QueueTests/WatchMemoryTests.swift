@@ -151,6 +151,7 @@ struct WatchMemoryTests {
                       sha256: "s\(index)", waitsOn: id)
         })
         #expect(try store.hasWaitingCopies(rule: "cam"))
+        #expect(try store.watchOverview(rule: "cam").lastTaken == LocalPath("/c/c.jpg"), "the last file taken, not a copy rightly skipped")
         #expect(try store.copiesToSend(rule: "cam").isEmpty, "nothing to send while the originals wait")
         let copy = try #require(try store.takenRecords(rule: "cam", paths: [LocalPath("/c/copy of a.jpg")]).values.first)
         #expect(copy.upload == .waiting, "a copy stands as the upload it waits on")

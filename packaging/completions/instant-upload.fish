@@ -1,5 +1,5 @@
 # fish completion for instant-upload
-set -l commands upload download queue status show retry pause resume cancel clear account watch run service help version
+set -l commands upload download queue status show retry pause resume cancel clear account watch run stop service help version
 complete -c instant-upload -f
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a upload -d 'Queue files to upload into a folder on your server'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a download -d 'Queue files on your server to download'

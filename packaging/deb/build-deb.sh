@@ -12,9 +12,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 arch=$(dpkg --print-architecture)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-stage=$out/root
-rm -rf "$stage"
-mkdir -p "$stage"
+# Staged where dpkg-shlibdeps expects a package's files (debian/PACKAGE, beside
+# debian/control), so it works out the dependencies without a warning.
+stage=$out/debian/instant-upload
+rm -rf "$out/debian" "$out/root"
+mkdir -p "$stage/DEBIAN"
+printf 'Source: instant-upload\n\nPackage: instant-upload\nArchitecture: any\n' > "$out/debian/control"
 
 # install.sh strips the program; share-to is a link to it.
 SYSTEM=1 PREFIX=/usr DESTDIR=$stage sh "$here/../install.sh" install "$bin"
@@ -25,17 +28,10 @@ install -m 0644 "$here/copyright" "$doc/copyright"
 sed "s/@VERSION@/$version/; s/@DATE@/$(date -R -d @"${SOURCE_DATE_EPOCH:-$(date +%s)}")/" "$here/changelog" | gzip -9n > "$doc/changelog.Debian.gz"
 chmod 0644 "$doc/changelog.Debian.gz"
 
-# dpkg-shlibdeps reads a source package's control file; a minimal one in a scratch folder will do.
-scratch=$out/shlibdeps
-rm -rf "$scratch"
-mkdir -p "$scratch/debian"
-printf 'Source: instant-upload\n\nPackage: instant-upload\nArchitecture: any\n' > "$scratch/debian/control"
-depends=$(cd "$scratch" && dpkg-shlibdeps -O "$stage/usr/bin/instant-upload" | sed -n 's/^shlibs:Depends=//p')
+depends=$(cd "$out" && dpkg-shlibdeps -O "debian/instant-upload/usr/bin/instant-upload" | sed -n 's/^shlibs:Depends=//p')
 # The watcher reads EXIF dates through libexif; declared even while the linker finds no call to it.
 case "$depends" in *libexif12*) ;; *) depends="$depends, libexif12" ;; esac
-rm -rf "$scratch"
 
-mkdir -p "$stage/DEBIAN"
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@DEPENDS@/$depends/" \
     -e "s/@SIZE@/$(du -sk --exclude=DEBIAN "$stage" | cut -f1)/" "$here/control" > "$stage/DEBIAN/control"
 # dpkg checksums every installed file for `dpkg --verify`.

@@ -12,7 +12,7 @@ public enum CommandSpecs {
         summary: "Moves your files to your own server, and never goes quiet about it.",
         discussion: "Everything you queue is written to disk before any transfer starts; `instant-upload queue` shows exactly what the agent works from, and why anything that is not moving is waiting.",
         options: [.version],
-        subcommands: [upload, queue, status, show, retry, pause, resume, cancel, clear, account, watch, download, run, service, help, version])
+        subcommands: [upload, queue, status, show, retry, pause, resume, cancel, clear, account, watch, download, run, stop, service, help, version])
 
     /// `share-to [--account A] [--to REMOTE_DIR] FILE_OR_URI...`: the desktop "Send to" handler.
     public static let shareTo = CommandSpec(
@@ -235,6 +235,11 @@ public enum CommandSpecs {
         name: "run",
         summary: "Run the agent in the foreground (what the service starts).",
         options: [.flag("until-idle", help: "exit once nothing is queued, moving or waiting to retry (for scripts)")])
+
+    /// `stop`: the running agent, whoever started it.
+    public static let stop = CommandSpec(
+        name: "stop",
+        summary: "Stop the running agent: transfers end at their last checkpoint and go on when it starts again.")
 
     /// `service install|uninstall|status`
     public static let service = CommandSpec(

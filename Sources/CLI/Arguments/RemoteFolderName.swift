@@ -13,7 +13,7 @@ enum RemoteFolderName {
             return "the folder \(DisplayText.escape(folder)) has a part that is only spaces; name each folder"
         }
         if RemotePath.escapesRoot(folder) {
-            return "the folder \(DisplayText.escape(folder)) climbs out of your account with `..`; give a path from the top, e.g. /Photos"
+            return "the folder \(DisplayText.escape(folder)) has `..` in it, which is not taken; give its path from the top without it, e.g. /Photos"
         }
         return nil
     }

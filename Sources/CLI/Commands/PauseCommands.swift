@@ -19,7 +19,7 @@ public enum PauseCommands {
         let still = stopRunning(store, context: context) { try running.filter { try store.transfer(id: $0)?.state == .inProgress } }
         let words = QueueCommands.idWords(paused)
         if still.isEmpty {
-            context.say("paused \(words); `instant-upload resume \(paused.map(String.init).joined(separator: " "))` lets them go on")
+            context.say("paused \(words); `instant-upload resume \(paused.map(String.init).joined(separator: " "))` lets \(paused.count == 1 ? "it" : "them") go on")
         } else {
             context.say("paused \(words); the agent is stopping \(QueueCommands.idWords(still)) at its last checkpoint")
         }

@@ -130,7 +130,51 @@ public enum ServiceCommand {
 
     static func agentPID(_ context: CommandContext) -> Int32? { context.agentPID }
 
-    private static func systemctlFailed(_ arguments: [String], _ result: UserService.SystemctlResult, context: CommandContext) -> Int32 {
+    /// `stop`: the agent ends its transfers at their last checkpoint and exits. Where the
+    /// systemd user service runs it, the service is stopped (else systemd would start it
+    /// again); it starts again at the next login, or with `service install`. Exits 0 when no
+    /// agent runs, 3 when the agent did not end within the wait.
+    public static func stopAgent(context: CommandContext, waitSeconds: Double = 30) -> Int32 {
+        let service = UserService(paths: context.paths)
+        if case .available(let systemctl) = service.availability,
+           service.systemctl(systemctl, ["is-active", "--quiet", UserService.unitName]).succeeded {
+            let result = service.systemctl(systemctl, ["stop", UserService.unitName])
+            guard result.succeeded else { return systemctlFailed(["stop", UserService.unitName], result, context: context) }
+            context.say("stopped the service \(UserService.unitName); queued transfers wait and go on from their last checkpoint "
+                        + "when it starts again (at login, or `systemctl --user start \(UserService.unitName)`)")
+            return ExitStatus.ok
+        }
+        guard let pid = context.agentPID else {
+            context.say("no agent is running")
+            return ExitStatus.ok
+        }
+        guard ControlSocketClient.send("stop", to: context.paths.controlSocket)?.hasPrefix("stopping") == true else {
+            context.complain("the agent (pid \(pid)) did not take the request to stop; `kill \(pid)` stops it at its last checkpoint too")
+            return ExitStatus.environment
+        }
+        let deadline = MonotonicClock.seconds() + waitSeconds
+        while context.agentRunning || isAlive(pid) {
+            guard MonotonicClock.seconds() < deadline else {
+                context.complain("the agent (pid \(pid)) is still finishing after \(Int(waitSeconds)) s; it ends by itself, or `kill -9 \(pid)` "
+                                 + "ends it at once (its transfers still go on from their last checkpoint)")
+                return ExitStatus.environment
+            }
+            usleep(50_000)
+        }
+        context.say("stopped the agent (pid \(pid)); queued transfers wait and go on from their last checkpoint when an agent "
+                    + "starts again (`instant-upload run`, or the next `upload` or `share-to`)")
+        return ExitStatus.ok
+    }
+
+    /// True while process `pid` runs; one that ended and waits for its parent (a zombie) does not.
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return false }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let end = stat.lastIndex(of: ")") else { return true }
+        return stat[stat.index(after: end)...].drop { $0 == " " }.first != "Z"
+    }
+
+    static func systemctlFailed(_ arguments: [String], _ result: UserService.SystemctlResult, context: CommandContext) -> Int32 {
         context.complain("`systemctl --user \(arguments.joined(separator: " "))` failed (\(result.status))" +
                          (result.output.isEmpty ? "" : ": \(result.output)"))
         return ExitStatus.environment

@@ -12,8 +12,8 @@ import Queue
 /// without waiting for it. The agent does the rest; closing the file manager changes nothing.
 enum ShareTo {
     static func run(_ p: ParsedArguments, context: CommandContext) throws -> Int32 {
-        if let folder = p.value("to"), RemotePath.escapesRoot(folder) {
-            context.complain("the folder \(DisplayText.escape(folder)) climbs out of your account with `..`; give a path from the top, e.g. /Photos")
+        if let folder = p.value("to"), let problem = RemoteFolderName.problem(folder) {
+            context.complain(problem)
             return ExitStatus.usage
         }
         var paths: [LocalPath] = []

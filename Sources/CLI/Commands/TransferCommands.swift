@@ -87,7 +87,7 @@ public enum TransferCommands {
         for raw in paths {
             let path = RemotePath.normalize(raw)
             if RemotePath.escapesRoot(raw) {
-                context.complain("not queued: \(DisplayText.escape(raw)) climbs out of your account with `..`")
+                context.complain("not queued: \(DisplayText.escape(raw)) has `..` in it, which is not taken; give its path from the top without it")
                 status = ExitStatus.attention
                 continue
             }

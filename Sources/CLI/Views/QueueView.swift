@@ -188,14 +188,20 @@ public struct QueueView: Sendable {
         return text
     }
 
-    /// Why a queued row waits: the gate holding it (network, Wi-Fi, paused) or its place in line.
+    /// Why a queued row waits: the gate holding it (network, Wi-Fi, paused) or its place in
+    /// line; then, for one stopped part way (paused, say), where it goes on from.
     func queuedLine(_ row: Transfer, position: Int) -> String {
         let turn = "waiting its turn (#\(position))"
-        guard let reason = row.reason else { return turn }
-        switch reason.code {
-        case .offline, .wifi, .paused, .credentials, .diskFull: return DisplayText.escape(reason.message)
-        default: return DisplayText.escape(reason.message) + "; " + turn
+        var text: String
+        switch row.reason?.code {
+        case nil: text = turn
+        case .offline, .wifi, .paused, .credentials, .diskFull: text = DisplayText.escape(row.reason!.message)
+        default: text = DisplayText.escape(row.reason!.message) + "; " + turn
         }
+        if row.bytesDone > 0, row.bytesTotal > row.bytesDone {
+            text += "; resumes at \(HumanFormat.bytes(row.bytesDone)) of \(HumanFormat.bytes(row.bytesTotal))"
+        }
+        return text
     }
 
     /// The specific reason, then what the person can do, with this row's ID filled in.

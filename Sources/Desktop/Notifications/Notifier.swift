@@ -57,7 +57,8 @@ public final class Notifier: Sendable {
     /// and the caller carries on without notifications.
     public init?(environment: [String: String] = ProcessEnvironment.current, callTimeoutMilliseconds: Int32 = 5000) {
         guard let address = SessionBus.address(in: environment) else {
-            Log.info("no notification service: no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
+            // A terminal without a desktop session: normal, not worth a line on every command.
+            Log.debug("no notification service: no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
             return nil
         }
         let serverName: String, capabilities: Set<String>

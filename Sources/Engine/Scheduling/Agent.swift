@@ -261,6 +261,10 @@ public final class Agent: Sendable {
     func handle(_ request: String) -> String {
         switch request {
         case "ping": return "pong \(getpid())"
+        case "stop":
+            Log.info("asked to stop (instant-upload stop): transfers end at their last checkpoint")
+            stop()
+            return "stopping \(getpid())"
         case "pause":
             // Straight from the agent: a full disk cannot be written to the database.
             return state.withLock { $0.pause }.map { "paused \($0.rawValue)" } ?? "running"

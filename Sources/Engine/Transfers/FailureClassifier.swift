@@ -66,7 +66,7 @@ public enum FailureClassifier {
             Reason(code, words.sentence, action: action, detail: words.detail)
         }
         switch e.kind {
-        case .unreachable: return reason(.offline, action: "it is retried by itself")
+        case .unreachable: return reason(.unreachable)
         case .timeout: return reason(.timeout)
         case .connectionReset: return reason(.connectionReset)
         case .tls: return reason(.tls)

@@ -31,6 +31,9 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
     /// The disk holding the queue is full: nothing can be recorded, so nothing moves.
     case diskFull = "disk_full"
     // Transient: retried with backoff.
+    /// The network is up but the server does not answer at its address (refused, no route,
+    /// name not found): unlike `offline`, nothing on this computer is waiting.
+    case unreachable
     case timeout
     case connectionReset = "connection_reset"
     case serverError = "server_error"
@@ -60,8 +63,8 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
     /// Transient reasons put a row in `retrying`; the others in `failed`.
     public var isTransient: Bool {
         switch self {
-        case .offline, .wifi, .paused, .battery, .credentials, .diskFull, .timeout, .connectionReset, .serverError, .serverBusy,
-             .maintenance, .checksumMismatch, .queueDatabase, .sourceChanged, .uploadExpired, .uploadLost:
+        case .offline, .wifi, .paused, .battery, .credentials, .diskFull, .unreachable, .timeout, .connectionReset, .serverError,
+             .serverBusy, .maintenance, .checksumMismatch, .queueDatabase, .sourceChanged, .uploadExpired, .uploadLost:
             return true
         default:
             return false
@@ -76,6 +79,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         case .battery: "waiting for mains power"
         case .credentials: "waiting for the password: the keyring is locked or not running yet"
         case .diskFull: "the disk is full"
+        case .unreachable: "cannot reach the server"
         case .timeout: "the server stopped answering"
         case .connectionReset: "the connection dropped"
         case .serverError: "the server had an internal error"
@@ -112,6 +116,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         case .timeout, .connectionReset, .serverError, .serverBusy, .maintenance, .checksumMismatch, .queueDatabase,
              .sourceChanged, .uploadExpired, .uploadLost:
             "nothing: it is retried by itself"
+        case .unreachable: "nothing: it is retried by itself; if it lasts, check the address and that the server is running"
         case .auth: "log in again: `instant-upload account add` with the new password, then `instant-upload retry ID`"
         case .rejectedByServer: "discard it: `instant-upload cancel ID`"
         case .targetMissing: "choose a new folder: `instant-upload retry ID --to DIR`"
