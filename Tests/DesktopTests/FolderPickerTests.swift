@@ -8,7 +8,8 @@ import Testing
 struct FolderPickerTests {
     /// Answers each question with the next scripted answer, matching by label; records every screen.
     final class ScriptedPerson: PickerDialog {
-        enum Answer { case pick(String), type(String), cancel }
+        /// `okWithNothing`: OK pressed with no row selected (zenity answers an empty line).
+        enum Answer { case pick(String), type(String), cancel, okWithNothing }
         var answers: [Answer]
         var screens: [(title: String, prompt: String, labels: [String])] = []
         var told: [String] = []
@@ -23,6 +24,7 @@ struct FolderPickerTests {
                 guard let option = options.first(where: { $0.label == label }) else { throw PickerFailure("no row \(label) in \(options.map(\.label))") }
                 return option.key
             case .cancel: return nil
+            case .okWithNothing: return ""
             case .type: throw PickerFailure("asked to choose, scripted to type")
             }
         }
@@ -33,7 +35,7 @@ struct FolderPickerTests {
             switch answers.removeFirst() {
             case .type(let text): return text
             case .cancel: return nil
-            case .pick: throw PickerFailure("asked to type, scripted to pick")
+            case .pick, .okWithNothing: throw PickerFailure("asked to type, scripted to pick")
             }
         }
 
@@ -123,10 +125,30 @@ struct FolderPickerTests {
         #expect(person.answers.count == (step == 2 ? 0 : 1))
     }
 
-    @Test("a bad folder name is explained and nothing is created", arguments: ["", "a/b", "..", "new\nline"])
+    @Test("a bad folder name is explained and asked again; a good one then is made and gone into", arguments: ["", "a/b", "..", "new\nline"])
     func badNames(name: String) throws {
         let tree = Tree([])
-        let person = ScriptedPerson([.pick("New folder…"), .type(name), .cancel])
+        let person = ScriptedPerson([.pick("New folder…"), .type(name), .type("Trip"), .pick("Send here: /Trip")])
+        let picker = FolderPicker(dialog: person, accounts: [PickerAccount(name: "home", recent: [], folders: tree)], what: "x")
+        #expect(try picker.run() == PickedFolder(account: "home", folder: "/Trip"))
+        #expect(tree.made == ["/Trip"])
+        #expect(person.told.count == 1)
+    }
+
+    @Test("OK with no folder selected says why the list stays, and the list comes again")
+    func okWithNothing() throws {
+        let tree = Tree(["/a"])
+        let person = ScriptedPerson([.okWithNothing, .pick("a/"), .pick("Send here: /a")])
+        let picker = FolderPicker(dialog: person, accounts: [PickerAccount(name: "home", recent: [], folders: tree)], what: "x")
+        #expect(try picker.run() == PickedFolder(account: "home", folder: "/a"))
+        #expect(person.told == ["Nothing was selected. Select a folder in the list, or \"Send here\", then OK; Cancel stops."])
+        #expect(person.screens.count == 3)
+    }
+
+    @Test("a bad folder name, then going back: nothing is created", arguments: ["a/b", ".."])
+    func badNameThenBack(name: String) throws {
+        let tree = Tree([])
+        let person = ScriptedPerson([.pick("New folder…"), .type(name), .cancel, .cancel])
         let picker = FolderPicker(dialog: person, accounts: [PickerAccount(name: "home", recent: [], folders: tree)], what: "x")
         #expect(try picker.run() == nil)
         #expect(tree.made.isEmpty)
@@ -157,7 +179,7 @@ struct FolderPickerTests {
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: bin) }
         for program in ["zenity", "kdialog"] {
-            FileManager.default.createFile(atPath: bin + "/" + program, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755])
+            _ = FileManager.default.createFile(atPath: bin + "/" + program, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755])
         }
         func kind(_ env: [String: String], terminal: Bool = false) -> String {
             switch PickerBackend.dialog(environment: env.merging(["PATH": bin]) { a, _ in a }, inputIsTerminal: terminal) {

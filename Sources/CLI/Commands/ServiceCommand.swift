@@ -5,7 +5,7 @@ import Glibc
 import Platform
 
 /// `instant-upload service install|uninstall|status`: the systemd user service that runs
-/// the agent at login.
+/// the agent at login; and `stop`, which ends the running agent whoever started it.
 ///
 /// Exit statuses: 0 when the service is as asked (or, for `status`, when the question was
 /// answered); 3 when the environment stands in the way: no systemd user manager (the unit

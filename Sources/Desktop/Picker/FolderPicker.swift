@@ -36,6 +36,11 @@ public struct FolderPicker {
             guard let key = try dialog.choose(title: title, prompt: screen.prompt, options: screen.options) else {
                 return nil
             }
+            if key.isEmpty {
+                // OK with no row selected: the same list again would look like nothing happened.
+                dialog.tell(title: title, message: "Nothing was selected. Select a folder in the list, or \"Send here\", then OK; Cancel stops.")
+                continue
+            }
             switch Screen.Choice(key: key) {
             case .here:
                 return PickedFolder(account: account.name, folder: browser.folder)
@@ -64,14 +69,16 @@ public struct FolderPicker {
         return accounts[index]
     }
 
-    /// Asks for a name, creates the folder on the server and goes into it.
+    /// Asks for a name (again after one that cannot be a folder's, saying why), creates the
+    /// folder on the server and goes into it.
     private func createFolder(in browser: inout Browser) throws(PickerFailure) {
         let title = "New folder in \(DisplayText.escape(browser.folder))"
-        guard let typed = try dialog.askText(title: title, prompt: "Name of the new folder:") else { return }
-        let name = typed.trimmingCharacters(in: [" ", "\t", "\n", "\r"])
-        if let problem = Self.problem(withName: name) {
+        var name = ""
+        while true {
+            guard let typed = try dialog.askText(title: title, prompt: "Name of the new folder:") else { return }
+            name = typed.trimmingCharacters(in: [" ", "\t", "\n", "\r"])
+            guard let problem = Self.problem(withName: name) else { break }
             dialog.tell(title: title, message: problem)
-            return
         }
         let path = Self.join(browser.folder, name)
         do {
