@@ -36,32 +36,28 @@ struct ServiceTests {
         URL(fileURLWithPath: Repository.binaries + "/instant-upload").resolvingSymlinksInPath().path
     }
 
-    @Test("install without a systemd user manager writes the unit, says so clearly, and exits 3")
+    @Test("install without a systemd user manager writes nothing, says so clearly, and exits 3")
     func installWithoutSystemd() throws {
         let session = try Session()
         let result = try session.service("install")
         #expect(result.status == 3)
-        #expect(result.stdout.contains("wrote \(session.unitPath)"))
+        #expect(!result.stdout.contains("wrote"), "\(result.stdout)")
         #expect(result.stderr.contains("systemd user services are not available here"))
+        #expect(result.stderr.contains("nothing was written"))
         #expect(result.stderr.contains("`share-to` and `upload` start the agent themselves"))
-
-        let unit = session.unit
-        #expect(unit.contains("\nExecStart=\(Self.agentExecutable) run\n"))
-        #expect(unit.contains("\nRestart=on-failure\n"))
-        #expect(unit.contains("\nRestartSec=5\n"))
-        #expect(unit.contains("\nStandardError=journal\n"))
-        #expect(unit.contains("[Install]\nWantedBy=default.target\n"))
-        #expect(Self.agentExecutable.hasPrefix("/"))
+        #expect(!FileManager.default.fileExists(atPath: session.unitPath))
+        #expect(!FileManager.default.fileExists(atPath: session.home.path + "/config/systemd"), "not even its folder")
     }
 
-    @Test("status tells installed, enabled and running apart; uninstall removes the unit")
+    @Test("status tells installed, enabled and running apart; uninstall removes a unit left by a session with a user manager")
     func statusAndUninstallWithoutSystemd() throws {
         let session = try Session()
         var status = try session.service("status")
         #expect(status.status == 0)
         #expect(status.stdout.contains("installed: no"))
 
-        try session.service("install")
+        // A unit left by a session that had a user manager.
+        try #require(try UserService(paths: XDGPaths(environment: session.environment)).writeUnit(executable: Self.agentExecutable) == .created)
         status = try session.service("status")
         #expect(status.status == 0)
         #expect(status.stdout.contains("installed: yes, \(session.unitPath) (starts \(Self.agentExecutable) run)"))
@@ -113,7 +109,13 @@ struct ServiceTests {
         #expect(installed.stdout.contains("the service is running and starts again at login"))
         #expect(calls() == ["daemon-reload", "enable instant-upload.service", "is-active --quiet instant-upload.service",
                             "start instant-upload.service"])
-        #expect(session.unit.contains("ExecStart=\(Self.agentExecutable) run"))
+        let unit = session.unit
+        #expect(unit.contains("\nExecStart=\(Self.agentExecutable) run\n"))
+        #expect(unit.contains("\nRestart=on-failure\n"))
+        #expect(unit.contains("\nRestartSec=5\n"))
+        #expect(unit.contains("\nStandardError=journal\n"))
+        #expect(unit.contains("[Install]\nWantedBy=default.target\n"))
+        #expect(Self.agentExecutable.hasPrefix("/"))
 
         try FileManager.default.removeItem(atPath: log)
         let again = try session.service("install")

@@ -8,9 +8,8 @@ import Platform
 /// the agent at login; and `stop`, which ends the running agent whoever started it.
 ///
 /// Exit statuses: 0 when the service is as asked (or, for `status`, when the question was
-/// answered); 3 when the environment stands in the way: no systemd user manager (the unit
-/// is still written, so a session that has one can use it), `systemctl` failing, or a file
-/// that cannot be written.
+/// answered); 3 when the environment stands in the way: no systemd user manager (`install`
+/// then writes nothing), `systemctl` failing, or a file that cannot be written.
 public enum ServiceCommand {
     public static func run(_ subcommand: String, context: CommandContext) -> Int32 {
         switch subcommand {
@@ -20,7 +19,8 @@ public enum ServiceCommand {
         }
     }
 
-    /// Writes the unit for the running executable, then enables and starts it where systemd can.
+    /// Writes the unit for the running executable, then enables and starts it. Without a
+    /// systemd user manager it writes nothing: a unit nobody starts would look installed.
     public static func install(executable: String? = nil, context: CommandContext) -> Int32 {
         let service = UserService(paths: context.paths)
         guard let executable = executable ?? AgentLauncher.agentExecutable() else {
@@ -29,6 +29,13 @@ public enum ServiceCommand {
         }
         if let problem = UserService.problem(withExecutable: executable) {
             context.complain("\(problem); install instant-upload somewhere else (`make install` puts it in ~/.local/bin) and run `service install` from there")
+            return ExitStatus.environment
+        }
+        guard case .available(let systemctl) = service.availability else {
+            if case .unavailable(let reason) = service.availability {
+                context.complain("systemd user services are not available here: \(reason); nothing was written.")
+            }
+            context.complain("`share-to` and `upload` start the agent themselves when it is not running, or run it with `instant-upload run`.")
             return ExitStatus.environment
         }
         let outcome: UserService.WriteOutcome
@@ -40,14 +47,6 @@ public enum ServiceCommand {
         case .created: context.say("wrote \(service.unitPath) (starts \(executable) run)")
         case .updated: context.say("updated \(service.unitPath) (starts \(executable) run)")
         case .unchanged: context.say("\(service.unitPath) is up to date (starts \(executable) run)")
-        }
-
-        guard case .available(let systemctl) = service.availability else {
-            if case .unavailable(let reason) = service.availability {
-                context.complain("systemd user services are not available here: \(reason).")
-            }
-            context.complain("The unit stays in place for a session that has them. Until then `share-to` and `upload` start the agent themselves when it is not running, or run it with `instant-upload run`.")
-            return ExitStatus.environment
         }
         for step in [["daemon-reload"], ["enable", UserService.unitName]] {
             let result = service.systemctl(systemctl, step)
