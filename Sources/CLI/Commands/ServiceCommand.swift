@@ -152,7 +152,8 @@ public enum ServiceCommand {
             return ExitStatus.environment
         }
         let deadline = MonotonicClock.seconds() + waitSeconds
-        while context.agentRunning || isAlive(pid) {
+        // The process itself where the agent gave its pid, else its socket.
+        while pid > 0 ? isAlive(pid) : context.agentRunning {
             guard MonotonicClock.seconds() < deadline else {
                 context.complain("the agent (pid \(pid)) is still finishing after \(Int(waitSeconds)) s; it ends by itself, or `kill -9 \(pid)` "
                                  + "ends it at once (its transfers still go on from their last checkpoint)")
@@ -166,11 +167,15 @@ public enum ServiceCommand {
     }
 
     /// True while process `pid` runs; one that ended and waits for its parent (a zombie) does not.
+    /// The first thread turns zombie as soon as `exit` is called, while the others are still
+    /// being ended: the process has ended only once it is the last one left.
     static func isAlive(_ pid: Int32) -> Bool {
-        guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return false }
+        guard kill(pid, 0) == 0 || errno == EPERM else { return false }
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let end = stat.lastIndex(of: ")") else { return true }
-        return stat[stat.index(after: end)...].drop { $0 == " " }.first != "Z"
+        let zombie = stat[stat.index(after: end)...].drop { $0 == " " }.first == "Z"
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count) ?? 1
+        return !zombie || threads > 1
     }
 
     static func systemctlFailed(_ arguments: [String], _ result: UserService.SystemctlResult, context: CommandContext) -> Int32 {

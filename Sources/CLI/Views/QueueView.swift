@@ -182,26 +182,27 @@ public struct QueueView: Sendable {
                     ? "; all \(HumanFormat.bytes(row.bytesTotal)) sent, the server is finishing the file"
                     : "; all \(HumanFormat.bytes(row.bytesTotal)) received, finishing the file"
             } else {
-                text += "; resumes at \(HumanFormat.bytes(row.bytesDone)) of \(HumanFormat.bytes(row.bytesTotal))"
+                text += Self.resumesAt(row)
             }
         }
         return text
+    }
+
+    /// `; resumes at 12 MB of 27 MB`, for a row stopped part way; empty for one not started.
+    static func resumesAt(_ row: Transfer) -> String {
+        guard row.bytesDone > 0, row.bytesTotal > row.bytesDone else { return "" }
+        return "; resumes at \(HumanFormat.bytes(row.bytesDone)) of \(HumanFormat.bytes(row.bytesTotal))"
     }
 
     /// Why a queued row waits: the gate holding it (network, Wi-Fi, paused) or its place in
     /// line; then, for one stopped part way (paused, say), where it goes on from.
     func queuedLine(_ row: Transfer, position: Int) -> String {
         let turn = "waiting its turn (#\(position))"
-        var text: String
-        switch row.reason?.code {
-        case nil: text = turn
-        case .offline, .wifi, .paused, .credentials, .diskFull: text = DisplayText.escape(row.reason!.message)
-        default: text = DisplayText.escape(row.reason!.message) + "; " + turn
+        guard let reason = row.reason else { return turn + Self.resumesAt(row) }
+        switch reason.code {
+        case .offline, .wifi, .paused, .credentials, .diskFull: return DisplayText.escape(reason.message) + Self.resumesAt(row)
+        default: return DisplayText.escape(reason.message) + "; " + turn + Self.resumesAt(row)
         }
-        if row.bytesDone > 0, row.bytesTotal > row.bytesDone {
-            text += "; resumes at \(HumanFormat.bytes(row.bytesDone)) of \(HumanFormat.bytes(row.bytesTotal))"
-        }
-        return text
     }
 
     /// The specific reason, then what the person can do, with this row's ID filled in.

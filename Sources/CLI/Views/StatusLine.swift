@@ -78,7 +78,7 @@ public enum StatusLine {
         case .timeout: "no answer"
         case .connectionReset: "connection dropped"
         case .offline: "no network"
-        case .unreachable: "cannot reach the server"
+        case .unreachable: code.defaultMessage
         case .checksumMismatch: "damaged chunk"
         case .sourceChanged, .uploadExpired, .uploadLost: "starting again"
         default: code.rawValue.replacingOccurrences(of: "_", with: " ")
