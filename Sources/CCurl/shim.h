@@ -22,6 +22,13 @@ static inline CURLcode ccurl_get_off(CURL *h, CURLINFO i, curl_off_t *v) { retur
 
 static inline long ccurl_auth_basic(void) { return (long)CURLAUTH_BASIC; }
 
+/* A share handle: connections, name lookups and TLS sessions kept between easy handles. */
+typedef void (*ccurl_lock_cb)(CURL *, curl_lock_data, curl_lock_access, void *);
+typedef void (*ccurl_unlock_cb)(CURL *, curl_lock_data, void *);
+static inline CURLSHcode ccurl_share_data(CURLSH *s, curl_lock_data d) { return curl_share_setopt(s, CURLSHOPT_SHARE, d); }
+static inline CURLSHcode ccurl_share_lock(CURLSH *s, ccurl_lock_cb f) { return curl_share_setopt(s, CURLSHOPT_LOCKFUNC, f); }
+static inline CURLSHcode ccurl_share_unlock(CURLSH *s, ccurl_unlock_cb f) { return curl_share_setopt(s, CURLSHOPT_UNLOCKFUNC, f); }
+
 /* Aborting a transfer from a callback. */
 static inline size_t ccurl_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
 static inline size_t ccurl_readfunc_pause(void) { return CURL_READFUNC_PAUSE; }

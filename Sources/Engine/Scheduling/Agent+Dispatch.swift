@@ -161,13 +161,13 @@ extension Agent {
             return s
         }()
         let serverInfo = self.serverInfo
-        let path = options.paths.queueDatabase
         let transfer = started
         Log.debug("starting \(row.direction.rawValue) \(row.id): \(row.name)")
         let thread = Thread { [self] in
             let outcome: JobOutcome
             do {
-                let jobStore = try QueueStore(path: path)
+                let jobStore = try jobStores.take()
+                defer { jobStores.giveBack(jobStore) }
                 switch transfer.direction {
                 case .upload:
                     outcome = try UploadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,

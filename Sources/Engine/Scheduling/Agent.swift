@@ -139,9 +139,11 @@ public final class Agent: Sendable {
     let serverInfo = ServerInfoCache()
     let passwords: CredentialCache
     let maintenance: MaintenanceWatch
+    let jobStores: JobStores
 
     public init(options: Options) {
         self.options = options
+        jobStores = JobStores(path: options.paths.queueDatabase, limit: options.uploadSlots + options.downloadSlots)
         passwords = CredentialCache(lookup: options.credentials)
         maintenance = MaintenanceWatch(ask: MaintenanceWatch.statusPage(settings: options.settings))
     }

@@ -7,11 +7,14 @@ import Platform
 public final class Database {
     let handle: OpaquePointer
     public let path: String
+    /// This process's turn to write to the file (see `WriterTurn`).
+    private let writerTurn: WriterTurn
 
     /// Opens (creating if needed) the database in WAL mode with extended result codes,
     /// a busy timeout and foreign keys on.
     public init(path: String, busyTimeoutMilliseconds: Int32 = 10_000) throws(DatabaseError) {
         self.path = path
+        writerTurn = WriterTurn.forFile(path)
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
@@ -115,27 +118,43 @@ public final class Database {
         return results
     }
 
-    /// Runs a statement that changes rows and returns how many it changed.
+    /// Runs a statement that changes rows and returns how many it changed. Outside a
+    /// transaction it waits for this process's turn to write first.
     @discardableResult
     public func run(_ sql: String, _ arguments: [SQLValue] = []) throws(DatabaseError) -> Int {
         let statement = try prepared(sql)
         defer { statement.finish() }
         try statement.bind(arguments)
-        while try statement.step() {}
+        if transactionDepth == 0 && sqlite3_stmt_readonly(statement.pointer) == 0 {
+            do { try writerTurn.run { while try statement.step() {} } } catch let error as DatabaseError { throw error } catch {
+                throw DatabaseError(code: SQLITE_ERROR, message: "\(error)", path: path)
+            }
+        } else {
+            while try statement.step() {}
+        }
         return Int(sqlite3_changes(handle))
     }
 
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
+    /// True while a transaction is open on this connection.
+    public var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
     private var transactionDepth = 0
 
     /// Runs `body` in a write transaction taken up front (`BEGIN IMMEDIATE`), so that two
-    /// processes never deadlock upgrading read locks; the busy timeout waits for the other.
+    /// processes never deadlock upgrading read locks; the busy timeout waits for the other,
+    /// and another thread of this process waits for its turn (`WriterTurn`) before it begins.
     /// Nested calls become savepoints inside the outer transaction.
     ///
     /// `durable` commits with `synchronous=FULL`: the WAL is flushed to the disk before this
     /// returns, so what a person was told is queued survives a power cut.
     public func transaction<T>(durable: Bool = false, _ body: () throws -> T) throws -> T {
+        if transactionDepth == 0 { return try writerTurn.run { try transactionBody(durable: durable, body) } }
+        return try transactionBody(durable: durable, body)
+    }
+
+    private func transactionBody<T>(durable: Bool, _ body: () throws -> T) throws -> T {
         let nested = transactionDepth > 0
         if durable && !nested && walEnabled {
             try execute("PRAGMA synchronous=FULL")

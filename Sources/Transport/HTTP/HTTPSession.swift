@@ -47,6 +47,7 @@ public final class HTTPSession {
         let rc: CURLcode = errorBuffer.withUnsafeMutableBufferPointer { errorPointer in
             ccurl_set_string(handle, CURLOPT_URL, request.url)
             ccurl_set_long(handle, CURLOPT_NOSIGNAL, 1)
+            if let share = SharedConnections.handle { ccurl_set_pointer(handle, CURLOPT_SHARE, share) }
             ccurl_set_pointer(handle, CURLOPT_ERRORBUFFER, errorPointer.baseAddress)
             ccurl_set_long(handle, CURLOPT_CONNECTTIMEOUT, connectTimeoutSeconds)
             // Stalls are detected in the progress callback (curl's own low-speed check
@@ -80,7 +81,10 @@ public final class HTTPSession {
                 let context = Unmanaged<ExchangeContext>.fromOpaque(userdata!).takeUnretainedValue()
                 return context.tick(moved: Int64(downloaded) + Int64(uploaded)) ? 0 : 1
             })
-            ccurl_set_long(handle, CURLOPT_BUFFERSIZE, 512 * 1024)
+            // Large buffers only where large bodies come: the agent keeps malloc from reusing
+            // freed large blocks (see MallocTuning), so each one is mapped and unmapped again
+            // for every request, which for small files cost more than the request itself.
+            if case .download = request.sink { ccurl_set_long(handle, CURLOPT_BUFFERSIZE, 512 * 1024) }
 
             switch request.method {
             case "GET": break
@@ -104,7 +108,7 @@ public final class HTTPSession {
                 // UPLOAD with a known size sends Content-Length, never a chunked body.
                 ccurl_set_long(handle, CURLOPT_UPLOAD, 1)
                 ccurl_set_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(length))
-                ccurl_set_long(handle, CURLOPT_UPLOAD_BUFFERSIZE, 1024 * 1024)
+                ccurl_set_long(handle, CURLOPT_UPLOAD_BUFFERSIZE, Int(min(max(length, 16 * 1024), 1024 * 1024)))
                 ccurl_set_pointer(handle, CURLOPT_READDATA, userdata)
                 ccurl_set_read(handle, { ptr, size, count, userdata in
                     let context = Unmanaged<ExchangeContext>.fromOpaque(userdata!).takeUnretainedValue()

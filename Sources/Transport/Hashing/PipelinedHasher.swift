@@ -6,22 +6,41 @@ import Foundation
 /// hashing thread works through them in order. Memory is bounded by the buffers
 /// (`depth` × `bufferSize`), whatever the file size. Read the digest or state only after
 /// `drain()`, which waits for every byte handed in so far.
+///
+/// The first `bufferSize` bytes are hashed as they come, and the thread and its buffers
+/// are made only for the bytes after them: a photo of a few hundred kB is hashed in less
+/// time than a thread takes to start, and a card of them would otherwise start and end
+/// one thread, and map and unmap three buffers, per photo.
 public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
     // Sendable by construction: every mutable field below is read and written only while
     // holding `condition`; `sha` is touched by the worker thread between `drain()`s and by
-    // the owner only after `drain()` returned with nothing pending.
+    // the owner only after `drain()` returned with nothing pending, or before the thread
+    // started (`threadStarted`, read and written by the owner alone).
     private let condition = NSCondition()
     private var free: [UnsafeMutableRawBufferPointer]
     private var filled: [(UnsafeMutableRawBufferPointer, Int)] = []
     private var busy = false
     private var stopping = false
     private let bufferSize: Int
+    private let depth: Int
+    /// Bytes still hashed on the owner's thread before the hashing thread starts.
+    private var inlineLeft: Int
+    private var threadStarted = false
     public private(set) var sha: RunningSHA256
 
     public init(_ sha: RunningSHA256, depth: Int = 3, bufferSize: Int = 1 << 20) {
         self.sha = sha
         self.bufferSize = bufferSize
+        self.depth = depth
+        inlineLeft = bufferSize
+        free = []
+    }
+
+    private func startThread() {
+        threadStarted = true
+        condition.lock()
         free = (0..<depth).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64) }
+        condition.unlock()
         let thread = Thread { [self] in work() }
         thread.name = "sha256"
         thread.start()
@@ -33,6 +52,14 @@ public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
     }
 
     public func observe(_ bytes: UnsafeRawBufferPointer) {
+        if !threadStarted {
+            if bytes.count <= inlineLeft {
+                inlineLeft -= bytes.count
+                sha.update(bytes)
+                return
+            }
+            startThread()
+        }
         var offset = 0
         while offset < bytes.count {
             let n = min(bufferSize, bytes.count - offset)
@@ -51,6 +78,7 @@ public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
 
     /// Waits until every byte observed so far is in the hash.
     public func drain() {
+        guard threadStarted else { return }
         condition.lock()
         while !filled.isEmpty || busy { condition.wait() }
         condition.unlock()
@@ -67,6 +95,7 @@ public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
 
     /// Ends the hashing thread; the hasher can't be used afterwards.
     public func stop() {
+        guard threadStarted else { return }
         drain()
         condition.lock()
         stopping = true
