@@ -14,6 +14,7 @@ VERSION    ?= 0.1.0-1
 # them), in a build folder of their own.
 DIST       := .build/dist
 DIST_BIN   := $(DIST)/release
+PROGRAMS   := .build/programs
 APT_STAMP  := .build/.apt-packages
 VENV_STAMP := $(VENV)/.requirements
 BUILD_LOG  := .build/build.log
@@ -26,7 +27,7 @@ APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdb
 	xdg-user-dirs xvfb zenity kdialog apache2 apache2-utils rclone xdotool imagemagick tmux desktop-file-utils dpkg-dev binutils lintian \
 	dosfstools fusefat bash-completion
 
-.PHONY: all build run test test-build test-swift test-server test-fuzz test-programs fuzz server bench soak sanitize dist install uninstall deb clean deps venv
+.PHONY: all build run test test-build test-swift test-server test-fuzz programs fuzz server bench soak sanitize dist install uninstall deb clean deps venv
 
 all: build
 
@@ -81,18 +82,19 @@ test: $(APT_STAMP)
 # the whole machine. With TEST_PROGRAMS=release the programs the tests start are the
 # release build that `make deb` packages (the program that ships, and it starts in half
 # the time), else the debug build beside the tests.
-TEST_ENV := env $(if $(filter release,$(TEST_PROGRAMS)),INSTANT_UPLOAD_TEST_PROGRAMS=$(CURDIR)/.build/test-programs)
-test-swift: test-build $(if $(filter release,$(TEST_PROGRAMS)),test-programs)
+TEST_ENV := env $(if $(filter release,$(TEST_PROGRAMS)),INSTANT_UPLOAD_TEST_PROGRAMS=$(CURDIR)/$(PROGRAMS))
+test-swift: test-build $(if $(filter release,$(TEST_PROGRAMS)),programs)
 	scripts/untouched.sh mark
 	$(if $(FUZZ_BESIDE),scripts/beside.sh .build/fuzz.log "$(MAKE) --no-print-directory test-fuzz" --) $(TEST_ENV) $(SWIFT) test --skip-build --skip WholeMachineTests
 	$(TEST_ENV) $(SWIFT) test --skip-build --filter WholeMachineTests
 	scripts/untouched.sh check
 
-# The release programs under the names the tests start: `share-to` is the same program.
-test-programs: dist
-	@mkdir -p .build/test-programs
-	ln -sfn ../dist/release/instant-upload .build/test-programs/instant-upload
-	ln -sfn instant-upload .build/test-programs/share-to
+# The release programs under the names they are installed as (the tests and `make bench`
+# start them from here): `share-to` is the same program.
+programs: dist
+	@mkdir -p $(PROGRAMS)
+	ln -sfn ../dist/release/instant-upload $(PROGRAMS)/instant-upload
+	ln -sfn instant-upload $(PROGRAMS)/share-to
 
 test-build: $(APT_STAMP)
 	@mkdir -p .build
@@ -112,16 +114,17 @@ test-fuzz: $(APT_STAMP)
 fuzz: $(APT_STAMP)
 	Fuzz/fuzz.sh $(FUZZ_SECONDS)
 
-bench: venv deb
-	$(SWIFT) build -c release
-	$(PYTHON) scripts/bench.py --bin .build/release
+# The programs measured are the ones `make install` and the package install.
+bench: venv deb programs
+	$(SWIFT) build -c release --product Benchmarks
+	$(PYTHON) scripts/bench.py --bin $(PROGRAMS)
 	@echo "running SHA-256 of 1 GiB in memory (MB/s):"
 	.build/release/Benchmarks 1024
-	$(PYTHON) scripts/bench_queue.py --bin .build/release --json bench/out/queue.json
-	$(PYTHON) scripts/bench_backlog.py --bin .build/release --json bench/out/backlog.json
-	$(PYTHON) scripts/bench_batch.py --bin .build/release --json bench/out/batch.json
-	$(PYTHON) scripts/bench_share_to.py --bin .build/release
-	$(PYTHON) scripts/bench_watch.py --bin .build/release
+	$(PYTHON) scripts/bench_queue.py --bin $(PROGRAMS) --json bench/out/queue.json
+	$(PYTHON) scripts/bench_backlog.py --bin $(PROGRAMS) --json bench/out/backlog.json
+	$(PYTHON) scripts/bench_batch.py --bin $(PROGRAMS) --json bench/out/batch.json
+	$(PYTHON) scripts/bench_share_to.py --bin $(PROGRAMS)
+	$(PYTHON) scripts/bench_watch.py --bin $(PROGRAMS)
 	$(PYTHON) scripts/bench_report.py
 
 # The shipped programs at length (SOAK_MINUTES, default 10): a camera folder fed while the

@@ -10,11 +10,13 @@ let package = Package(
     targets: [
         // C libraries from Debian, wrapped once at the edge.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
 
+        // libcurl, loaded at the first request rather than at start: its header from
+        // libcurl4-openssl-dev (the Makefile installs it), the library from libcurl4.
+        .target(name: "CCurl"),
         // Linux calls Glibc's module does not expose (SO_PEERCRED, accept4, netlink).
         .target(name: "CSystem"),
         // Syscalls, XDG paths, logging, names shown to people.

@@ -30,8 +30,8 @@ SWIFTC=${SWIFTC:-swiftc}
 CLANG=${CLANG:-$(dirname "$(command -v "$SWIFTC")")/clang}
 SANITIZE=(-sanitize=fuzzer,address)
 FLAGS=("${OPTIMIZE[@]}" -parse-as-library -enable-testing -swift-version 6 "${SANITIZE[@]}" -I "$MODULES"
-       -I "$ROOT/Sources/CSQLite" -I "$ROOT/Sources/CCurl" -I "$ROOT/Sources/COpenSSL" -I "$ROOT/Sources/CExif")
-LIBS=(-lcurl -lssl -lcrypto -lsqlite3 -lexif)
+       -I "$ROOT/Sources/CSQLite" -I "$ROOT/Sources/COpenSSL" -I "$ROOT/Sources/CExif")
+LIBS=(-lssl -lcrypto -lsqlite3 -lexif)
 export SWIFT_BACKTRACE=enable=no
 # Foundation keeps objects alive on purpose (caches, errors); leaks are not what is hunted here.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
@@ -52,33 +52,37 @@ build_module() {
         -c -o "$object" "${sources[@]}"
 }
 
-build_csystem() {
-    local object=$MODULES/CSystem.a
-    if [[ -f $object ]] && [[ -z $(find "$ROOT/Sources/CSystem" -newer "$object" -print -quit) ]]; then return; fi
-    echo "fuzz: compiling CSystem"
-    mkdir -p "$MODULES/CSystem"
-    printf 'module CSystem {\n    umbrella "%s/Sources/CSystem/include"\n    export *\n}\n' "$ROOT" > "$MODULES/CSystem/module.modulemap"
+# A C target of the package (Sources/NAME/*.c, its header in include/) as a module and an archive.
+build_c() {
+    local name=$1
+    local object=$MODULES/$name.a
+    if [[ -f $object ]] && [[ -z $(find "$ROOT/Sources/$name" -newer "$object" -print -quit) ]]; then return; fi
+    echo "fuzz: compiling $name"
+    mkdir -p "$MODULES/$name"
+    printf 'module %s {\n    umbrella "%s/Sources/%s/include"\n    export *\n}\n' "$name" "$ROOT" "$name" > "$MODULES/$name/module.modulemap"
     local objects=()
-    for c in "$ROOT"/Sources/CSystem/*.c; do
-        "$CLANG" -O1 -g -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CSystem/include" -c "$c" -o "$MODULES/CSystem/$(basename "$c" .c).o"
-        objects+=("$MODULES/CSystem/$(basename "$c" .c).o")
+    for c in "$ROOT"/Sources/"$name"/*.c; do
+        "$CLANG" -O1 -g -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/$name/include" -c "$c" -o "$MODULES/$name/$(basename "$c" .c).o"
+        objects+=("$MODULES/$name/$(basename "$c" .c).o")
     done
     rm -f "$object" && ar rcs "$object" "${objects[@]}"
 }
 
-build_csystem
-FLAGS+=(-I "$MODULES/CSystem")
+build_c CSystem
+build_c CCurl
+FLAGS+=(-I "$MODULES/CSystem" -I "$MODULES/CCurl")
 build_module Platform
 # Modules that do not import each other are compiled side by side (one core each); the
 # run stops if either failed, once both ended.
 wait_both() { local failed=0; wait "$1" || failed=1; wait "$2" || failed=1; return $failed; }
 build_module Queue "$MODULES/Platform.o" & queue=$!
-build_module Transport "$MODULES/Platform.o" & transport=$!
+build_module Transport "$MODULES/Platform.o" "$MODULES/CCurl.a" & transport=$!
 wait_both $queue $transport
 build_module Engine "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/CSystem.a" & engine=$!
 build_module Watcher "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/CSystem.a" & watcher=$!
 wait_both $engine $watcher
-OBJECTS=("$MODULES/Platform.o" "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/Engine.o" "$MODULES/Watcher.o" "$MODULES/CSystem.a")
+OBJECTS=("$MODULES/Platform.o" "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/Engine.o" "$MODULES/Watcher.o" "$MODULES/CSystem.a"
+         "$MODULES/CCurl.a")
 
 if [[ $# -gt 0 ]]; then TARGETS=("$@"); else
     mapfile -t TARGETS < <(find "$ROOT/Fuzz" -mindepth 2 -maxdepth 2 -name main.swift -printf '%h\n' | xargs -n1 basename | sort)

@@ -31,6 +31,8 @@ chmod 0644 "$doc/changelog.Debian.gz"
 depends=$(cd "$out" && dpkg-shlibdeps -O "debian/instant-upload/usr/bin/instant-upload" | sed -n 's/^shlibs:Depends=//p')
 # The watcher reads EXIF dates through libexif; declared even while the linker finds no call to it.
 case "$depends" in *libexif12*) ;; *) depends="$depends, libexif12" ;; esac
+# libcurl is loaded at the first request, not linked (Sources/CCurl), so no linker sees it.
+depends="$depends, libcurl4 (>= 7.74.0)"
 
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@DEPENDS@/$depends/" \
     -e "s/@SIZE@/$(du -sk --exclude=DEBIAN "$stage" | cut -f1)/" "$here/control" > "$stage/DEBIAN/control"

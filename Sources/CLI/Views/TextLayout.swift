@@ -6,6 +6,9 @@ enum TextLayout {
     /// Wraps at spaces so no line exceeds `width` unless one word alone does; each line
     /// after the first starts with `indent`, and the first with `firstIndent`.
     static func wrap(_ text: String, width: Int, indent: String = "", firstIndent: String? = nil) -> String {
+        // Most lines fit, and a line's bytes bound its characters: counting bytes costs nothing.
+        let lead = firstIndent ?? indent
+        if lead.utf8.count + text.utf8.count <= width, !text.utf8.contains(UInt8(ascii: "\n")) { return lead + text }
         var lines: [String] = []
         for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
             let first = lines.isEmpty ? (firstIndent ?? indent) : indent
@@ -14,14 +17,22 @@ enum TextLayout {
                 continue
             }
             var line = lines.isEmpty ? (firstIndent ?? indent) : indent
+            var lineWidth = line.count // counted as it grows: a line's count is a walk over it
             var lineHasWord = false
             for word in paragraph.split(separator: " ") {
-                if lineHasWord, line.count + 1 + word.count > width {
+                let wordWidth = word.count
+                if lineHasWord, lineWidth + 1 + wordWidth > width {
                     lines.append(line)
                     line = indent
+                    lineWidth = indent.count
                     lineHasWord = false
                 }
-                line += (lineHasWord ? " " : "") + word
+                if lineHasWord {
+                    line += " "
+                    lineWidth += 1
+                }
+                line += word
+                lineWidth += wordWidth
                 lineHasWord = true
             }
             lines.append(line)

@@ -51,6 +51,8 @@ extension Transfer {
 
     /// Replaces the word `ID` (not `IDs`, not `VALID`) with `id`.
     static func substituteID(in text: String, id: Int64) -> String {
+        let bytes = text.utf8
+        guard zip(bytes, bytes.dropFirst()).contains(where: { $0 == UInt8(ascii: "I") && $1 == UInt8(ascii: "D") }) else { return text }
         let chars = Array(text)
         var out = ""
         var i = 0

@@ -6,4 +6,9 @@
  * the file system cannot do it. Returns 0, or -1 with errno set. */
 int csystem_rename_noreplace(const char *from, const char *to);
 
+/* sync_file_range(2): `wait` 0 starts writing back the range and returns at once; 1 also
+ * waits until the range is on the disk (its data, not the file's metadata). Returns 0, or
+ * -1 with errno set. */
+int csystem_write_back(int fd, long long offset, long long length, int wait);
+
 #endif

@@ -8,7 +8,8 @@ import Platform
 /// Not Sendable: a session belongs to one transfer on one thread. `perform` blocks that
 /// thread until the exchange ends; `cancellation` stops it from any other thread.
 public final class HTTPSession {
-    private let handle: UnsafeMutableRawPointer
+    /// Made at the first request (libcurl is loaded then, see CCurl).
+    private var handle: UnsafeMutableRawPointer?
     public var credentials: Credentials?
     /// No progress at all for this long ends the request as a stall.
     public var stallSeconds: Int = 30
@@ -17,30 +18,41 @@ public final class HTTPSession {
     /// Extra CA bundle for servers with a private certificate authority.
     public var caFile: String?
 
-    private static let globalInit: Bool = { curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK }()
+    /// libcurl loaded and set up once for the process; why not, if it could not be.
+    private static let loadFailure: String? = {
+        if let failure = ccurl_load() { return String(cString: failure) }
+        return ccurl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK ? nil : "libcurl could not be set up (curl_global_init)"
+    }()
 
     public init(credentials: Credentials? = nil) {
-        _ = Self.globalInit
-        guard let h = curl_easy_init() else { fatalError("libcurl could not allocate a handle") }
-        handle = h
         self.credentials = credentials
     }
 
-    deinit { curl_easy_cleanup(handle) }
+    deinit { if let handle { ccurl_easy_cleanup(handle) } }
+
+    /// The easy handle, made at the first request.
+    private func easyHandle() throws(TransportError) -> UnsafeMutableRawPointer {
+        if let handle { return handle }
+        if let failure = Self.loadFailure { throw TransportError(kind: .other, message: failure) }
+        guard let made = ccurl_easy_init() else { throw TransportError(kind: .other, message: "libcurl could not make a handle (out of memory?)") }
+        handle = made
+        return made
+    }
 
     /// Sends `request` and waits for the whole answer. HTTP errors are answers, not throws.
     public func perform(_ request: HTTPRequest) throws(TransportError) -> HTTPResponse {
-        curl_easy_reset(handle)
+        let handle = try easyHandle()
+        ccurl_easy_reset(handle)
         let context = ExchangeContext(request: request, cancellation: cancellation, stallSeconds: Double(stallSeconds))
         let unmanaged = Unmanaged.passRetained(context)
         defer { unmanaged.release() }
         let userdata = unmanaged.toOpaque()
 
         var headerList: UnsafeMutablePointer<curl_slist>?
-        defer { curl_slist_free_all(headerList) }
+        defer { ccurl_slist_free_all(headerList) }
         // curl adds `Expect: 100-continue` to large uploads; tus servers answer better without it.
         for (name, value) in request.headers + [("Expect", "")] {
-            headerList = curl_slist_append(headerList, value.isEmpty ? "\(name):" : "\(name): \(value)")
+            headerList = ccurl_slist_append(headerList, value.isEmpty ? "\(name):" : "\(name): \(value)")
         }
 
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -115,7 +127,7 @@ public final class HTTPSession {
                     return context.sendBody(UnsafeMutableRawBufferPointer(start: ptr, count: size * count))
                 })
             }
-            return curl_easy_perform(handle)
+            return ccurl_easy_perform(handle)
         }
 
         if rc != CURLE_OK {
@@ -147,6 +159,9 @@ final class ExchangeContext {
     /// A `download` sink was emptied for a `200`: once per exchange, so the blank line
     /// after trailers can never empty it again.
     var startedOver = false
+    /// A download's bytes on their way to the disk as they come (made at its first byte, after
+    /// any start over has moved the file back to its beginning).
+    var writeBehind: WriteBehind?
 
     init(request: HTTPRequest, cancellation: CancellationFlag, stallSeconds: Double) {
         self.request = request
@@ -222,6 +237,11 @@ final class ExchangeContext {
             fileError = error.errno
             return 0
         }
+        if writeBehind == nil {
+            let end = lseek(fd, 0, SEEK_CUR)
+            if end >= bytes.count { writeBehind = WriteBehind(fd: fd, from: Int64(end - bytes.count)) }
+        }
+        writeBehind?.wrote(bytes.count)
         if let status, (200..<300).contains(status) { observer?.observe(bytes) }
         return bytes.count
     }
@@ -256,7 +276,7 @@ final class ExchangeContext {
     }
 
     func error(for rc: CURLcode, detail: String) -> TransportError {
-        let text = detail.isEmpty ? String(cString: curl_easy_strerror(rc)) : detail
+        let text = detail.isEmpty ? String(cString: ccurl_easy_strerror(rc)) : detail
         let code = Int32(rc.rawValue)
         if let fileError {
             let kind: TransportError.Kind = rc == CURLE_WRITE_ERROR ? .sinkWrite : .sourceRead

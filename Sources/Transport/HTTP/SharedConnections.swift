@@ -18,10 +18,10 @@ enum SharedConnections {
     /// keeps its own connection). Unsafe only in name: made once, then read, and libcurl
     /// guards what it holds with the locks below.
     nonisolated(unsafe) static let handle: UnsafeMutableRawPointer? = {
-        guard let share = curl_share_init() else { return nil }
+        guard ccurl_load() == nil, let share = ccurl_share_init() else { return nil }
         for data in [CURL_LOCK_DATA_CONNECT, CURL_LOCK_DATA_DNS, CURL_LOCK_DATA_SSL_SESSION] {
             guard ccurl_share_data(share, data) == CURLSHE_OK else {
-                curl_share_cleanup(share)
+                ccurl_share_cleanup(share)
                 return nil
             }
         }

@@ -2,10 +2,12 @@ import Foundation
 
 /// Hashes bytes on a thread of its own, so hashing overlaps with sending.
 ///
-/// `observe` copies each piece into one of a few fixed buffers and returns at once; the
-/// hashing thread works through them in order. Memory is bounded by the buffers
+/// `observe` copies each piece into one of a few fixed buffers and returns at once; a
+/// buffer goes to the hashing thread once it is full (libcurl hands a download over in
+/// pieces of a few dozen kB, and waking the thread for each cost more than hashing them),
+/// and the thread works through them in order. Memory is bounded by the buffers
 /// (`depth` × `bufferSize`), whatever the file size. Read the digest or state only after
-/// `drain()`, which waits for every byte handed in so far.
+/// `drain()`, which hands over the last buffer and waits for every byte handed in so far.
 ///
 /// The first `bufferSize` bytes are hashed as they come, and the thread and its buffers
 /// are made only for the bytes after them: a photo of a few hundred kB is hashed in less
@@ -15,7 +17,8 @@ public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
     // Sendable by construction: every mutable field below is read and written only while
     // holding `condition`; `sha` is touched by the worker thread between `drain()`s and by
     // the owner only after `drain()` returned with nothing pending, or before the thread
-    // started (`threadStarted`, read and written by the owner alone).
+    // started. `threadStarted`, `inlineLeft` and the buffer being filled are the owner's
+    // alone.
     private let condition = NSCondition()
     private var free: [UnsafeMutableRawBufferPointer]
     private var filled: [(UnsafeMutableRawBufferPointer, Int)] = []
@@ -26,6 +29,9 @@ public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
     /// Bytes still hashed on the owner's thread before the hashing thread starts.
     private var inlineLeft: Int
     private var threadStarted = false
+    /// The buffer the owner is filling, and how much of it is filled.
+    private var current: UnsafeMutableRawBufferPointer?
+    private var currentCount = 0
     public private(set) var sha: RunningSHA256
 
     public init(_ sha: RunningSHA256, depth: Int = 3, bufferSize: Int = 1 << 20) {
@@ -49,6 +55,7 @@ public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
     deinit {
         for b in free { b.deallocate() }
         for (b, _) in filled { b.deallocate() }
+        current?.deallocate()
     }
 
     public func observe(_ bytes: UnsafeRawBufferPointer) {
@@ -62,23 +69,39 @@ public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
         }
         var offset = 0
         while offset < bytes.count {
-            let n = min(bufferSize, bytes.count - offset)
-            condition.lock()
-            while free.isEmpty { condition.wait() }
-            let buffer = free.removeLast()
-            condition.unlock()
-            buffer.baseAddress!.copyMemory(from: bytes.baseAddress! + offset, byteCount: n)
-            condition.lock()
-            filled.append((buffer, n))
-            condition.broadcast()
-            condition.unlock()
+            let buffer = current ?? takeFreeBuffer()
+            let n = min(bufferSize - currentCount, bytes.count - offset)
+            (buffer.baseAddress! + currentCount).copyMemory(from: bytes.baseAddress! + offset, byteCount: n)
+            current = buffer
+            currentCount += n
             offset += n
+            if currentCount == bufferSize { handOver() }
         }
+    }
+
+    private func takeFreeBuffer() -> UnsafeMutableRawBufferPointer {
+        condition.lock()
+        defer { condition.unlock() }
+        while free.isEmpty { condition.wait() }
+        currentCount = 0
+        return free.removeLast()
+    }
+
+    /// Gives the buffer being filled to the hashing thread.
+    private func handOver() {
+        guard let buffer = current else { return }
+        current = nil
+        condition.lock()
+        if currentCount > 0 { filled.append((buffer, currentCount)) } else { free.append(buffer) }
+        condition.broadcast()
+        condition.unlock()
+        currentCount = 0
     }
 
     /// Waits until every byte observed so far is in the hash.
     public func drain() {
         guard threadStarted else { return }
+        handOver()
         condition.lock()
         while !filled.isEmpty || busy { condition.wait() }
         condition.unlock()

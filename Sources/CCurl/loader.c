@@ -1,0 +1,91 @@
+#include "CCurl.h"
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+/* libcurl's functions, looked up once. */
+static struct {
+    CURLcode (*global_init)(long);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *);
+    void (*easy_reset)(CURL *);
+    CURLcode (*easy_perform)(CURL *);
+    const char *(*easy_strerror)(CURLcode);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+    CURLSH *(*share_init)(void);
+    CURLSHcode (*share_setopt)(CURLSH *, CURLSHoption, ...);
+    CURLSHcode (*share_cleanup)(CURLSH *);
+} api;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static const char *failure;
+static char failure_text[512];
+
+#define LOOK_UP(field, name)                                                                   \
+    if (!(*(void **)&api.field = dlsym(library, name))) {                                     \
+        snprintf(failure_text, sizeof failure_text, "libcurl.so.4 has no %s: %s", name, dlerror()); \
+        failure = failure_text;                                                                \
+        return;                                                                                \
+    }
+
+static void load(void) {
+    void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        snprintf(failure_text, sizeof failure_text,
+                 "libcurl could not be loaded (%s); install the package libcurl4", dlerror());
+        failure = failure_text;
+        return;
+    }
+    LOOK_UP(global_init, "curl_global_init")
+    LOOK_UP(easy_init, "curl_easy_init")
+    LOOK_UP(easy_cleanup, "curl_easy_cleanup")
+    LOOK_UP(easy_reset, "curl_easy_reset")
+    LOOK_UP(easy_perform, "curl_easy_perform")
+    LOOK_UP(easy_strerror, "curl_easy_strerror")
+    LOOK_UP(easy_setopt, "curl_easy_setopt")
+    LOOK_UP(easy_getinfo, "curl_easy_getinfo")
+    LOOK_UP(slist_append, "curl_slist_append")
+    LOOK_UP(slist_free_all, "curl_slist_free_all")
+    LOOK_UP(share_init, "curl_share_init")
+    LOOK_UP(share_setopt, "curl_share_setopt")
+    LOOK_UP(share_cleanup, "curl_share_cleanup")
+}
+
+const char *ccurl_load(void) {
+    pthread_once(&once, load);
+    return failure;
+}
+
+/* Every call goes through here: loaded, or the call answers its error value. */
+#define READY(error_value) if (ccurl_load()) return error_value;
+#define READY_VOID if (ccurl_load()) return;
+
+CURLcode ccurl_global_init(long flags) { READY(CURLE_FAILED_INIT) return api.global_init(flags); }
+CURL *ccurl_easy_init(void) { READY(NULL) return api.easy_init(); }
+void ccurl_easy_cleanup(CURL *h) { READY_VOID api.easy_cleanup(h); }
+void ccurl_easy_reset(CURL *h) { READY_VOID api.easy_reset(h); }
+CURLcode ccurl_easy_perform(CURL *h) { READY(CURLE_FAILED_INIT) return api.easy_perform(h); }
+const char *ccurl_easy_strerror(CURLcode code) { READY("libcurl is not loaded") return api.easy_strerror(code); }
+struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *line) { READY(NULL) return api.slist_append(list, line); }
+void ccurl_slist_free_all(struct curl_slist *list) { READY_VOID api.slist_free_all(list); }
+CURLSH *ccurl_share_init(void) { READY(NULL) return api.share_init(); }
+void ccurl_share_cleanup(CURLSH *s) { READY_VOID api.share_cleanup(s); }
+
+CURLcode ccurl_set_long(CURL *h, CURLoption o, long v) { READY(CURLE_FAILED_INIT) return api.easy_setopt(h, o, v); }
+CURLcode ccurl_set_off(CURL *h, CURLoption o, curl_off_t v) { READY(CURLE_FAILED_INIT) return api.easy_setopt(h, o, v); }
+CURLcode ccurl_set_string(CURL *h, CURLoption o, const char *v) { READY(CURLE_FAILED_INIT) return api.easy_setopt(h, o, v); }
+CURLcode ccurl_set_pointer(CURL *h, CURLoption o, void *v) { READY(CURLE_FAILED_INIT) return api.easy_setopt(h, o, v); }
+CURLcode ccurl_set_slist(CURL *h, CURLoption o, struct curl_slist *v) { READY(CURLE_FAILED_INIT) return api.easy_setopt(h, o, v); }
+CURLcode ccurl_set_read(CURL *h, ccurl_data_cb f) { READY(CURLE_FAILED_INIT) return api.easy_setopt(h, CURLOPT_READFUNCTION, f); }
+CURLcode ccurl_set_write(CURL *h, ccurl_data_cb f) { READY(CURLE_FAILED_INIT) return api.easy_setopt(h, CURLOPT_WRITEFUNCTION, f); }
+CURLcode ccurl_set_header(CURL *h, ccurl_data_cb f) { READY(CURLE_FAILED_INIT) return api.easy_setopt(h, CURLOPT_HEADERFUNCTION, f); }
+CURLcode ccurl_set_xferinfo(CURL *h, ccurl_xferinfo_cb f) { READY(CURLE_FAILED_INIT) return api.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, f); }
+CURLcode ccurl_get_long(CURL *h, CURLINFO i, long *v) { READY(CURLE_FAILED_INIT) return api.easy_getinfo(h, i, v); }
+CURLcode ccurl_get_off(CURL *h, CURLINFO i, curl_off_t *v) { READY(CURLE_FAILED_INIT) return api.easy_getinfo(h, i, v); }
+
+CURLSHcode ccurl_share_data(CURLSH *s, curl_lock_data d) { READY(CURLSHE_NOT_BUILT_IN) return api.share_setopt(s, CURLSHOPT_SHARE, d); }
+CURLSHcode ccurl_share_lock(CURLSH *s, ccurl_lock_cb f) { READY(CURLSHE_NOT_BUILT_IN) return api.share_setopt(s, CURLSHOPT_LOCKFUNC, f); }
+CURLSHcode ccurl_share_unlock(CURLSH *s, ccurl_unlock_cb f) { READY(CURLSHE_NOT_BUILT_IN) return api.share_setopt(s, CURLSHOPT_UNLOCKFUNC, f); }
