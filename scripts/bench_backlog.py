@@ -4,7 +4,7 @@
 A folder of tiny photos is queued with `upload` while no agent runs (as a first
 `--existing` on a photo library would be), then the agent is started and timed over its
 first MEASURE completions: files per second, and the agent's CPU time per file (every
-thread's, from /proc/PID/task/*/schedstat). Done for a short backlog and a long one; the
+thread's, the ended transfers' included, from /proc/PID/stat). Done for a short backlog and a long one; the
 long one's rate should be at least 0.9x the short one's, and each file should cost at most
 3 ms of agent CPU either way.
 

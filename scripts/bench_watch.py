@@ -10,7 +10,7 @@
              agent takes from its start to `watch list` saying the folder is watched (its
              memory loaded from the queue, every file looked at, nothing new), and the same
              for the rule alone, paused and resumed in a running agent.
-  idle       the agent's CPU time (every thread's, from /proc/PID/task/*/schedstat) over 60 s
+  idle       the agent's CPU time (every thread's, from /proc/PID/stat) over 60 s
              with the rules watching and nothing happening, and how often the watch threads woke.
 
 Everything runs in a private XDG home in a temporary folder, against the reference server
