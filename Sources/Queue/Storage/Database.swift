@@ -9,11 +9,14 @@ public final class Database {
     public let path: String
     /// This process's turn to write to the file (see `WriterTurn`).
     private let writerTurn: WriterTurn
+    /// How long a write waits for the database in all, in seconds.
+    private let busyTimeout: Double
 
     /// Opens (creating if needed) the database in WAL mode with extended result codes,
     /// a busy timeout and foreign keys on.
     public init(path: String, busyTimeoutMilliseconds: Int32 = 10_000) throws(DatabaseError) {
         self.path = path
+        busyTimeout = Double(busyTimeoutMilliseconds) / 1000
         writerTurn = WriterTurn.forFile(path)
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
@@ -126,7 +129,7 @@ public final class Database {
         defer { statement.finish() }
         try statement.bind(arguments)
         if transactionDepth == 0 && sqlite3_stmt_readonly(statement.pointer) == 0 {
-            do { try writerTurn.run { while try statement.step() {} } } catch let error as DatabaseError { throw error } catch {
+            do { try inWriterTurn { while try statement.step() {} } } catch let error as DatabaseError { throw error } catch {
                 throw DatabaseError(code: SQLITE_ERROR, message: "\(error)", path: path)
             }
         } else {
@@ -150,8 +153,24 @@ public final class Database {
     /// `durable` commits with `synchronous=FULL`: the WAL is flushed to the disk before this
     /// returns, so what a person was told is queued survives a power cut.
     public func transaction<T>(durable: Bool = false, _ body: () throws -> T) throws -> T {
-        if transactionDepth == 0 { return try writerTurn.run { try transactionBody(durable: durable, body) } }
+        if transactionDepth == 0 { return try inWriterTurn { try transactionBody(durable: durable, body) } }
         return try transactionBody(durable: durable, body)
+    }
+
+    /// Runs `body` in this process's turn to write, within the busy timeout: SQLite waits for
+    /// another program only as long as the wait for the turn left. Busy when the turn did not
+    /// come in time, as SQLite itself would have said.
+    private func inWriterTurn<T>(_ body: () throws -> T) throws -> T {
+        let result = try writerTurn.run(waitingAtMost: busyTimeout) { left -> T in
+            let shortened = left < busyTimeout - 0.001
+            if shortened { sqlite3_busy_timeout(handle, Int32(max(1, (left * 1000).rounded(.down)))) }
+            defer { if shortened { sqlite3_busy_timeout(handle, Int32((busyTimeout * 1000).rounded())) } }
+            return try body()
+        }
+        guard let result else {
+            throw DatabaseError(code: SQLITE_BUSY, message: "database is locked (another thread of this agent waited for it)", path: path)
+        }
+        return result
     }
 
     private func transactionBody<T>(durable: Bool, _ body: () throws -> T) throws -> T {

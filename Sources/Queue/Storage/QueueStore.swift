@@ -175,56 +175,90 @@ public final class QueueStore {
 
     static let columns = (transferColumns.map { "t.\($0) AS \($0)" } + ["a.name AS account_name"]).joined(separator: ", ")
 
-    /// Where each column is in a row of `columns`: its place in that list, found once. A
-    /// listing of thousands of rows reads each by place, not by name (hashing every name of
-    /// every row was a tenth of `queue`'s time).
-    enum At {
-        private static func at(_ name: String) -> Int32 {
-            guard let i = (transferColumns + ["account_name"]).firstIndex(of: name) else { fatalError("no column \(name)") }
-            return Int32(i)
+    /// Where each column `transfer(_:)` reads is in a statement's rows, found by name once per
+    /// statement and kept with it: a listing of thousands of rows then reads each row by place
+    /// (looking every column of every row up by name was a tenth of `queue`'s time), and a
+    /// query may still list the columns in any order.
+    struct TransferLayout {
+        let id, direction, origin, accountID, accountName, localPath, remotePath, state: Int32
+        let reasonCode, reasonMessage, reasonAction, reasonDetail, attempts, nextAttemptAt, bytesDone, bytesTotal: Int32
+        let uploadURL, uploadExpiresAt, fpDevice, fpInode, fpSize, fpMtime, checkpointOffset, hashState: Int32
+        let sha256, etag, cancelRequested, ignoreRules, watchRule, resumedAt, bytesRead, bytesHashed: Int32
+        let createdAt, startedAt, completedAt, paused, finishing, verifiedAt, newVersionOf, replacesETag: Int32
+        let versionETag: Int32
+
+        init(_ r: Row) throws(DatabaseError) {
+            id = try r.column("id")
+            direction = try r.column("direction")
+            origin = try r.column("origin")
+            accountID = try r.column("account_id")
+            accountName = try r.column("account_name")
+            localPath = try r.column("local_path")
+            remotePath = try r.column("remote_path")
+            state = try r.column("state")
+            reasonCode = try r.column("reason_code")
+            reasonMessage = try r.column("reason_message")
+            reasonAction = try r.column("reason_action")
+            reasonDetail = try r.column("reason_detail")
+            attempts = try r.column("attempts")
+            nextAttemptAt = try r.column("next_attempt_at")
+            bytesDone = try r.column("bytes_done")
+            bytesTotal = try r.column("bytes_total")
+            uploadURL = try r.column("upload_url")
+            uploadExpiresAt = try r.column("upload_expires_at")
+            fpDevice = try r.column("fp_device")
+            fpInode = try r.column("fp_inode")
+            fpSize = try r.column("fp_size")
+            fpMtime = try r.column("fp_mtime_ns")
+            checkpointOffset = try r.column("checkpoint_offset")
+            hashState = try r.column("hash_state")
+            sha256 = try r.column("sha256")
+            etag = try r.column("etag")
+            cancelRequested = try r.column("cancel_requested")
+            ignoreRules = try r.column("ignore_rules")
+            watchRule = try r.column("watch_rule")
+            resumedAt = try r.column("resumed_at")
+            bytesRead = try r.column("bytes_read")
+            bytesHashed = try r.column("bytes_hashed")
+            createdAt = try r.column("created_at")
+            startedAt = try r.column("started_at")
+            completedAt = try r.column("completed_at")
+            paused = try r.column("paused")
+            finishing = try r.column("finishing")
+            verifiedAt = try r.column("verified_at")
+            newVersionOf = try r.column("new_version_of")
+            replacesETag = try r.column("replaces_etag")
+            versionETag = try r.column("version_etag")
         }
-        static let id = at("id"), direction = at("direction"), origin = at("origin"), accountID = at("account_id")
-        static let accountName = at("account_name"), localPath = at("local_path"), remotePath = at("remote_path")
-        static let state = at("state"), reasonCode = at("reason_code"), reasonMessage = at("reason_message")
-        static let reasonAction = at("reason_action"), reasonDetail = at("reason_detail"), attempts = at("attempts")
-        static let nextAttemptAt = at("next_attempt_at"), bytesDone = at("bytes_done"), bytesTotal = at("bytes_total")
-        static let uploadURL = at("upload_url"), uploadExpiresAt = at("upload_expires_at"), fpDevice = at("fp_device")
-        static let fpInode = at("fp_inode"), fpSize = at("fp_size"), fpMtime = at("fp_mtime_ns")
-        static let checkpointOffset = at("checkpoint_offset"), hashState = at("hash_state"), sha256 = at("sha256")
-        static let etag = at("etag"), cancelRequested = at("cancel_requested"), ignoreRules = at("ignore_rules")
-        static let watchRule = at("watch_rule"), resumedAt = at("resumed_at"), bytesRead = at("bytes_read")
-        static let bytesHashed = at("bytes_hashed"), createdAt = at("created_at"), startedAt = at("started_at")
-        static let completedAt = at("completed_at"), paused = at("paused"), finishing = at("finishing")
-        static let verifiedAt = at("verified_at"), newVersionOf = at("new_version_of"), replacesETag = at("replaces_etag")
-        static let versionETag = at("version_etag")
     }
 
     /// A row of `SELECT \(columns)`.
     static func transfer(_ r: Row) throws -> Transfer {
+        let at = try r.layout(TransferLayout.init)
         var reason: Reason?
-        if let code = r.optionalText(At.reasonCode) {
-            reason = Reason(ReasonCode(rawValue: code) ?? .protocol, r.optionalText(At.reasonMessage),
-                            action: r.optionalText(At.reasonAction), detail: r.optionalText(At.reasonDetail))
+        if let code = r.optionalText(at.reasonCode) {
+            reason = Reason(ReasonCode(rawValue: code) ?? .protocol, r.optionalText(at.reasonMessage),
+                            action: r.optionalText(at.reasonAction), detail: r.optionalText(at.reasonDetail))
         }
-        let fingerprint = r.isNull(At.fpDevice) ? nil
-            : FileFingerprint(device: UInt64(bitPattern: r.int64(At.fpDevice)), inode: UInt64(bitPattern: r.int64(At.fpInode)),
-                              size: r.int64(At.fpSize), mtimeNanoseconds: r.int64(At.fpMtime))
+        let fingerprint = r.isNull(at.fpDevice) ? nil
+            : FileFingerprint(device: UInt64(bitPattern: r.int64(at.fpDevice)), inode: UInt64(bitPattern: r.int64(at.fpInode)),
+                              size: r.int64(at.fpSize), mtimeNanoseconds: r.int64(at.fpMtime))
         return Transfer(
-            id: r.int64(At.id), direction: Direction(rawValue: r.text(At.direction)) ?? .upload,
-            origin: Origin(rawValue: r.text(At.origin)) ?? .manual, accountID: r.int64(At.accountID),
-            accountName: r.text(At.accountName), localPath: LocalPath(bytes: r.blob(At.localPath)), remotePath: r.text(At.remotePath),
-            state: TransferState(rawValue: r.text(At.state)) ?? .failed, reason: reason, attempts: r.int(At.attempts),
-            nextAttemptAt: r.optionalInt64(At.nextAttemptAt), bytesDone: r.int64(At.bytesDone), bytesTotal: r.int64(At.bytesTotal),
-            uploadURL: r.optionalText(At.uploadURL), uploadExpiresAt: r.optionalInt64(At.uploadExpiresAt), fingerprint: fingerprint,
-            checkpoint: Checkpoint(offset: r.int64(At.checkpointOffset), hashState: r.optionalBlob(At.hashState)),
-            sha256: r.optionalText(At.sha256), etag: r.optionalText(At.etag), cancelRequested: r.int(At.cancelRequested) != 0,
-            ignoreRules: r.int(At.ignoreRules) != 0, watchRule: r.optionalText(At.watchRule),
-            counters: ResumeCounters(resumedAt: r.int64(At.resumedAt), bytesRead: r.int64(At.bytesRead),
-                                     bytesHashed: r.int64(At.bytesHashed)),
-            createdAt: r.int64(At.createdAt), startedAt: r.optionalInt64(At.startedAt), completedAt: r.optionalInt64(At.completedAt),
-            paused: r.int(At.paused) != 0, finishing: r.int(At.finishing) != 0, verifiedAt: r.optionalInt64(At.verifiedAt),
-            newVersionOf: r.optionalText(At.newVersionOf), replacesETag: r.optionalText(At.replacesETag),
-            versionETag: r.optionalText(At.versionETag))
+            id: r.int64(at.id), direction: Direction(rawValue: r.text(at.direction)) ?? .upload,
+            origin: Origin(rawValue: r.text(at.origin)) ?? .manual, accountID: r.int64(at.accountID),
+            accountName: r.text(at.accountName), localPath: LocalPath(bytes: r.blob(at.localPath)), remotePath: r.text(at.remotePath),
+            state: TransferState(rawValue: r.text(at.state)) ?? .failed, reason: reason, attempts: r.int(at.attempts),
+            nextAttemptAt: r.optionalInt64(at.nextAttemptAt), bytesDone: r.int64(at.bytesDone), bytesTotal: r.int64(at.bytesTotal),
+            uploadURL: r.optionalText(at.uploadURL), uploadExpiresAt: r.optionalInt64(at.uploadExpiresAt), fingerprint: fingerprint,
+            checkpoint: Checkpoint(offset: r.int64(at.checkpointOffset), hashState: r.optionalBlob(at.hashState)),
+            sha256: r.optionalText(at.sha256), etag: r.optionalText(at.etag), cancelRequested: r.int(at.cancelRequested) != 0,
+            ignoreRules: r.int(at.ignoreRules) != 0, watchRule: r.optionalText(at.watchRule),
+            counters: ResumeCounters(resumedAt: r.int64(at.resumedAt), bytesRead: r.int64(at.bytesRead),
+                                     bytesHashed: r.int64(at.bytesHashed)),
+            createdAt: r.int64(at.createdAt), startedAt: r.optionalInt64(at.startedAt), completedAt: r.optionalInt64(at.completedAt),
+            paused: r.int(at.paused) != 0, finishing: r.int(at.finishing) != 0, verifiedAt: r.optionalInt64(at.verifiedAt),
+            newVersionOf: r.optionalText(at.newVersionOf), replacesETag: r.optionalText(at.replacesETag),
+            versionETag: r.optionalText(at.versionETag))
     }
 
     public func transfer(id: Int64) throws -> Transfer? {

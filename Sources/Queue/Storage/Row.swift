@@ -14,6 +14,16 @@ public struct Row {
         return index
     }
 
+    /// Something worked out once per statement from its columns (where each column a decoder
+    /// reads is), made by `make` at the first row and kept with the statement for the rest.
+    public func layout<Layout>(_ make: (Row) throws(DatabaseError) -> Layout) throws(DatabaseError) -> Layout {
+        let key = ObjectIdentifier(Layout.self)
+        if let kept = statement.layouts[key] as? Layout { return kept }
+        let made = try make(self)
+        statement.layouts[key] = made
+        return made
+    }
+
     public func isNull(_ name: String) throws(DatabaseError) -> Bool { isNull(try column(name)) }
     public func int(_ name: String) throws(DatabaseError) -> Int { int(try column(name)) }
     public func int64(_ name: String) throws(DatabaseError) -> Int64 { int64(try column(name)) }

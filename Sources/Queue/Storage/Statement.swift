@@ -26,6 +26,10 @@ final class Statement {
         inUse = false
     }
 
+    /// What decoders worked out from this statement's columns (where each of theirs is), by
+    /// the decoder's type; see `Row.layout`.
+    var layouts: [ObjectIdentifier: Any] = [:]
+
     /// Result column names to indexes, read once per statement.
     private(set) lazy var columnIndex: [String: Int32] = {
         var index: [String: Int32] = [:]

@@ -11,6 +11,11 @@ import Platform
 /// process a mutex hands the turn over at once; another process still meets SQLite's lock
 /// and its busy timeout.
 ///
+/// A write never waits longer than the busy timeout in all: the turn is waited for at most
+/// that long, and SQLite then gets only what is left of it. A thread that holds the turn
+/// while another program holds the database must not make the threads behind it wait for
+/// its whole timeout and then their own.
+///
 /// Recursive: a thread that writes on a second connection while its first holds the turn
 /// gets SQLite's own answer (busy), as it would without this, rather than waiting on itself.
 final class WriterTurn: @unchecked Sendable {
@@ -27,11 +32,25 @@ final class WriterTurn: @unchecked Sendable {
         pthread_mutexattr_destroy(&attributes)
     }
 
-    /// Runs `body` while no other thread of this process writes to the file at `path`.
-    func run<Result>(_ body: () throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
+    /// Runs `body` while no other thread of this process writes to the file, waiting at most
+    /// `seconds` for the turn; `body` is told how many of them are left. False (and `body`
+    /// not run) when the turn did not come in time.
+    func run<Result>(waitingAtMost seconds: Double, _ body: (_ secondsLeft: Double) throws -> Result) rethrows -> Result? {
+        let started = MonotonicClock.seconds()
+        if pthread_mutex_trylock(mutex) != 0 {
+            var deadline = timespec()
+            clock_gettime(CLOCK_REALTIME, &deadline)
+            let whole = seconds.rounded(.down)
+            deadline.tv_sec += Int(whole)
+            deadline.tv_nsec += Int((seconds - whole) * 1_000_000_000)
+            if deadline.tv_nsec >= 1_000_000_000 {
+                deadline.tv_sec += 1
+                deadline.tv_nsec -= 1_000_000_000
+            }
+            guard pthread_mutex_timedlock(mutex, &deadline) == 0 else { return nil }
+        }
         defer { pthread_mutex_unlock(mutex) }
-        return try body()
+        return try body(max(0, seconds - (MonotonicClock.seconds() - started)))
     }
 
     /// The turn for the file at `path`; kept for the life of the process (a process opens a
