@@ -163,8 +163,8 @@ public final class Database {
     private func inWriterTurn<T>(_ body: () throws -> T) throws -> T {
         let result = try writerTurn.run(waitingAtMost: busyTimeout) { left -> T in
             let shortened = left < busyTimeout - 0.001
-            if shortened { sqlite3_busy_timeout(handle, Int32(max(1, (left * 1000).rounded(.down)))) }
-            defer { if shortened { sqlite3_busy_timeout(handle, Int32((busyTimeout * 1000).rounded())) } }
+            if shortened { sqlite3_busy_timeout(handle, max(1, Int32(saturating: left * 1000))) }
+            defer { if shortened { sqlite3_busy_timeout(handle, Int32(saturating: busyTimeout * 1000)) } }
             return try body()
         }
         guard let result else {
