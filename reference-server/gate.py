@@ -124,7 +124,7 @@ class Gate:
             is_tus = False  # the plain-WebDAV face offers no tus
         if not (is_tus or is_dav):
             return await respond(send, 404, "not found")
-        self.state.count_request(method)
+        self.state.count_request(method, scope.get("client"))
 
         tus_headers = {"Tus-Resumable": TUS_VERSION} if is_tus else {}
         user = self.authenticate(scope)

@@ -320,7 +320,7 @@ class NextcloudFace:
     async def dav(self, gate, scope, receive, send, rel):
         from gate import REALM, respond, send_fault_response
         path, method = scope["path"], scope["method"]
-        self.state.count_request(method)
+        self.state.count_request(method, scope.get("client"))
         user = gate.authenticate(scope)
         if user is None:
             return await respond(send, 401, "authentication required", {"WWW-Authenticate": REALM})

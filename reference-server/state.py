@@ -57,6 +57,9 @@ class State:
         # quota: user -> total bytes the account may hold (see set_quota)
         self.quota_limit: dict[str, int] = {}
         self.requests: Counter = Counter()
+        # The client ends (address, port) requests came from: each is one TCP connection, so a
+        # test can see whether a client reuses its connections or opens one per request.
+        self.connections: set = set()
         self.patch_bytes = 0
         self.current_patches: Counter = Counter()
         self.max_concurrent_patches: dict[str, int] = {}
@@ -164,9 +167,11 @@ class State:
         with self.lock:
             self.current_patches[user] -= 1
 
-    def count_request(self, method: str) -> None:
+    def count_request(self, method: str, client=None) -> None:
         with self.lock:
             self.requests[method] += 1
+            if client:
+                self.connections.add(tuple(client))
 
     def count_patch_bytes(self, n: int) -> None:
         self.patch_bytes += n  # event loop only
@@ -177,6 +182,7 @@ class State:
                 "max_concurrent_patches": dict(self.max_concurrent_patches),
                 "current_patches": {u: n for u, n in self.current_patches.items() if n},
                 "requests": dict(self.requests),
+                "connections": len(self.connections),
                 "patch_bytes": self.patch_bytes,
                 **self.counters.snapshot(),
                 "completions": self._completions_by_user(),
@@ -191,6 +197,7 @@ class State:
     def reset_stats(self) -> None:
         with self.lock:
             self.requests.clear()
+            self.connections.clear()
             self.patch_bytes = 0
             self.counters.reset()
             self.completions.clear()

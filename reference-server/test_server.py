@@ -580,3 +580,16 @@ def test_expiration(tmp_path):
         assert s.patch(url, 0, b"0123456789").status_code in (404, 410)
     finally:
         s.stop()
+
+
+def test_stats_count_the_connections_requests_came_on(srv):
+    srv.control("POST", "stats/reset")
+    with requests.Session() as kept:  # one connection, kept alive between its requests
+        for _ in range(3):
+            assert kept.request("PROPFIND", f"{srv.url}/dav/alice/", auth=ALICE, headers={"Depth": "0"}, timeout=5).status_code == 207
+    for _ in range(2):  # a new connection each
+        with requests.Session() as once:
+            assert once.request("PROPFIND", f"{srv.url}/dav/alice/", auth=ALICE, headers={"Depth": "0"}, timeout=5).status_code == 207
+    stats = srv.control("GET", "stats")
+    assert stats["requests"]["PROPFIND"] == 5
+    assert stats["connections"] == 3

@@ -63,6 +63,10 @@ struct FirstUploadTests {
         }
         let names = try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/Import")
         #expect(names.count == 400)
+        // The transfers draw on kept connections: a new one per file (and per protocol) would
+        // make 400 or more, each over TLS a handshake.
+        let connections = try #require(try server.stats()["connections"] as? Int)
+        #expect(connections <= 24, "400 files over \(connections) connections")
     }
 
     @Test("a second agent for the same person refuses with a clear message")
