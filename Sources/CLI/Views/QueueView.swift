@@ -198,11 +198,13 @@ public struct QueueView: Sendable {
     /// line; then, for one stopped part way (paused, say), where it goes on from.
     func queuedLine(_ row: Transfer, position: Int) -> String {
         let turn = "waiting its turn (#\(position))"
-        guard let reason = row.reason else { return turn + Self.resumesAt(row) }
-        switch reason.code {
-        case .offline, .wifi, .paused, .credentials, .diskFull: return DisplayText.escape(reason.message) + Self.resumesAt(row)
-        default: return DisplayText.escape(reason.message) + "; " + turn + Self.resumesAt(row)
+        let why: String
+        switch row.reason?.code {
+        case nil: why = turn
+        case .offline, .wifi, .paused, .credentials, .diskFull: why = DisplayText.escape(row.reason!.message)
+        default: why = DisplayText.escape(row.reason!.message) + "; " + turn
         }
+        return why + Self.resumesAt(row)
     }
 
     /// The specific reason, then what the person can do, with this row's ID filled in.

@@ -257,8 +257,8 @@ extension QueueStore {
             if try r.text("kind") == TakenFile.Kind.baseline.rawValue { overview.baseline += n } else { overview.taken += n }
         }
         if let last = try database.query("""
-            SELECT path, taken_at FROM watch_taken WHERE rule = ? AND kind = 'upload' ORDER BY id DESC LIMIT 1
-            """, [.text(rule)], row: { r in try (LocalPath(bytes: r.blob("path")), r.int64("taken_at")) }).first {
+            SELECT path, taken_at FROM watch_taken WHERE rule = ? AND kind = ? ORDER BY id DESC LIMIT 1
+            """, [.text(rule), .text(TakenFile.Kind.upload.rawValue)], row: { r in try (LocalPath(bytes: r.blob("path")), r.int64("taken_at")) }).first {
             overview.lastTaken = last.0
             overview.lastTakenAt = last.1
         }
