@@ -17,10 +17,9 @@ public struct Row {
     /// Something worked out once per statement from its columns (where each column a decoder
     /// reads is), made by `make` at the first row and kept with the statement for the rest.
     public func layout<Layout>(_ make: (Row) throws(DatabaseError) -> Layout) throws(DatabaseError) -> Layout {
-        let key = ObjectIdentifier(Layout.self)
-        if let kept = statement.layouts[key] as? Layout { return kept }
+        if let kept = statement.layout as? Layout { return kept }
         let made = try make(self)
-        statement.layouts[key] = made
+        statement.layout = made
         return made
     }
 

@@ -26,9 +26,9 @@ final class Statement {
         inUse = false
     }
 
-    /// What decoders worked out from this statement's columns (where each of theirs is), by
-    /// the decoder's type; see `Row.layout`.
-    var layouts: [ObjectIdentifier: Any] = [:]
+    /// What the decoder worked out from this statement's columns (where each of its columns
+    /// is); see `Row.layout`.
+    var layout: Any?
 
     /// Result column names to indexes, read once per statement.
     private(set) lazy var columnIndex: [String: Int32] = {
