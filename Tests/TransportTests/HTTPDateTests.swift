@@ -16,7 +16,7 @@ struct HTTPDateTests {
         "", "yesterday", "0", "1e300", "inf", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nov 1994 08:49:37 +0000",
         "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 94 08:49:37 GMT", "Sun, 31 Feb 1994 08:49:37 GMT", "Sun, 29 Feb 1900 00:00:00 GMT",
         "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 1994 08:60:00 GMT", "Sun, 06 Nov 1994 08:49:61 GMT", "Sun, 00 Nov 1994 08:49:37 GMT",
-        "Sun, 06 Nov 10000 08:49:37 GMT", "Sun, 06 Nov 1899 08:49:37 GMT", "Sun, 06 Nov 99999999999999999999 08:49:37 GMT",
+        "Sun, 06 Nov 10000 08:49:37 GMT", "Fri, 31 Dec 9999 23:59:60 GMT", "Sun, 06 Nov 1899 08:49:37 GMT", "Sun, 06 Nov 99999999999999999999 08:49:37 GMT",
         "Sun, 06 Nov -994 08:49:37 GMT", "Sun, 06 Nov +994 08:49:37 GMT", "Sun, 06 Nox 1994 08:49:37 GMT", "Xyz, 06 Nov 1994 08:49:37 GMT",
         "Sun,  06 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 8:49:37 GMT", "Sun, 06 Nov 1994 08:49:37:00 GMT", "Sun Nov 6 08:49:37 1994",
         "Sun Nov   6 08:49:37 1994", "Sunday, 06-Nov-1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT\r\nX-Evil: 1",

@@ -60,8 +60,13 @@ public enum HTTPDate {
               (1...daysIn(month: month, year: year)).contains(day), (0...23).contains(hour), (0...59).contains(minute),
               (0...60).contains(second) else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
-        return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000
+        let moment = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000
+        // A leap second on the last day of 9999 is the first moment of 10000: out of range.
+        return range.contains(moment) ? moment : nil
     }
+
+    /// The moments a date can name: years 1900 to 9999.
+    static let range = (daysFromCivil(year: 1900, month: 1, day: 1) * 86_400_000)...(daysFromCivil(year: 10_000, month: 1, day: 1) * 86_400_000 - 1)
 
     static func digits(_ text: Substring) -> Int64? {
         guard text.count <= 4 else { return nil }
@@ -90,8 +95,7 @@ public enum HTTPDate {
 
     /// The IMF-fixdate form of a moment (for `If-Range`), or nil outside years 1900 to 9999.
     public static func format(milliseconds: Int64) -> String? {
-        let limits = (daysFromCivil(year: 1900, month: 1, day: 1) * 86_400_000)...(daysFromCivil(year: 10_000, month: 1, day: 1) * 86_400_000 - 1)
-        guard limits.contains(milliseconds) else { return nil }
+        guard range.contains(milliseconds) else { return nil }
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let clock = seconds - days * 86_400
