@@ -48,7 +48,7 @@ let package = Package(
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "CLI", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["CLI", "TestSupport"]),
-        .testTarget(name: "DesktopTests", dependencies: ["Desktop", "TestSupport"], exclude: ["notification-recorder.py"]),
+        .testTarget(name: "DesktopTests", dependencies: ["Desktop", "TestSupport"], exclude: ["notification-recorder.py", "sni-watcher.py"]),
         .testTarget(name: "ConnectivityTests", dependencies: ["Connectivity", "TestSupport"]),
         .testTarget(name: "WatcherTests", dependencies: ["Watcher", "Queue", "TestSupport", "CSystem"]),
     ],

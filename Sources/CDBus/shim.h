@@ -14,6 +14,7 @@ static const int CDBUS_TYPE_DICT_ENTRY = DBUS_TYPE_DICT_ENTRY;
 static const int CDBUS_TYPE_OBJECT_PATH = DBUS_TYPE_OBJECT_PATH;
 static const int CDBUS_TYPE_STRUCT = DBUS_TYPE_STRUCT;
 static const int CDBUS_TYPE_INVALID = DBUS_TYPE_INVALID;
+static const int CDBUS_TYPE_BOOLEAN = DBUS_TYPE_BOOLEAN;
 
 /* dbus_message_iter_append_basic and _get_basic take `void *` to a value of the type the
  * code names; a wrong pairing is a crash, so Swift only sees these typed versions.
@@ -29,6 +30,10 @@ static inline dbus_bool_t cdbus_append_object_path(DBusMessageIter *it, const ch
 static inline dbus_bool_t cdbus_append_uint32(DBusMessageIter *it, uint32_t value) {
     dbus_uint32_t v = value;
     return dbus_message_iter_append_basic(it, DBUS_TYPE_UINT32, &v);
+}
+static inline dbus_bool_t cdbus_append_boolean(DBusMessageIter *it, int value) {
+    dbus_bool_t v = value ? TRUE : FALSE;
+    return dbus_message_iter_append_basic(it, DBUS_TYPE_BOOLEAN, &v);
 }
 static inline dbus_bool_t cdbus_append_int32(DBusMessageIter *it, int32_t value) {
     dbus_int32_t v = value;
@@ -50,6 +55,11 @@ static inline uint8_t cdbus_get_byte(DBusMessageIter *it) {
     unsigned char value = 0;
     dbus_message_iter_get_basic(it, &value);
     return value;
+}
+static inline int cdbus_get_boolean(DBusMessageIter *it) {
+    dbus_bool_t value = FALSE;
+    dbus_message_iter_get_basic(it, &value);
+    return value != FALSE;
 }
 static inline int32_t cdbus_get_int32(DBusMessageIter *it) {
     dbus_int32_t value = 0;

@@ -102,6 +102,8 @@ public enum Main {
             return AgentCommand.run(untilIdle: p.has("until-idle"), context: context)
         case "stop":
             return ServiceCommand.stopAgent(context: context)
+        case "tray":
+            return TrayCommand.run(context: context)
         case "service install", "service uninstall", "service status":
             return ServiceCommand.run(String(p.command.dropFirst("service ".count)), context: context)
         default:

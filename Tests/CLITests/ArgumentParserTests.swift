@@ -191,7 +191,7 @@ struct ArgumentParserTests {
 
     @Test("a command with subcommands needs one")
     func missingSubcommand() {
-        #expect(usageError()?.message == "missing command: one of upload, queue, status, show, retry, pause, resume, cancel, clear, account, watch, download, run, stop, service, help, version")
+        #expect(usageError()?.message == "missing command: one of upload, queue, status, show, retry, pause, resume, cancel, clear, account, watch, download, run, stop, tray, service, help, version")
         #expect(usageError("service")?.message == "missing command: one of install, uninstall, status")
         #expect(usageError("service")?.usage == "usage: instant-upload service install|uninstall|status")
     }

@@ -50,7 +50,7 @@ _instant_upload() {
     local cur prev words cword
     _instant_upload_init || return
 
-    local commands="upload download queue status show retry pause resume cancel clear account watch run stop service help version"
+    local commands="upload download queue status show retry pause resume cancel clear account watch run stop tray service help version"
     if [[ $cword -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return

@@ -1,5 +1,5 @@
 # fish completion for instant-upload
-set -l commands upload download queue status show retry pause resume cancel clear account watch run stop service help version
+set -l commands upload download queue status show retry pause resume cancel clear account watch run stop tray service help version
 complete -c instant-upload -f
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a upload -d 'Queue files to upload into a folder on your server'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a download -d 'Queue files on your server to download'
@@ -15,6 +15,7 @@ complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a cle
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a account -d 'Add, list and remove accounts'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a watch -d 'Upload new photos and videos from a folder by themselves'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a run -d 'Run the agent in the foreground'
+complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a tray -d 'Show the status icon in the panel'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a service -d 'The systemd user service'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a help -d 'Help on a command'
 complete -c instant-upload -n "not __fish_seen_subcommand_from $commands" -a version -d 'The version of this program'

@@ -12,7 +12,7 @@ public enum CommandSpecs {
         summary: "Moves your files to your own server, and never goes quiet about it.",
         discussion: "Everything you queue is written to disk before any transfer starts; `instant-upload queue` shows exactly what the agent works from, and why anything that is not moving is waiting.",
         options: [.version],
-        subcommands: [upload, queue, status, show, retry, pause, resume, cancel, clear, account, watch, download, run, stop, service, help, version])
+        subcommands: [upload, queue, status, show, retry, pause, resume, cancel, clear, account, watch, download, run, stop, tray, service, help, version])
 
     /// `share-to [--account A] [--to REMOTE_DIR] FILE_OR_URI...`: the desktop "Send to" handler.
     public static let shareTo = CommandSpec(
@@ -240,6 +240,12 @@ public enum CommandSpecs {
     public static let stop = CommandSpec(
         name: "stop",
         summary: "Stop the running agent: transfers end at their last checkpoint and go on when it starts again.")
+
+    /// `tray`: the status icon, started with the desktop session.
+    public static let tray = CommandSpec(
+        name: "tray",
+        summary: "Show the status icon in the desktop's panel: what moves and what waits, pause, retry, send files.",
+        discussion: "The desktop starts it at login (the autostart entry `make install` and the package install); `tray = false` in the config's [agent] section turns it off. It shows in panels that host StatusNotifierItems (KDE Plasma, Xfce, Cinnamon, MATE, LXQt; GNOME with the AppIndicator extension) and waits quietly for one when none runs. Without a session bus it exits 0 at once; either way its log says why.")
 
     /// `service install|uninstall|status`
     public static let service = CommandSpec(

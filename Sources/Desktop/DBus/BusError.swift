@@ -2,10 +2,10 @@ import CDBus
 
 /// A D-Bus connection or call that failed: what was tried, the error's D-Bus name
 /// (`org.freedesktop.DBus.Error.ServiceUnknown`...) and the message that came with it.
-struct BusError: Error, CustomStringConvertible, Sendable, Equatable {
-    var operation: String
-    var name: String?
-    var message: String
+public struct BusError: Error, CustomStringConvertible, Sendable, Equatable {
+    public var operation: String
+    public var name: String?
+    public var message: String
 
     init(_ operation: String, name: String? = nil, message: String) {
         self.operation = operation
@@ -23,5 +23,5 @@ struct BusError: Error, CustomStringConvertible, Sendable, Equatable {
     /// True when nobody owns the name and no service file can start one.
     var isServiceUnknown: Bool { name == "org.freedesktop.DBus.Error.ServiceUnknown" }
 
-    var description: String { "\(operation): \(message)" }
+    public var description: String { "\(operation): \(message)" }
 }

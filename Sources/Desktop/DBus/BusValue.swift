@@ -1,10 +1,11 @@
 import CDBus
 
-/// A D-Bus value as the notification and Secret Service protocols use them: sent in calls,
-/// read from replies and signals. Values read from the bus are plain Swift values and may
+/// A D-Bus value as the notification, Secret Service and status icon protocols use them:
+/// sent in calls, replies and signals, read from replies, calls and signals. Values read from the bus are plain Swift values and may
 /// cross threads.
 indirect enum BusValue: Sendable, Equatable {
     case byte(UInt8)
+    case boolean(Bool)
     case int32(Int32)
     case uint32(UInt32)
     case string(String)
@@ -13,7 +14,7 @@ indirect enum BusValue: Sendable, Equatable {
     case structure([BusValue])
     case dictEntry(BusValue, BusValue)
     case variant(BusValue)
-    /// A type this wrapper does not read (doubles, booleans...), by its type code.
+    /// A type this wrapper does not read (doubles, 64-bit numbers...), by its type code.
     case unsupported(Int32)
 
     static func strings(_ values: [String]) -> BusValue { .array(elementSignature: "s", values.map(BusValue.string)) }
@@ -26,6 +27,7 @@ indirect enum BusValue: Sendable, Equatable {
     var signature: String {
         switch self {
         case .byte: "y"
+        case .boolean: "b"
         case .int32: "i"
         case .uint32: "u"
         case .string: "s"
@@ -39,6 +41,8 @@ indirect enum BusValue: Sendable, Equatable {
     }
 
     var uint32Value: UInt32? { if case .uint32(let v) = self { v } else { nil } }
+    var int32Value: Int32? { if case .int32(let v) = self { v } else { nil } }
+    var booleanValue: Bool? { if case .boolean(let v) = self { v } else { nil } }
     var stringValue: String? { if case .string(let v) = self { v } else { nil } }
     var objectPathValue: String? { if case .objectPath(let v) = self { v } else { nil } }
     var objectPathsValue: [String]? {
@@ -61,6 +65,7 @@ indirect enum BusValue: Sendable, Equatable {
     func append(to iter: inout DBusMessageIter) -> Bool {
         switch self {
         case .byte(let v): return cdbus_append_byte(&iter, v) != 0
+        case .boolean(let v): return cdbus_append_boolean(&iter, v ? 1 : 0) != 0
         case .int32(let v): return cdbus_append_int32(&iter, v) != 0
         case .uint32(let v): return cdbus_append_uint32(&iter, v) != 0
         case .string(let v): return v.withCString { cdbus_append_string(&iter, $0) } != 0
@@ -106,6 +111,7 @@ indirect enum BusValue: Sendable, Equatable {
     private static func read(_ iter: inout DBusMessageIter, type: Int32) -> BusValue {
         switch type {
         case CDBUS_TYPE_BYTE: return .byte(cdbus_get_byte(&iter))
+        case CDBUS_TYPE_BOOLEAN: return .boolean(cdbus_get_boolean(&iter) != 0)
         case CDBUS_TYPE_INT32: return .int32(cdbus_get_int32(&iter))
         case CDBUS_TYPE_UINT32: return .uint32(cdbus_get_uint32(&iter))
         case CDBUS_TYPE_STRING: return .string(cdbus_get_string(&iter).map { String(cString: $0) } ?? "")

@@ -12,6 +12,8 @@ public struct Configuration: Sendable, Equatable {
     public var caFile: String?
     /// Start the agent in the background when `upload` or `share-to` finds none running.
     public var autostart = true
+    /// Whether `instant-upload tray` shows the status icon (false: it exits at once).
+    public var tray = true
     /// Edits of a downloaded file in Local Drive go back as its new version (`download --no-track` says otherwise).
     public var trackEdits = true
     /// Where interfaces are looked up to tell Wi-Fi from wired (tests use a prepared folder).
@@ -95,8 +97,9 @@ public struct Configuration: Sendable, Equatable {
                 known = ["track_edits"]
                 config.trackEdits = try bool("track_edits") ?? config.trackEdits
             case "agent":
-                known = ["autostart"]
+                known = ["autostart", "tray"]
                 config.autostart = try bool("autostart") ?? config.autostart
+                config.tray = try bool("tray") ?? config.tray
             case "network":
                 known = ["sysfs_root"]
                 if let root = section.values["sysfs_root"], !root.isEmpty { config.sysfsRoot = root }
