@@ -25,7 +25,7 @@ DIST_BUILD_LOG := .build/build-dist.log
 APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdbus-1-dev python3-dbus python3-gi pkg-config \
 	curl ca-certificates python3 python3-venv iproute2 nftables dbus libsecret-tools \
 	xdg-user-dirs xvfb zenity kdialog apache2 apache2-utils rclone xdotool imagemagick tmux desktop-file-utils dpkg-dev binutils lintian \
-	dosfstools fusefat bash-completion
+	dosfstools fusefat bash-completion xfce4-panel x11-utils librsvg2-common
 
 .PHONY: all build run test test-build test-swift test-server test-fuzz programs fuzz server bench soak sanitize dist install uninstall deb clean deps venv
 
@@ -125,6 +125,7 @@ bench: venv deb programs
 	$(PYTHON) scripts/bench_batch.py --bin $(PROGRAMS) --json bench/out/batch.json
 	$(PYTHON) scripts/bench_share_to.py --bin $(PROGRAMS)
 	$(PYTHON) scripts/bench_watch.py --bin $(PROGRAMS)
+	$(PYTHON) scripts/bench_tray.py --bin $(PROGRAMS) --json bench/out/tray.json
 	$(PYTHON) scripts/bench_report.py
 
 # The shipped programs at length (SOAK_MINUTES, default 10): a camera folder fed while the
@@ -155,9 +156,10 @@ $(DIST_PROGRAM): Package.swift $(shell find Sources -type f) | $(APT_STAMP)
 	@touch $(DIST_PROGRAM)
 
 # Into PREFIX (default ~/.local, no root needed): programs, file-manager entries, the systemd
-# user unit, man pages, completions; a manifest lists them for `make uninstall`.
+# user unit, the status icon's pictures and login entry (~/.config/autostart; NO_TRAY=1 leaves
+# the login entry out), man pages, completions; a manifest lists them for `make uninstall`.
 install: dist
-	PREFIX="$(PREFIX)" sh packaging/install.sh install $(DIST_BIN)
+	PREFIX="$(PREFIX)" sh packaging/install.sh install $(DIST_BIN) $(if $(filter-out 0,$(NO_TRAY)),--no-tray)
 
 uninstall:
 	PREFIX="$(PREFIX)" sh packaging/install.sh uninstall

@@ -1,13 +1,17 @@
 #!/bin/sh
 # Installs or removes instant-upload: both programs, the file-manager entries, the systemd
-# user unit, man pages and shell completions. `make install` / `make uninstall` / `make deb`
-# call it; see packaging/README.md for where each file goes.
+# user unit, the panel status icon's pictures and its login entry, man pages and shell
+# completions. `make install` / `make uninstall` / `make deb` call it; see packaging/README.md
+# for where each file goes.
 #
-#   install.sh install BIN_DIR     copies the programs from BIN_DIR
+#   install.sh install BIN_DIR [--no-tray]
+#                                  copies the programs from BIN_DIR; --no-tray leaves out the
+#                                  entry that starts the status icon at login
 #   install.sh uninstall           removes exactly what the manifest lists
 #
 # Environment: PREFIX (default $HOME/.local), DESTDIR (a staging root, for packages),
-# SYSTEM=1 for a system-wide layout (/usr: no per-person script folders, no manifest).
+# SYSTEM=1 for a system-wide layout (/usr: no per-person script folders, the login entry in
+# /etc/xdg/autostart, no manifest).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,6 +27,8 @@ if [ "$SYSTEM" = 1 ]; then
     # copies to link from there (see share-to(1)).
     nautilus_dir=$datadir/instant-upload/nautilus-scripts
     caja_dir=$datadir/instant-upload/caja-scripts
+    # Every session reads /etc/xdg/autostart (XDG_CONFIG_DIRS), whatever the PREFIX.
+    autostart_dir=/etc/xdg/autostart
     manifest=
     servicemenu_mode=0644
 else
@@ -30,6 +36,7 @@ else
     zsh_dir=$datadir/zsh/site-functions
     nautilus_dir=${XDG_DATA_HOME:-$HOME/.local/share}/nautilus/scripts
     caja_dir=${XDG_CONFIG_HOME:-$HOME/.config}/caja/scripts
+    autostart_dir=${XDG_CONFIG_HOME:-$HOME/.config}/autostart
     manifest=$datadir/instant-upload/install-manifest
     # Plasma 6 runs a person's own service menus only when they are executable.
     servicemenu_mode=0755
@@ -85,8 +92,29 @@ put_man() {
 "
 }
 
+refresh_icon_cache() {
+    # Panels find hicolor's icons without a cache; one that is already there would hide the
+    # new ones until rebuilt, so only an existing cache is rebuilt, never a new one made.
+    # (The Debian package stages no cache: hicolor-icon-theme's trigger rebuilds the system's.)
+    theme=$DESTDIR$datadir/icons/hicolor
+    [ -f "$theme/icon-theme.cache" ] || return 0
+    command -v gtk-update-icon-cache >/dev/null 2>&1 || return 0
+    no_index=
+    [ -f "$theme/index.theme" ] || no_index=--ignore-theme-index
+    gtk-update-icon-cache --quiet --force $no_index "$theme" ||
+        echo "install.sh: could not rebuild $theme/icon-theme.cache; run gtk-update-icon-cache there" >&2
+}
+
 do_install() {
-    bin=${1:?install.sh install BIN_DIR}
+    bin=${1:?install.sh install BIN_DIR [--no-tray]}
+    tray=1
+    shift
+    for option in "$@"; do
+        case "$option" in
+            --no-tray) tray=0 ;;
+            *) echo "install.sh: unknown option $option (install.sh install BIN_DIR [--no-tray])" >&2; exit 2 ;;
+        esac
+    done
     [ -x "$bin/instant-upload" ] || { echo "install.sh: $bin/instant-upload is missing; build it first (make dist)" >&2; exit 1; }
     put_binary "$bin/instant-upload" "$bindir/instant-upload"
     # share-to is the same program under a second name.
@@ -106,11 +134,26 @@ do_install() {
     put "$here/completions/_share-to" "$zsh_dir/_share-to" 0644
     put "$here/completions/instant-upload.fish" "$datadir/fish/vendor_completions.d/instant-upload.fish" 0644
     put "$here/completions/share-to.fish" "$datadir/fish/vendor_completions.d/share-to.fish" 0644
+    for state in done uploading waiting attention; do
+        put "$here/icons/hicolor/scalable/status/instant-upload-$state.svg" \
+            "$datadir/icons/hicolor/scalable/status/instant-upload-$state.svg" 0644
+    done
+    refresh_icon_cache
+    if [ "$tray" = 1 ]; then
+        put "$here/autostart/instant-upload-tray.desktop" "$autostart_dir/instant-upload-tray.desktop" 0644
+    fi
     if [ -n "$manifest" ]; then
         make_dir "$(dirname "$manifest")"
-        # An earlier install's folders stay listed: they were ours then too.
+        # An earlier install's folders stay listed: they were ours then too. Its files that
+        # this one did not write (the login entry, after --no-tray) go now.
         old_dirs=""
-        [ -f "$DESTDIR$manifest" ] && old_dirs=$(sed -n 's/^dir //p' "$DESTDIR$manifest")
+        if [ -f "$DESTDIR$manifest" ]; then
+            old_dirs=$(sed -n 's/^dir //p' "$DESTDIR$manifest")
+            sed -n 's/^file //p' "$DESTDIR$manifest" | while IFS= read -r f; do
+                [ -n "$f" ] && [ "$f" != "$manifest" ] || continue
+                printf '%s' "$written" | grep -qxF -- "$f" || rm -f "$DESTDIR$f"
+            done
+        fi
         {
             printf '%s' "$written" | sed '/^$/d; s/^/file /'
             echo "file $manifest"
@@ -131,11 +174,12 @@ do_uninstall() {
     dirs=$(sed -n 's/^dir //p' "$DESTDIR$manifest" | sort -r)
     printf '%s\n' "$files" | while IFS= read -r f; do [ -n "$f" ] && rm -f "$DESTDIR$f"; done
     printf '%s\n' "$dirs" | while IFS= read -r d; do [ -n "$d" ] && { rmdir "$DESTDIR$d" 2>/dev/null || true; }; done
+    refresh_icon_cache
     echo "removed instant-upload from $PREFIX"
 }
 
 case "${1:-}" in
     install) shift; do_install "$@" ;;
     uninstall) do_uninstall ;;
-    *) echo "usage: install.sh install BIN_DIR | install.sh uninstall" >&2; exit 2 ;;
+    *) echo "usage: install.sh install BIN_DIR [--no-tray] | install.sh uninstall" >&2; exit 2 ;;
 esac

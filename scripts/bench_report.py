@@ -2,7 +2,7 @@
 """Writes BENCHMARKS.md from the figures `make bench` just measured.
 
 It reads what each benchmark wrote into bench/out/ (bench.py: latest.json,
-bench_queue.py: queue.json, bench_backlog.py: backlog.json, bench_batch.py: batch.json) and the programs `make dist`
+bench_queue.py: queue.json, bench_backlog.py: backlog.json, bench_batch.py: batch.json, bench_tray.py: tray.json) and the programs `make dist`
 and `make deb` left, and lists every goal with PASS, MISS, or "not measured" when the
 figure is missing (a benchmark that was not run, or a measurement not written yet).
 
@@ -164,6 +164,18 @@ def batch_goals(goals: Goals, batch: dict | None) -> list[str]:
     return lines
 
 
+def tray_goals(goals: Goals, tray: dict | None) -> list[str]:
+    command = "make bench (scripts/bench_tray.py)"
+    goal = "the status icon at rest for 60 s: no wake-ups, < 10 ms CPU"
+    if not tray:
+        goals.add(goal, None, None, command)
+        return []
+    goals.add(goal, f"{tray['wakeups']} wake-ups, {tray['cpu_ms']:.1f} ms CPU over {tray['seconds']:.0f} s",
+              tray["wakeups"] == 0 and tray["cpu_ms"] < 10, command)
+    return [f"- `instant-upload tray` shown by a panel stand-in beside an idle agent, {tray['seconds']:.0f} s with nothing changing: "
+            f"{tray['cpu_ms']:.1f} ms CPU, {tray['wakeups']} wake-ups, RSS {tray['rss_kb'] / 1024:.1f} MB"]
+
+
 def package_goals(goals: Goals) -> list[str]:
     debs = sorted(glob.glob(os.path.join(REPO, ".build", "deb", "*.deb")), key=os.path.getmtime)
     if not debs:
@@ -262,6 +274,7 @@ def main() -> int:
         ("`status` and `queue` on 100,000 rows (`scripts/bench_queue.py`)", queue_goals(goals, load("queue.json"))),
         ("A long backlog (`scripts/bench_backlog.py`)", backlog_goals(goals, load("backlog.json"))),
         ("A card's photos beside rclone and curl (`scripts/bench_batch.py`)", batch_goals(goals, load("batch.json"))),
+        ("The status icon at rest (`scripts/bench_tray.py`)", tray_goals(goals, load("tray.json"))),
         ("Size", package_goals(goals)),
     ]
     lines = ["# Benchmarks", "",

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Builds the Debian package from release binaries: a system-wide install (/usr) staged by
-# install.sh (one stripped program, share-to a link to it), with its library dependencies worked out by dpkg-shlibdeps.
+# Builds the Debian package from release binaries: a system-wide install (/usr, and the status
+# icon's login entry in /etc/xdg/autostart) staged by install.sh (one stripped program,
+# share-to a link to it), with its library dependencies worked out by dpkg-shlibdeps.
 #
 #   build-deb.sh BIN_DIR VERSION OUT_DIR      -> OUT_DIR/instant-upload_VERSION_ARCH.deb
 set -eu
@@ -36,9 +37,12 @@ depends="$depends, libcurl4 (>= 7.74.0)"
 
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@DEPENDS@/$depends/" \
     -e "s/@SIZE@/$(du -sk --exclude=DEBIAN "$stage" | cut -f1)/" "$here/control" > "$stage/DEBIAN/control"
-# dpkg checksums every installed file for `dpkg --verify`.
+# dpkg checksums every installed file for `dpkg --verify`; files under /etc (the status
+# icon's login entry) are conffiles instead, which dpkg checksums itself and keeps a person's
+# edits to on upgrade (`dpkg --purge` removes them).
 (cd "$stage" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$stage/DEBIAN/md5sums"
-chmod 0644 "$stage/DEBIAN/control" "$stage/DEBIAN/md5sums"
+(cd "$stage" && find etc -type f | sort | sed 's|^|/|') > "$stage/DEBIAN/conffiles"
+chmod 0644 "$stage/DEBIAN/control" "$stage/DEBIAN/md5sums" "$stage/DEBIAN/conffiles"
 
 package=$out/instant-upload_${version}_$arch.deb
 dpkg-deb --root-owner-group -Zxz --build "$stage" "$package" >/dev/null
