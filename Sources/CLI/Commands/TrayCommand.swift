@@ -41,7 +41,8 @@ enum TrayCommand {
                                    error: { text in text.split(separator: "\n").forEach { Log.warning("status icon: \($0)") } })
         let actions = TrayActions(context: quiet, store: store)
         let icon = StatusIcon(address: address, changes: changes.descriptor, drain: { changes.drain() }, stop: stop,
-                              iconName: TrayIcons.installed ? { $0.iconName } : { $0.fallbackIconName })
+                              iconName: TrayIcons.folder != nil ? { $0.iconName } : { $0.fallbackIconName },
+                              iconThemePath: TrayIcons.folder ?? "")
         do {
             let ending = try icon.run(picture: { actions.picture() }, perform: { actions.perform($0) })
             if ending == .stopped { Log.info("status icon: stopped") }
@@ -97,10 +98,11 @@ enum TrayCommand {
 /// Whether the icons `make install` and the package put under hicolor are where a panel
 /// looks; without them the icon uses names every icon theme has.
 enum TrayIcons {
-    static var installed: Bool {
+    /// The `icons` folder that holds them (told to the panel as the item's theme path), or nil.
+    static var folder: String? {
         let env = ProcessEnvironment.current
         let home = env["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? ((env["HOME"] ?? "") + "/.local/share")
         let dirs = (env["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share").split(separator: ":").map(String.init)
-        return ([home] + dirs).contains { access($0 + "/icons/hicolor/scalable/status/instant-upload-done.svg", R_OK) == 0 }
+        return ([home] + dirs).first { access($0 + "/icons/hicolor/scalable/status/instant-upload-done.svg", R_OK) == 0 }.map { $0 + "/icons" }
     }
 }

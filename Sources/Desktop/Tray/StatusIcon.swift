@@ -32,15 +32,18 @@ public struct StatusIcon {
     public var interval: Double
     /// Icon names for each mood (ours when installed, else freedesktop fallbacks).
     public var iconName: (TrayPicture.Mood) -> String
+    /// A folder panels search for the icon names first (the item's `IconThemePath`), or "".
+    public var iconThemePath: String
 
     public init(address: String, changes: Int32, drain: @escaping () -> Bool, stop: Int32, interval: Double = 1,
-                iconName: @escaping (TrayPicture.Mood) -> String = { $0.iconName }) {
+                iconName: @escaping (TrayPicture.Mood) -> String = { $0.iconName }, iconThemePath: String = "") {
         self.address = address
         self.changes = changes
         self.drain = drain
         self.stop = stop
         self.interval = interval
         self.iconName = iconName
+        self.iconThemePath = iconThemePath
     }
 
     /// Shows the icon until it is stopped or the bus goes. `picture` reads the queue;
@@ -50,7 +53,7 @@ public struct StatusIcon {
         // The name the protocol suggests: unique per process and per item.
         let name = "org.kde.StatusNotifierItem-\(getpid())-1"
         guard try bus.requestName(name) else { throw BusError("request the name \(name)", message: "another process owns it") }
-        let item = StatusNotifierItem(picture(), iconName: iconName)
+        let item = StatusNotifierItem(picture(), iconName: iconName, iconThemePath: iconThemePath)
         bus.serve { item.answer($0) }
         try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.watcherName)'")
         bus.collectSignals()

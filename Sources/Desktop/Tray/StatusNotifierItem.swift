@@ -15,12 +15,14 @@ final class StatusNotifierItem {
     private var menu = DBusMenu()
     /// The icon names to use for each mood: ours where installed, else freedesktop names.
     private let iconName: (TrayPicture.Mood) -> String
+    private let iconThemePath: String
     /// What the person asked for since the last `takeRequests()`.
     private var requests: [TrayAction] = []
 
-    init(_ picture: TrayPicture, iconName: @escaping (TrayPicture.Mood) -> String) {
+    init(_ picture: TrayPicture, iconName: @escaping (TrayPicture.Mood) -> String, iconThemePath: String = "") {
         self.picture = picture
         self.iconName = iconName
+        self.iconThemePath = iconThemePath
         _ = menu.update(picture.menu)
     }
 
@@ -100,6 +102,7 @@ final class StatusNotifierItem {
             ("Status", .string(picture.mood.itemStatus)),
             ("WindowId", .int32(0)),
             ("IconName", .string(icon)),
+            ("IconThemePath", .string(iconThemePath)),
             ("IconPixmap", noPixmaps),
             ("AttentionIconName", .string(iconName(.attention))),
             ("AttentionIconPixmap", noPixmaps),
@@ -197,6 +200,7 @@ final class StatusNotifierItem {
                 <property name="Status" type="s" access="read"/>
                 <property name="WindowId" type="i" access="read"/>
                 <property name="IconName" type="s" access="read"/>
+                <property name="IconThemePath" type="s" access="read"/>
                 <property name="IconPixmap" type="a(iiay)" access="read"/>
                 <property name="AttentionIconName" type="s" access="read"/>
                 <property name="AttentionIconPixmap" type="a(iiay)" access="read"/>
