@@ -92,6 +92,50 @@ struct TrayTests {
         #expect(tray.isRunning, "\(tray.log)")
     }
 
+    @Test("Send files…: a file chooser, then share-to's folder picker; the file arrives. A file uploaded lately, clicked, puts its path on the clipboard")
+    func sendFilesAndCopyPath() throws {
+        let server = try ReferenceServer()
+        let s = try AgentHarness()
+        try s.writeConfig("[agent]\nautostart = false\n")
+        try s.addAccount(server)
+        try s.startAgent()
+        let display = try VirtualDisplay()
+        let bus = try SessionBusDaemon()
+        defer { bus.stop() }
+        let panel = try PanelStandIn(bus: bus)
+        defer { panel.stop() }
+        // A clipboard program that writes down what it was given.
+        let fake = TemporaryFolder("iu-clipboard")
+        let clipboard = fake.path + "/clipboard"
+        try fake.file("xclip", bytes: Array("#!/bin/sh\necho \"$*\" > '\(clipboard).args'\ncat > '\(clipboard)'\n".utf8))
+        chmod(fake.path + "/xclip", 0o755)
+        var extra = display.environment
+        extra["PATH"] = fake.path + ":/usr/bin:/bin"
+        extra["XDG_CURRENT_DESKTOP"] = "XFCE"
+        // GTK's file chooser needs the system's data (its settings schemas).
+        extra["XDG_DATA_DIRS"] = "/usr/local/share:/usr/share"
+        let tray = try TrayProcess(s, bus: bus, extra: extra)
+        defer { tray.stop() }
+        _ = try panel.waitFor("the icon") { $0.status == "Passive" }
+        let photo = try s.home.file("desk/beach photo.jpg", bytes: Array("sand".utf8))
+
+        try panel.click("Send files…")
+        do { _ = try display.waitForWindow(named: "Send files to your server") } catch { throw TestFailure("\(error); the tray said: \(tray.log)") }
+        try display.screenshot(to: Repository.artifacts + "/tray-send-files-1-chooser.png")
+        try display.type(photo, thenPress: "Return")
+        _ = try display.waitForWindow(named: "Send beach photo.jpg to home: /$")
+        try display.screenshot(to: Repository.artifacts + "/tray-send-files-2-picker.png")
+        try display.type("Send here", thenPress: "Return")
+        try s.waitForAll("completed", count: 1)
+        #expect(try String(contentsOfFile: server.tree() + "/beach photo.jpg", encoding: .utf8) == "sand")
+
+        let seen = try panel.waitFor("the file among the last uploaded") { $0.labels.contains("beach photo.jpg  (/ on home)") }
+        #expect(seen.status == "Passive")
+        try panel.click("beach photo.jpg  (/ on home)")
+        try waitUntil("the path on the clipboard") { (try? String(contentsOfFile: clipboard, encoding: .utf8)) == "/beach photo.jpg" }
+        #expect((try? String(contentsOfFile: clipboard + ".args", encoding: .utf8)) == "-selection clipboard\n")
+    }
+
     @Test("a left click opens the queue in the desktop's terminal; Quit tray ends the icon with status 0")
     func activateAndQuit() throws {
         let s = try AgentHarness()
