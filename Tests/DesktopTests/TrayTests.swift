@@ -187,6 +187,11 @@ struct TrayTests {
         defer { panel.stop() }
         _ = try panel.waitFor("the icon, once the panel is there") { $0.status == "Passive" }
         #expect(tray.log.contains("shown by the panel"), "\(tray.log)")
+
+        // A second tray on the same desktop (run by hand, or a second login entry) leaves.
+        let second = try Shell.capture(Repository.binaries + "/instant-upload", ["tray"], environment: s.environment.merging(bus.environment) { $1 })
+        #expect(second.status == 0 && second.stderr.contains("shows it on this desktop already"), "\(second.stderr)")
+        #expect(tray.isRunning)
     }
 
     @Test("tray = false in the config: the tray exits 0 and says it is turned off")

@@ -45,7 +45,11 @@ enum TrayCommand {
                               iconThemePath: TrayIcons.folder ?? "")
         do {
             let ending = try icon.run(picture: { actions.picture() }, perform: { actions.perform($0) })
-            if ending == .stopped { Log.info("status icon: stopped") }
+            switch ending {
+            case .stopped: Log.info("status icon: stopped")
+            case .alreadyShown: Log.info("status icon: another `instant-upload tray` shows it on this desktop already; exiting")
+            case .busGone: break
+            }
             return ExitStatus.ok
         } catch {
             Log.error("status icon: \(error)")

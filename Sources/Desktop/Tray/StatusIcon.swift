@@ -17,7 +17,12 @@ public struct StatusIcon {
         case stopped
         /// The session bus went away: the desktop session ended.
         case busGone
+        /// Another process shows the icon on this bus already.
+        case alreadyShown
     }
+
+    /// Owned by the one process showing the icon on a session bus.
+    public static let instanceName = "org.instantupload.Tray"
 
     /// The session bus the icon goes on (see `SessionBus.address`), or nil when there is none.
     public static func busAddress(in environment: [String: String]) -> String? { SessionBus.address(in: environment) }
@@ -50,6 +55,7 @@ public struct StatusIcon {
     /// `perform` carries out what the person chose and returns false for "quit".
     public func run(picture: () -> TrayPicture, perform: (TrayAction) -> Bool) throws(BusError) -> Ending {
         let bus = try BusConnection(address: address)
+        guard try bus.requestName(Self.instanceName) else { return .alreadyShown }
         // The name the protocol suggests: unique per process and per item.
         let name = "org.kde.StatusNotifierItem-\(getpid())-1"
         guard try bus.requestName(name) else { throw BusError("request the name \(name)", message: "another process owns it") }
