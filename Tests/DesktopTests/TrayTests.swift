@@ -89,6 +89,19 @@ struct TrayTests {
         seen = try panel.waitFor("all done again") { $0.status == "Passive" && !$0.labels.contains("Retry 1 failed") }
         #expect(try String(contentsOfFile: server.tree() + "/Trip/note_1.txt", encoding: .utf8) == "a note")
         #expect(!seen.labels.contains { $0.contains("failed") })
+
+        // Watch rules: each with its state, paused and resumed from the menu.
+        let camera = s.home.path + "/Camera"
+        try FileManager.default.createDirectory(atPath: camera, withIntermediateDirectories: true)
+        let added = try s.cli(["watch", "add", camera, "--to", "/Trip", "--name", "cam"])
+        #expect(added.status == 0, "\(added.stderr)")
+        seen = try panel.waitFor("the rule in the menu") { $0.labels.contains("Pause cam") }
+        #expect(seen.labels.contains { $0.hasPrefix("cam: watching ") }, "\(seen.labels)")
+        try panel.click("Pause cam")
+        seen = try panel.waitFor("the rule paused") { $0.labels.contains("Resume cam") && $0.labels.contains("cam: paused") }
+        #expect(try s.cli(["watch", "list"]).stdout.contains("paused"))
+        try panel.click("Resume cam")
+        _ = try panel.waitFor("the rule going again") { $0.labels.contains("Pause cam") }
         #expect(tray.isRunning, "\(tray.log)")
     }
 
@@ -120,10 +133,26 @@ struct TrayTests {
         let photo = try s.home.file("desk/beach photo.jpg", bytes: Array("sand".utf8))
 
         try panel.click("Send files…")
-        do { _ = try display.waitForWindow(named: "Send files to your server") } catch { throw TestFailure("\(error); the tray said: \(tray.log)") }
+        let chooser: String
+        do { chooser = try display.waitForWindow(named: "Send files to your server") } catch { throw TestFailure("\(error); the tray said: \(tray.log)") }
+        // As a person would: wait until the chooser is drawn, open its location field, type.
+        try display.focus(chooser)
+        _ = try display.settled(chooser, within: 10)
         try display.screenshot(to: Repository.artifacts + "/tray-send-files-1-chooser.png")
-        try display.type(photo, thenPress: "Return")
-        _ = try display.waitForWindow(named: "Send beach photo.jpg to home: /$")
+        try display.xdotool(["key", "ctrl+l"])
+        try display.type(photo)
+        // The location field's completion may take the first Return: press until the chooser goes.
+        try waitUntil("the chooser takes the file", seconds: 20) {
+            guard !display.windows(named: "Send files to your server").isEmpty else { return true }
+            try display.xdotool(["key", "Return"])
+            usleep(1_000_000)
+            return display.windows(named: "Send files to your server").isEmpty
+        }
+        do { _ = try display.waitForWindow(named: "Send beach photo.jpg to home: /$") } catch {
+            let ps = (try? Shell.run("/bin/ps", ["-eo", "pid,ppid,stat,args"])) ?? ""
+            try? display.screenshot(to: Repository.artifacts + "/tray-send-files-failed.png")
+            throw TestFailure("\(error); the tray said: \(tray.log); processes: \(ps.split(separator: "\n").filter { $0.contains("share-to") || $0.contains("zenity") })")
+        }
         try display.screenshot(to: Repository.artifacts + "/tray-send-files-2-picker.png")
         try display.type("Send here", thenPress: "Return")
         try s.waitForAll("completed", count: 1)

@@ -28,6 +28,8 @@ enum TrayCommand {
         let store: QueueStore
         do {
             try PrivateFolder.prepare(context.paths.stateDirectory, role: .state)
+            // Watched for the config file's changes (watch rules paused elsewhere), so it must exist.
+            try PrivateFolder.prepare(context.paths.configDirectory, role: .config)
             store = try context.openStore()
         } catch {
             context.complain("\(error)")
