@@ -73,7 +73,8 @@ def main() -> int:
         socket = f"{home}/bus"
         with open(f"{home}/bus.conf", "w") as f:
             f.write(BUS_CONFIG.format(socket=socket))
-        procs.append(subprocess.Popen(["/usr/bin/dbus-daemon", f"--config-file={home}/bus.conf", "--nofork", "--nopidfile"]))
+        procs.append(subprocess.Popen(["/usr/bin/dbus-daemon", f"--config-file={home}/bus.conf", "--nofork", "--nopidfile"],
+                                      stderr=subprocess.DEVNULL))
         wait_for("the session bus", lambda: os.path.exists(socket))
         env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_") and k not in ("DISPLAY", "WAYLAND_DISPLAY")}
         env.update(HOME=home, XDG_CONFIG_HOME=f"{home}/config", XDG_STATE_HOME=f"{home}/state", XDG_RUNTIME_DIR=f"{home}/run",
