@@ -1,15 +1,12 @@
-import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
-
 /// Reads a WebDAV `207 Multi-Status` body (RFC 4918 §14.16) into one `Response` per href.
 ///
-/// Namespace processing is on and elements are matched by namespace URI and local name,
-/// never by prefix: wsgidav writes `ns0:`, Nextcloud `d:` and `oc:`, others a default
+/// Elements are matched by namespace URI and local name, never by prefix: wsgidav writes `ns0:`, Nextcloud `d:` and `oc:`, others a default
 /// namespace. Only properties from propstats with a 2xx status are kept, so a property the
-/// server does not have (a 404 propstat) is simply absent. Not Sendable: one parse, one thread.
-public final class MultistatusParser: NSObject, XMLParserDelegate {
+/// server does not have (a 404 propstat) is simply absent.
+///
+/// The XML is read by `XMLReader`: UTF-8 only, no DTD (so no entity expansion), at most
+/// `maximumDepth` levels. Not Sendable: one parse, one thread.
+public final class MultistatusParser {
     /// One `<response>`: an href and what the server said about it.
     public struct Response: Sendable, Equatable {
         /// As the server wrote it (percent-encoded, possibly an absolute URL).
@@ -55,116 +52,58 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
 
     /// Parses a whole multistatus body.
     public static func parse(_ bytes: [UInt8]) throws(ProtocolViolation) -> [Response] {
-        // A multistatus never needs a DTD; refusing one keeps entity expansion tricks out.
-        // The byte search only sees a DTD in UTF-8, so other encodings go too.
-        try requireUTF8(bytes)
-        if containsDoctype(bytes) {
-            throw ProtocolViolation("the server's WebDAV reply carries a DTD, which a multistatus never needs")
+        var reader: XMLReader
+        do throws(XMLReaderError) {
+            reader = try XMLReader(bytes, maximumDepth: maximumDepth)
+        } catch {
+            throw violation(error)
         }
-        // FoundationXML dereferences NULL on a processing instruction without data
-        // (`<?x?>`); a multistatus needs none beyond its XML declaration.
-        if containsProcessingInstruction(bytes) {
-            throw ProtocolViolation("the server's WebDAV reply carries a processing instruction, which a multistatus never needs")
-        }
-        let delegate = MultistatusParser()
-        let parser = XMLParser(data: Data(bytes))
-        parser.shouldProcessNamespaces = true
-        parser.shouldReportNamespacePrefixes = false
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = delegate
-        let ok = parser.parse()
-        if let failure = delegate.failure { throw failure }
-        guard ok else {
-            let detail = parser.parserError.map { "\($0.localizedDescription)" } ?? "unknown error"
-            throw ProtocolViolation("the server's WebDAV reply is not well-formed XML (line \(parser.lineNumber): \(detail))")
-        }
-        // Foundation's XMLParser on Linux reports success for a document that just stops:
-        // a reply cut short must not pass for a shorter listing.
-        guard delegate.stack.isEmpty else {
-            throw ProtocolViolation("the server's WebDAV reply is not well-formed XML (it ends inside <\(WebDAVPath.shown(delegate.stack.last!.name))>)")
-        }
-        guard delegate.sawMultistatus else {
-            throw ProtocolViolation("the server's WebDAV reply is not a DAV:multistatus document")
-        }
-        return delegate.responses
-    }
-
-    /// Encodings a reply may declare: the ones whose bytes are UTF-8 as they stand.
-    static let utf8Names: Set<String> = ["utf-8", "utf8", "us-ascii", "ascii"]
-
-    /// Refuses anything but UTF-8: UTF-16/32 (NUL bytes, byte-order marks) or a declared
-    /// encoding (UTF-7, EBCDIC...) could spell markup in other bytes than the DTD check
-    /// looks for, and FoundationXML traps on an element name that is not valid UTF-8.
-    private static func requireUTF8(_ bytes: [UInt8]) throws(ProtocolViolation) {
-        var decoder = UTF8()
-        var iterator = bytes.makeIterator()
-        decoding: while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue(let scalar) where scalar.value == 0: throw ProtocolViolation("the server's WebDAV reply is not UTF-8 text (it holds NUL bytes)")
-            case .scalarValue: continue
-            case .emptyInput: break decoding
-            case .error: throw ProtocolViolation("the server's WebDAV reply is not valid UTF-8")
+        let parser = MultistatusParser()
+        while true {
+            let event: XMLEvent?
+            do throws(XMLReaderError) { event = try reader.next() } catch { throw violation(error) }
+            switch event {
+            case .start(let element, _)?:
+                try parser.start(element)
+            case .end(let element)?:
+                try parser.end(element)
+            case .text(let text)?:
+                parser.text += text
+            case .processingInstruction?:
+                throw ProtocolViolation("the server's WebDAV reply carries a processing instruction, which a multistatus never needs")
+            case nil:
+                // The reader saw the root element end: it is the multistatus.
+                return parser.responses
             }
-        }
-        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
-            throw ProtocolViolation("the server's WebDAV reply is not UTF-8 text")
-        }
-        let head = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3).prefix(200)) : Array(bytes.prefix(200))
-        guard head.starts(with: Array("<?xml".utf8)), let end = head.firstIndex(of: UInt8(ascii: ">")) else { return }
-        let declaration = String(decoding: head[..<end], as: UTF8.self).lowercased()
-        guard let range = declaration.range(of: "encoding") else { return }
-        let rest = declaration[range.upperBound...].drop(while: { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" })
-        let name = String(rest.prefix(while: { $0 != "\"" && $0 != "'" && $0 != " " && $0 != "?" }))
-        guard utf8Names.contains(name) else {
-            throw ProtocolViolation("the server's WebDAV reply declares the encoding `\(ServerNumber.quoted(name))`; only UTF-8 is read")
         }
     }
 
-    /// `<?` anywhere but in an XML declaration (`<?xml ` at the start).
-    private static func containsProcessingInstruction(_ bytes: [UInt8]) -> Bool {
-        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        let declaration = bytes.count > start + 5 && bytes[start..<(start + 5)].elementsEqual("<?xml".utf8)
-            && [0x20, 0x09, 0x0D, 0x0A].contains(bytes[start + 5])
-        return bytes.withUnsafeBufferPointer { b in
-            guard b.count >= 2 else { return false }
-            for i in 0..<(b.count - 1) where b[i] == UInt8(ascii: "<") && b[i + 1] == UInt8(ascii: "?") {
-                if i == start && declaration { continue }
-                return true
-            }
-            return false
-        }
-    }
-
-    private static func containsDoctype(_ bytes: [UInt8]) -> Bool {
-        let needle = Array("<!DOCTYPE".utf8)
-        guard bytes.count >= needle.count else { return false }
-        return bytes.withUnsafeBufferPointer { b in
-            for i in 0...(b.count - needle.count) where b[i] == needle[0] && b[i + 1] == needle[1] {
-                var match = true
-                for k in 2..<needle.count where b[i + k] & 0xDF != needle[k] & 0xDF { match = false; break }
-                if match { return true }
-            }
-            return false
+    /// What the reader found wrong, said of the server's reply.
+    private static func violation(_ error: XMLReaderError) -> ProtocolViolation {
+        switch error.reason {
+        case .notUTF8(let detail):
+            ProtocolViolation("the server's WebDAV reply is not UTF-8 text (\(detail))")
+        case .declaredEncoding(let name):
+            ProtocolViolation("the server's WebDAV reply declares the encoding `\(ServerNumber.quoted(name))`; only UTF-8 is read")
+        case .doctype:
+            // A multistatus never needs a DTD; refusing one keeps entity expansion tricks out.
+            ProtocolViolation("the server's WebDAV reply carries a DTD, which a multistatus never needs")
+        case .tooDeep(let limit):
+            ProtocolViolation("the server's WebDAV reply nests elements more than \(limit) deep")
+        case .malformed(let detail):
+            ProtocolViolation("the server's WebDAV reply is not well-formed XML (line \(error.line): \(detail))")
         }
     }
 
     // MARK: Parsing state
 
-    private struct Element: Equatable {
-        var namespace: String
-        var name: String
-        func `is`(_ namespace: String, _ name: String) -> Bool { self.namespace == namespace && self.name == name }
-    }
-
     /// A multistatus needs about eight levels; a property may hold a little structure.
     static let maximumDepth = 64
 
-    private var stack: [Element] = []
+    private var stack: [XMLName] = []
     private var text = ""
     private var responses: [Response] = []
     private var current: Response?
-    private var sawMultistatus = false
-    private var failure: ProtocolViolation?
 
     // The propstat being read: its properties are kept only if its status is 2xx.
     private var propstatProperties: [PropertyName: String] = [:]
@@ -175,25 +114,14 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
     private var propDepth: Int?
     private var currentProperty: PropertyName?
 
-    private override init() { super.init() }
+    private init() {}
 
-    private func fail(_ parser: XMLParser, _ message: String) {
-        if failure == nil { failure = ProtocolViolation(message) }
-        parser.abortParsing()
-    }
-
-    public func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                       qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
-        let element = Element(namespace: namespaceURI ?? "", name: elementName)
+    private func start(_ element: XMLName) throws(ProtocolViolation) {
         let dav = PropertyName.dav
-        guard stack.count < Self.maximumDepth else {
-            return fail(parser, "the server's WebDAV reply nests elements more than \(Self.maximumDepth) deep")
-        }
         if stack.isEmpty {
             guard element.is(dav, "multistatus") else {
-                return fail(parser, "the server's WebDAV reply starts with <\(WebDAVPath.shown(qName ?? elementName))> (namespace \"\(WebDAVPath.shown(element.namespace))\"), not DAV:multistatus")
+                throw ProtocolViolation("the server's WebDAV reply starts with <\(WebDAVPath.shown(element.qualifiedName))> (namespace \"\(WebDAVPath.shown(element.namespace))\"), not DAV:multistatus")
             }
-            sawMultistatus = true
         }
         let parent = stack.last
         stack.append(element)
@@ -201,7 +129,7 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
 
         if let depth = propDepth {
             if stack.count == depth + 1 {
-                currentProperty = PropertyName(element.namespace, element.name)
+                currentProperty = PropertyName(element.namespace, element.localName)
             } else if currentProperty == .resourceType, element.is(dav, "collection") {
                 propstatIsCollection = true
             }
@@ -216,17 +144,10 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
         }
     }
 
-    public func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
-
-    public func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
-        text += String(decoding: CDATABlock, as: UTF8.self)
-    }
-
-    public func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,
-                       qualifiedName qName: String?) {
-        guard let element = stack.popLast() else { return }
+    private func end(_ element: XMLName) throws(ProtocolViolation) {
+        guard stack.popLast() != nil else { return }
         let parent = stack.last
-        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let value = Self.trimmed(text)
         let dav = PropertyName.dav
         defer { text = "" }
 
@@ -245,7 +166,7 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
             if stack.count >= depth { return }
         }
 
-        switch (element.namespace, element.name) {
+        switch (element.namespace, element.localName) {
         case (dav, "href") where parent?.is(dav, "response") == true:
             current?.href = value
         case (dav, "status") where parent?.is(dav, "propstat") == true:
@@ -261,7 +182,7 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
             }
         case (dav, "response") where parent?.is(dav, "multistatus") == true:
             if let response = current {
-                guard !response.href.isEmpty else { return fail(parser, "the server's WebDAV reply has a <response> without an <href>") }
+                guard !response.href.isEmpty else { throw ProtocolViolation("the server's WebDAV reply has a <response> without an <href>") }
                 responses.append(response)
             }
             current = nil
@@ -270,11 +191,26 @@ public final class MultistatusParser: NSObject, XMLParserDelegate {
         }
     }
 
+    /// Without the white space at either end: every Unicode White_Space character, the set
+    /// Foundation's `.whitespacesAndNewlines` is.
+    static func trimmed(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        return String(scalars[first...last])
+    }
+
     /// `HTTP/1.1 404 Not Found` → 404: three digits, nothing else.
     static func statusCode(_ line: String) -> Int? {
         let parts = line.split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), parts[1].utf8.count == 3,
               parts[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let code = ServerNumber.value(of: parts[1]) else { return nil }
         return Int(code)
+    }
+}
+
+extension XMLName {
+    fileprivate func `is`(_ namespace: String, _ localName: String) -> Bool {
+        self.namespace == namespace && self.localName == localName
     }
 }
