@@ -69,11 +69,7 @@ final class SessionBus: Sendable {
     /// Starts the dispatch thread. `onSignals` runs on it, with no lock held.
     func start(name: String, onSignals: @escaping @Sendable ([BusSignal]) -> Void) {
         connection.withLock { $0.collectSignals() }
-        do {
-            try DedicatedThread(name: name) { [self] in dispatchLoop(onSignals) }.detach()
-        } catch {
-            Log.warning("\(name): \(error); no signals from the session bus in this process")
-        }
+        DedicatedThread.startDetached(name: name) { [self] in dispatchLoop(onSignals) }
     }
 
     /// Ends the dispatch thread; the connection closes when the last reference goes.
