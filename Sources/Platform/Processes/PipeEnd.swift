@@ -1,11 +1,10 @@
 import Glibc
 
 /// One end of a pipe to a child process, closed when the last reference goes (or by `close()`).
-public final class PipeEnd: @unchecked Sendable {
-    // Sendable by construction: `descriptor` never changes, and `isOpen` is only touched under
-    // `state`'s lock; reads and writes are plain syscalls on the descriptor.
+public final class PipeEnd: Sendable {
     public let fileDescriptor: Int32
-    private let state = Locked(true)
+    /// Whether the descriptor is still open: closed once, by whichever comes first.
+    private let isOpen = Locked(true)
 
     /// Takes ownership of `fileDescriptor`.
     public init(fileDescriptor: Int32) { self.fileDescriptor = fileDescriptor }
@@ -14,9 +13,9 @@ public final class PipeEnd: @unchecked Sendable {
 
     /// Closes the descriptor now; later calls do nothing.
     public func close() {
-        let wasOpen = state.withLock { isOpen in
-            defer { isOpen = false }
-            return isOpen
+        let wasOpen = isOpen.withLock { open in
+            defer { open = false }
+            return open
         }
         if wasOpen { _ = Glibc.close(fileDescriptor) }
     }
