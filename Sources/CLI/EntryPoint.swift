@@ -1,5 +1,4 @@
 import Engine
-import Foundation
 import Platform
 import Queue
 import Watcher

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import Platform
 
@@ -33,7 +33,7 @@ public struct SecretStore: Sendable {
                 return .secretService
             }
             if let address = SessionBus.address(in: paths.environment), SecretService(address: address).isOffered() {
-                let said = stored.map { $0.errors.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+                let said = stored.map { $0.errors.trimmingWhitespace() } ?? ""
                 let why = "the keyring (Secret Service) refused to store the password" + (said.isEmpty ? "" : ": \(said)")
                 guard fileAllowed(why) else { throw SecretStoreError.keyringRefused(why, file: paths.credentialsFile) }
             }

@@ -43,6 +43,15 @@ public struct DedicatedThread: Sendable {
     /// Lets the thread clean up after itself when it ends. Call instead of `join()`.
     public func detach() { pthread_detach(handle) }
 
+    /// Starts `body` on a thread that nobody joins, named `name`. When the system has no
+    /// thread to give, that is logged and nothing runs: the caller's records show the work
+    /// as still running, and nothing is done twice.
+    public static func startDetached(name: String, _ body: @escaping @Sendable () -> Void) {
+        do { try DedicatedThread(name: name, body).detach() } catch {
+            Log.error("\(name): \(error)")
+        }
+    }
+
     /// Runs `body` on a thread of its own and waits for its result.
     public static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) throws(SystemError) -> T {
         let box = ResultBox<T>()

@@ -1,4 +1,3 @@
-import Foundation
 /// A small INI reader for the config file: `[section]` or `[section "name"]` headers,
 /// `key = value` lines, `#`/`;` comments. Errors name the line.
 ///
@@ -35,15 +34,15 @@ public struct IniFile: Sendable, Equatable {
         // Character that is not "\n", and a whole Windows-edited file would be one line.
         for (index, raw) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let number = index + 1
-            let line = Substring(raw).trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
+            let line = Substring(raw).trimmingScalars { $0.isBlank || $0 == "\r" }
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             if line.hasPrefix("[") {
                 guard line.hasSuffix("]") else { throw ParseError(line: number, message: "a section header must end with `]`") }
-                let inner = line.dropFirst().dropLast().trimmingCharacters(in: .whitespaces)
+                let inner = line.dropFirst().dropLast().trimmingBlanks()
                 var kind = inner
                 var name: String?
                 if let quote = inner.firstIndex(of: "\"") {
-                    kind = inner[..<quote].trimmingCharacters(in: .whitespaces)
+                    kind = inner[..<quote].trimmingBlanks()
                     let rest = inner[inner.index(after: quote)...]
                     guard rest.hasSuffix("\"") else { throw ParseError(line: number, message: "the section name's quote is not closed") }
                     name = String(rest.dropLast())
@@ -57,8 +56,8 @@ public struct IniFile: Sendable, Equatable {
             guard let eq = line.firstIndex(of: "=") else {
                 throw ParseError(line: number, message: "expected `key = value`, found `\(line.prefix(60))`")
             }
-            let key = line[..<eq].trimmingCharacters(in: .whitespaces)
-            let written = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
+            let key = line[..<eq].trimmingBlanks()
+            let written = line[line.index(after: eq)...].trimmingBlanks()
             var value = written
             if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
             guard !key.isEmpty else { throw ParseError(line: number, message: "a value without a key") }
@@ -187,7 +186,7 @@ extension IniFile {
         if let section = ini.sections.first(where: { $0.kind == kind && $0.name == name && $0.headerLine > 0 }) {
             var range = (section.headerLine - 1)..<section.lastLine
             // Removing a section takes one blank line after it along, so none pile up.
-            if replacement == nil, range.upperBound < lines.count, lines[range.upperBound].trimmingCharacters(in: .whitespaces).isEmpty,
+            if replacement == nil, range.upperBound < lines.count, lines[range.upperBound].trimmingBlanks().isEmpty,
                range.upperBound + 1 < lines.count {
                 range = range.lowerBound..<(range.upperBound + 1)
             }
@@ -195,7 +194,7 @@ extension IniFile {
             return lines.joined(separator: "\n")
         }
         guard !new.isEmpty else { return text }
-        while let last = lines.last, last.trimmingCharacters(in: .whitespaces).isEmpty { lines.removeLast() }
+        while let last = lines.last, last.trimmingBlanks().isEmpty { lines.removeLast() }
         if !lines.isEmpty { lines.append("") }
         return (lines + new + [""]).joined(separator: "\n")
     }

@@ -41,7 +41,7 @@ public enum Log {
     public static func redact(url: String) -> String {
         var s = url
         if let q = s.firstIndex(where: { $0 == "?" || $0 == "#" }) { s = String(s[..<q]) }
-        if let scheme = s.range(of: "://") {
+        if let scheme = s.firstRange(of: "://") {
             let rest = s[scheme.upperBound...]
             let hostEnd = rest.firstIndex(of: "/") ?? rest.endIndex
             if let at = rest[..<hostEnd].lastIndex(of: "@") {

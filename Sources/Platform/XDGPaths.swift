@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 
 /// Where instant-upload keeps its files, following the XDG base directory spec.
@@ -67,7 +66,7 @@ public struct XDGPaths: Sendable {
         if let v = environment["XDG_DOWNLOAD_DIR"], v.hasPrefix("/") { return v }
         let userDirs = base("XDG_CONFIG_HOME", default: ".config") + "/user-dirs.dirs"
         if let text = try? FileIO.readSmallFile(userDirs), let value = Self.parseUserDirs(text, key: "XDG_DOWNLOAD_DIR") {
-            return value.replacingOccurrences(of: "$HOME", with: home)
+            return value.replacing("$HOME", with: home)
         }
         return home + "/Downloads"
     }
@@ -78,7 +77,7 @@ public struct XDGPaths: Sendable {
     /// Reads `KEY="value"` from a user-dirs.dirs file (shell syntax, `$HOME` allowed).
     public static func parseUserDirs(_ text: String, key: String) -> String? {
         for line in text.split(separator: "\n") {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            let trimmed = line.trimmingBlanks()
             guard trimmed.hasPrefix(key + "=") else { continue }
             var value = String(trimmed.dropFirst(key.count + 1))
             if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }

@@ -161,21 +161,23 @@ final class LineReader: @unchecked Sendable {
     private var buffer = ""
     private(set) var all = ""
 
-    init(_ handle: FileHandle) {
-        handle.readabilityHandler = { [weak self] h in
-            let data = h.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lock.lock()
-            let text = String(decoding: data, as: UTF8.self)
-            self.all += text
-            self.buffer += text
-            while let newline = self.buffer.firstIndex(of: "\n") {
-                self.lines.append(String(self.buffer[..<newline]))
-                self.buffer = String(self.buffer[self.buffer.index(after: newline)...])
+    init(_ pipe: PipeEnd) {
+        Thread { [weak self] in
+            while true {
+                let data = pipe.availableData
+                guard let self, !data.isEmpty else { return }
+                self.lock.lock()
+                let text = String(decoding: data, as: UTF8.self)
+                self.all += text
+                self.buffer += text
+                while let newline = self.buffer.firstIndex(of: "\n") {
+                    self.lines.append(String(self.buffer[..<newline]))
+                    self.buffer = String(self.buffer[self.buffer.index(after: newline)...])
+                }
+                self.lock.broadcast()
+                self.lock.unlock()
             }
-            self.lock.broadcast()
-            self.lock.unlock()
-        }
+        }.start()
     }
 
     /// The next line (or, for the first, the status lines joined) that `matching` accepts.

@@ -1,6 +1,6 @@
 import Desktop
 import Engine
-import Foundation
+import FoundationEssentials
 import Glibc
 import Platform
 import Queue
@@ -211,7 +211,7 @@ public enum AccountCommands {
         var answer: [UInt8] = []
         var byte: UInt8 = 0
         while answer.count < 64, read(tty, &byte, 1) == 1, byte != UInt8(ascii: "\n") { answer.append(byte) }
-        let said = String(decoding: answer, as: UTF8.self).trimmingCharacters(in: .whitespaces).lowercased()
+        let said = String(decoding: answer, as: UTF8.self).trimmingBlanks().lowercased()
         return said == "y" || said == "yes"
     }
 

@@ -1,5 +1,5 @@
 import Engine
-import Foundation
+import FoundationEssentials
 import Platform
 import Queue
 import Transport

@@ -2,7 +2,6 @@ import Connectivity
 import Desktop
 import Dispatch
 import Engine
-import Foundation
 import Glibc
 import Platform
 import Queue

@@ -1,5 +1,4 @@
 import Desktop
-import Foundation
 import Engine
 import Glibc
 import Platform
@@ -47,7 +46,7 @@ enum AgentLauncher {
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard n > 0 else { return nil }
         let me = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let candidate = (me as NSString).deletingLastPathComponent + "/instant-upload"
+        let candidate = LocalPath(me).parent.text + "/instant-upload"
         return access(candidate, X_OK) == 0 ? candidate : nil
     }
 }

@@ -1,6 +1,5 @@
 import Desktop
 import Engine
-import Foundation
 import Platform
 import Queue
 

@@ -1,6 +1,5 @@
 import Dispatch
 import Engine
-import Foundation
 import Glibc
 import Platform
 import Queue

@@ -1,6 +1,5 @@
 import Desktop
 import Engine
-import Foundation
 import Glibc
 import Platform
 import Queue
@@ -81,7 +80,7 @@ public struct CommandContext {
     /// answers without one).
     public var agentPID: Int32? {
         guard let reply = ControlSocketClient.send("ping", to: paths.controlSocket), reply.hasPrefix("pong") else { return nil }
-        return Int32(reply.dropFirst("pong".count).trimmingCharacters(in: .whitespaces)) ?? 0
+        return Int32(reply.dropFirst("pong".count).trimmingBlanks()) ?? 0
     }
 
     /// Rings the agent's doorbell; false when none is listening (the work waits in the queue).

@@ -1,6 +1,5 @@
 import Desktop
 import Engine
-import Foundation
 import Glibc
 import Platform
 import Queue
@@ -70,7 +69,7 @@ public enum QueueCommands {
             groups.append(QueueView.Group(state: s, rows: rows, total: total))
         }
         if groups.isEmpty {
-            return state == nil ? "nothing queued" : "nothing \(state!.rawValue.replacingOccurrences(of: "_", with: " "))"
+            return state == nil ? "nothing queued" : "nothing \(state!.rawValue.replacing("_", with: " "))"
         }
         return header + "\n\n" + QueueView(groups: groups, now: nowMilliseconds(), width: width,
                                            rowsPerGroup: state == nil ? rowsPerGroup : nil).render()

@@ -1,6 +1,6 @@
 import Desktop
 import Engine
-import Foundation
+import FoundationEssentials
 import Glibc
 import Platform
 

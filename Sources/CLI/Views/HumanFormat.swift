@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// Numbers, sizes, durations and times the way a person reads them.
@@ -45,8 +45,9 @@ public enum HumanFormat {
 
     public static func duration(milliseconds: Int64) -> String { duration(seconds: Double(milliseconds) / 1000) }
 
-    /// A moment in local time to the minute, e.g. `2026-11-29 14:03`.
-    public static func timestamp(_ milliseconds: Int64, timeZone: TimeZone = .current) -> String {
+    /// A moment in local time to the minute, e.g. `2026-11-29 14:03`: in `timeZone`, or
+    /// with nil in the system's as it stood at that moment.
+    public static func timestamp(_ milliseconds: Int64, timeZone: TimeZone? = nil) -> String {
         let c = components(milliseconds, timeZone)
         return "\(c.year!)-\(two(c.month!))-\(two(c.day!)) \(two(c.hour!)):\(two(c.minute!))"
     }
@@ -59,13 +60,13 @@ public enum HumanFormat {
     }
 
     /// Both at once: `2026-11-29 14:03 (3 min ago)`.
-    public static func moment(_ milliseconds: Int64, now: Int64, timeZone: TimeZone = .current) -> String {
+    public static func moment(_ milliseconds: Int64, now: Int64, timeZone: TimeZone? = nil) -> String {
         "\(timestamp(milliseconds, timeZone: timeZone)) (\(relative(milliseconds, now: now)))"
     }
 
     /// A moment for programs: ISO 8601 in UTC with milliseconds, e.g. `2026-11-29T13:03:07.250Z`.
     public static func iso8601(_ milliseconds: Int64) -> String {
-        let c = components(milliseconds, TimeZone(identifier: "UTC")!)
+        let c = components(milliseconds, .gmt)
         let millis = Int(((milliseconds % 1000) + 1000) % 1000)
         let ms = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
         return "\(c.year!)-\(two(c.month!))-\(two(c.day!))T\(two(c.hour!)):\(two(c.minute!)):\(two(c.second!)).\(ms)Z"
@@ -82,12 +83,12 @@ public enum HumanFormat {
         return number < 0 ? "-" + out : out
     }
 
-    private static func components(_ milliseconds: Int64, _ timeZone: TimeZone) -> DateComponents {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
+    private static func components(_ milliseconds: Int64, _ timeZone: TimeZone?) -> DateComponents {
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
-        return calendar.dateComponents([.year, .month, .day, .hour, .minute, .second],
-                                       from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        let date = Date(timeIntervalSince1970: TimeInterval(seconds))
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone ?? .system(at: date)
+        return calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
     }
 
     private static func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }

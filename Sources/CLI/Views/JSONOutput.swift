@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// JSON for programs: sorted keys, unescaped slashes, so equal values print equal bytes.
 public enum JSONOutput {

@@ -26,7 +26,7 @@ public struct LiveQueueFrame: Sendable {
         // A status line too wide for the screen breaks after its `;`, so the time left, at
         // its end, stays in sight.
         let head = header.split(separator: "\n", omittingEmptySubsequences: false).flatMap { line -> [String] in
-            guard TextLayout.cells(String(line)) > width, let cut = line.range(of: "; ") else { return [clip(String(line))] }
+            guard TextLayout.cells(String(line)) > width, let cut = line.firstRange(of: "; ") else { return [clip(String(line))] }
             return [clip(String(line[..<cut.lowerBound]) + ";"), clip(String(line[cut.upperBound...]))]
         }
         let groups = Self.priority.compactMap { state in view.groups.first { $0.state == state && $0.total > 0 } }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 import Queue
 
@@ -37,12 +37,12 @@ public enum QueueChanges {
     }
 
     /// `14:03:07 #17 IMG_0042.jpg: uploading, 40%, 11 MB of 27 MB`.
-    public static func line(_ row: Transfer, now: Int64, timeZone: TimeZone = .current) -> String {
+    public static func line(_ row: Transfer, now: Int64, timeZone: TimeZone? = nil) -> String {
         "\(clock(now, timeZone)) #\(row.id) \(row.name): \(what(row, now: now))"
     }
 
     /// `14:03:07 #17: removed from the queue`.
-    public static func goneLine(_ id: Int64, now: Int64, timeZone: TimeZone = .current) -> String {
+    public static func goneLine(_ id: Int64, now: Int64, timeZone: TimeZone? = nil) -> String {
         "\(clock(now, timeZone)) #\(id): removed from the queue"
     }
 
@@ -73,11 +73,11 @@ public enum QueueChanges {
         }
     }
 
-    static func clock(_ milliseconds: Int64, _ timeZone: TimeZone) -> String {
+    static func clock(_ milliseconds: Int64, _ timeZone: TimeZone?) -> String {
         String(HumanFormat.timestamp(milliseconds, timeZone: timeZone).suffix(5)) + ":" + seconds(milliseconds, timeZone)
     }
 
-    private static func seconds(_ milliseconds: Int64, _ timeZone: TimeZone) -> String {
+    private static func seconds(_ milliseconds: Int64, _ timeZone: TimeZone?) -> String {
         let s = Int(((milliseconds / 1000) % 60 + 60) % 60)
         return s < 10 ? "0\(s)" : "\(s)"
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 import Queue
 
@@ -33,10 +33,11 @@ public struct QueueView: Sendable {
     public var speeds: [Int64: Double]
     /// Rows shown per group; `nil` shows every row given (`queue --state S`).
     public var rowsPerGroup: Int?
-    public var timeZone: TimeZone
+    /// The zone times are shown in; nil for the system's.
+    public var timeZone: TimeZone?
 
     public init(groups: [Group], now: Int64, width: Int = 80, speeds: [Int64: Double] = [:], rowsPerGroup: Int? = 10,
-                timeZone: TimeZone = .current) {
+                timeZone: TimeZone? = nil) {
         self.groups = groups; self.now = now; self.width = max(40, width); self.speeds = speeds
         self.rowsPerGroup = rowsPerGroup; self.timeZone = timeZone
     }

@@ -81,7 +81,7 @@ public enum StatusLine {
         case .unreachable: code.defaultMessage
         case .checksumMismatch: "damaged chunk"
         case .sourceChanged, .uploadExpired, .uploadLost: "starting again"
-        default: code.rawValue.replacingOccurrences(of: "_", with: " ")
+        default: code.rawValue.replacing("_", with: " ")
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 import Queue
 
@@ -10,12 +10,12 @@ public enum TransferDetail {
     /// Labelled lines, without a trailing newline. Fields that do not apply are left out;
     /// the upload URL appears as its host only, since the rest can carry credentials.
     public static func render(_ t: Transfer, now: Int64, speed: Double? = nil, width: Int = 80,
-                              timeZone: TimeZone = .current) -> String {
+                              timeZone: TimeZone? = nil) -> String {
         var rows: [(String, String)] = []
         func add(_ label: String, _ value: String?) { if let value { rows.append((label, value)) } }
         func time(_ ms: Int64?) -> String? { ms.map { HumanFormat.moment($0, now: now, timeZone: timeZone) } }
 
-        add("state", t.state.rawValue.replacingOccurrences(of: "_", with: " ") + (t.cancelRequested ? " (cancel requested)" : ""))
+        add("state", t.state.rawValue.replacing("_", with: " ") + (t.cancelRequested ? " (cancel requested)" : ""))
         add("direction", "\(t.direction.rawValue), \(originText(t))")
         add("account", t.accountName.isEmpty ? nil : DisplayText.escape(t.accountName))
         if t.direction == .upload {

@@ -62,7 +62,7 @@ enum WatchListView {
         case "not_watching": return "not watching"
         case "starting": return "starting"
         case "agent_not_running": return "not watching (the agent is not running)"
-        default: return item.state.replacingOccurrences(of: "_", with: " ")
+        default: return item.state.replacing("_", with: " ")
         }
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 import Platform
 import Synchronization
@@ -70,9 +69,7 @@ final class SessionBus: Sendable {
     /// Starts the dispatch thread. `onSignals` runs on it, with no lock held.
     func start(name: String, onSignals: @escaping @Sendable ([BusSignal]) -> Void) {
         connection.withLock { $0.collectSignals() }
-        let thread = Thread { [self] in dispatchLoop(onSignals) }
-        thread.name = name
-        thread.start()
+        DedicatedThread.startDetached(name: name) { [self] in dispatchLoop(onSignals) }
     }
 
     /// Ends the dispatch thread; the connection closes when the last reference goes.

@@ -1,4 +1,3 @@
-import Foundation
 import Platform
 
 /// Runs a dialog program (zenity, kdialog) to completion and returns what it said.
@@ -42,7 +41,7 @@ struct DialogProcess {
             // Qt names the display it could not reach first, then gives a page of advice about
             // reinstalling that would mislead; other programs say why last.
             let said = lines.first { Self.couldNotShow(String($0)) }.map(String.init) ?? lines.suffix(3).joined(separator: " ")
-            throw PickerFailure("\((executable as NSString).lastPathComponent) could not show the folder picker (exit \(outcome.status))"
+            throw PickerFailure("\(LocalPath(executable).lastComponent.text) could not show the folder picker (exit \(outcome.status))"
                                 + (said.isEmpty ? "" : ": \(DisplayText.escape(said))"))
         }
     }

@@ -1,4 +1,3 @@
-import Foundation
 import Platform
 
 /// Asks where on the server files should go: the account first when there are several,
@@ -76,7 +75,7 @@ public struct FolderPicker {
         var name = ""
         while true {
             guard let typed = try dialog.askText(title: title, prompt: "Name of the new folder:") else { return }
-            name = typed.trimmingCharacters(in: [" ", "\t", "\n", "\r"])
+            name = typed.trimmingScalars { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
             guard let problem = Self.problem(withName: name) else { break }
             dialog.tell(title: title, message: problem)
         }
@@ -127,7 +126,7 @@ struct Browser {
         if listings[folder] == nil {
             do {
                 listings[folder] = try account.folders.subfolders(of: folder)
-                    .sorted { $0.localizedStandardCompare($1) == .orderedAscending }
+                    .sorted(by: NaturalOrder.precedes)
             } catch {
                 note = "Could not list \(DisplayText.escape(folder)) on \(account.name): \(error)"
                 dialog.tell(title: "Send to \(account.name)", message: note!)

@@ -1,4 +1,3 @@
-import Foundation
 import Platform
 
 /// The picker as numbered questions on the terminal, for a person without a display.
@@ -15,11 +14,14 @@ public struct TerminalDialog: PickerDialog {
 
     public func choose(title: String, prompt: String, options: [PickerOption]) throws(PickerFailure) -> String? {
         var text = "\n\(title)\n\(prompt)\n"
-        for (index, option) in options.enumerated() { text += String(format: "%3d) ", index + 1) + option.label + "\n" }
+        for (index, option) in options.enumerated() {
+            let number = String(index + 1)
+            text += String(repeating: " ", count: max(0, 3 - number.count)) + number + ") " + option.label + "\n"
+        }
         write(text)
         while true {
             write("Number (q to cancel): ")
-            guard let line = readLine()?.trimmingCharacters(in: .whitespaces) else { return nil }
+            guard let line = readLine()?.trimmingBlanks() else { return nil }
             if line == "q" || line == "Q" { return nil }
             if let n = Int(line), (1...options.count).contains(n) { return options[n - 1].key }
             write("Type a number from 1 to \(options.count), or q to cancel.\n")
@@ -28,7 +30,7 @@ public struct TerminalDialog: PickerDialog {
 
     public func askText(title: String, prompt: String) throws(PickerFailure) -> String? {
         write("\n\(title)\n\(prompt) (empty to go back) ")
-        guard let line = readLine(), !line.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
+        guard let line = readLine(), !line.trimmingBlanks().isEmpty else { return nil }
         return line
     }
 

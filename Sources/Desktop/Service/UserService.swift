@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 import Platform
 
@@ -17,7 +16,7 @@ public struct UserService: Sendable {
     /// `$XDG_CONFIG_HOME/systemd/user`: the folder systemd reads the person's own units from.
     public var unitDirectory: String {
         // `configDirectory` is `$XDG_CONFIG_HOME/instant-upload`, with the spec's fallbacks applied.
-        (paths.configDirectory as NSString).deletingLastPathComponent + "/systemd/user"
+        LocalPath(paths.configDirectory).parent.text + "/systemd/user"
     }
 
     public var unitPath: String { unitDirectory + "/" + Self.unitName }
@@ -60,7 +59,7 @@ public struct UserService: Sendable {
     /// expands variables in the arguments, not in the program's path (`systemd-analyze
     /// verify` shows `$$` there literally).
     public static func execStartPath(_ path: String) -> String {
-        let escaped = path.replacingOccurrences(of: "%", with: "%%")
+        let escaped = path.replacing("%", with: "%%")
         return path.contains(where: \.isWhitespace) ? "\"" + escaped + "\"" : escaped
     }
 
@@ -82,7 +81,7 @@ public struct UserService: Sendable {
             var value = String(line.dropFirst("ExecStart=".count))
             if value.hasSuffix(" run") { value = String(value.dropLast(" run".count)) }
             if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
-            return value.replacingOccurrences(of: "%%", with: "%")
+            return value.replacing("%%", with: "%")
         }
         return nil
     }
@@ -147,7 +146,7 @@ public struct UserService: Sendable {
             let finished = try ChildProcess.run(systemctl, ["--user", "--no-pager"] + arguments, environment: paths.environment,
                                                 mergeErrors: true)
             return SystemctlResult(status: finished?.status ?? -1,
-                                   output: (finished?.output ?? "").trimmingCharacters(in: .whitespacesAndNewlines))
+                                   output: (finished?.output ?? "").trimmingWhitespace())
         } catch {
             return SystemctlResult(status: 127, output: "cannot run \(systemctl): \(error)")
         }

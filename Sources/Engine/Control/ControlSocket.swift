@@ -1,5 +1,5 @@
-import Foundation
 import CSystem
+import Dispatch
 import Glibc
 import Platform
 import Synchronization
@@ -70,13 +70,11 @@ public final class ControlSocketServer: @unchecked Sendable {
         }
         guard starting else { return }
         looping.store(true, ordering: .sequentiallyConsistent)
-        let thread = Thread { [self] in
+        DedicatedThread.startDetached(name: "control-socket") { [self] in
             acceptLoop()
             looping.store(false, ordering: .sequentiallyConsistent)
             ended.signal()
         }
-        thread.name = "control-socket"
-        thread.start()
     }
 
     /// Stops accepting, waits for the accept thread to end (a request being answered is
@@ -137,7 +135,7 @@ public final class ControlSocketServer: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let n = read(client, &buffer, buffer.count)
         guard n > 0 else { return }
-        let request = String(decoding: buffer[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let request = String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace()
         let reply = handler(request) + "\n"
         _ = reply.withCString { write(client, $0, strlen($0)) }
     }
@@ -178,6 +176,6 @@ public enum ControlSocketClient {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let n = read(fd, &buffer, buffer.count)
         guard n > 0 else { return nil }
-        return String(decoding: buffer[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace()
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 import Platform
 
@@ -38,7 +37,7 @@ public final class InstanceLock {
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             var buffer = [UInt8](repeating: 0, count: 32)
             let n = pread(fd, &buffer, buffer.count, 0)
-            let pid = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
+            let pid = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace() : ""
             Glibc.close(fd)
             throw AlreadyRunning(pid: pid.allSatisfy(\.isNumber) ? pid : "")
         }

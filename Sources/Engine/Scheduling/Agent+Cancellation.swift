@@ -1,4 +1,3 @@
-import Foundation
 import Platform
 import Queue
 import Transport
@@ -30,7 +29,7 @@ extension Agent {
         let path = options.paths.queueDatabase
         let settings = options.settings
         let passwords = self.passwords
-        let thread = Thread { [self] in
+        DedicatedThread.startDetached(name: "cancel-\(row.id)") { [self] in
             do {
                 let store = try QueueStore(path: path)
                 try CancelJob(id: row.id, settings: settings, cancellation: cancellation).run(store: store) { account in
@@ -43,7 +42,5 @@ extension Agent {
             state.withLock { _ = $0.cancelling.removeValue(forKey: row.id) }
             wake()
         }
-        thread.name = "cancel-\(row.id)"
-        thread.start()
     }
 }

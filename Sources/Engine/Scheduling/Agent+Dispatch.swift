@@ -1,4 +1,3 @@
-import Foundation
 import Platform
 import Queue
 import Transport
@@ -163,7 +162,7 @@ extension Agent {
         let serverInfo = self.serverInfo
         let transfer = started
         Log.debug("starting \(row.direction.rawValue) \(row.id): \(row.name)")
-        let thread = Thread { [self] in
+        DedicatedThread.startDetached(name: "transfer-\(row.id)") { [self] in
             let outcome: JobOutcome
             do {
                 let jobStore = try jobStores.take()
@@ -183,8 +182,6 @@ extension Agent {
             }
             finished(transfer.id, outcome)
         }
-        thread.name = "transfer-\(row.id)"
-        thread.start()
         return true
     }
 }

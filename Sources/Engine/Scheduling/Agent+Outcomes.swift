@@ -1,4 +1,3 @@
-import Foundation
 import Platform
 import Queue
 import Transport
@@ -96,7 +95,8 @@ extension Agent {
             let (delay, reason) = options.backoff.wait(after: classification, attempt: attempts)
             let at = nowMilliseconds() + Int64(saturating: delay * 1000)
             try store.retryLater(id, reason: reason, at: at, attempts: attempts)
-            Log.info("\(row.name): \(reason.message); retrying in \(String(format: "%.1f", delay)) s (attempt \(attempts))")
+            let tenths = Int64(saturating: (delay * 10).rounded())
+            Log.info("\(row.name): \(reason.message); retrying in \(tenths / 10).\(tenths % 10) s (attempt \(attempts))")
         case .stopped:
             try store.requeue(id, reason: heldReason(for: row, cause: cause))
         }

@@ -1,4 +1,3 @@
-import Foundation
 import Platform
 import Queue
 import Transport
@@ -52,12 +51,10 @@ final class CredentialCache: Sendable {
             return (.asking, true)
         }
         if ask {
-            let thread = Thread { [self] in
+            DedicatedThread.startDetached(name: "password-\(account.id)") { [self] in
                 record(lookup(account), for: account)
                 answered()
             }
-            thread.name = "password-\(account.id)"
-            thread.start()
         }
         return entry
     }

@@ -1,4 +1,3 @@
-import Foundation
 import Platform
 import Queue
 import Transport
@@ -110,12 +109,10 @@ final class MaintenanceWatch: Sendable {
     }
 
     private func check(_ account: Account, answered: @escaping @Sendable () -> Void) {
-        let thread = Thread { [self] in
+        DedicatedThread.startDetached(name: "status-\(account.id)") { [self] in
             record(Result { try ask(account) }, for: account)
             answered()
         }
-        thread.name = "status-\(account.id)"
-        thread.start()
     }
 
     private func record(_ result: Result<ServerStatus?, Error>, for account: Account) {

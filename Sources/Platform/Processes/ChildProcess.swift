@@ -1,5 +1,4 @@
 import CSystem
-import Foundation
 import Glibc
 
 /// A program this one starts: a helper (systemctl, nmcli, secret-tool, a dialog), the
@@ -14,8 +13,8 @@ import Glibc
 /// the child gets an empty mask and default signal actions, inherits nothing but its three
 /// standard descriptors, and is reaped by its pid.
 public final class ChildProcess: @unchecked Sendable {
-    // Sendable by construction: the descriptors and the pid never change after init; `exit`
-    // is only touched under `lock`.
+    // Sendable by construction: the pipe ends and the pid never change after init; `exit`
+    // is `Locked`.
 
     /// Where a standard descriptor of the child leads.
     public enum Stream: Sendable {
@@ -31,20 +30,19 @@ public final class ChildProcess: @unchecked Sendable {
 
     public let processIdentifier: pid_t
     /// The write end of the child's stdin, with `.pipe`.
-    public let standardInput: FileHandle?
+    public let standardInput: PipeEnd?
     /// The read end of the child's stdout, with `.pipe`.
-    public let standardOutput: FileHandle?
+    public let standardOutput: PipeEnd?
     /// The read end of the child's stderr, with `.pipe`.
-    public let standardError: FileHandle?
+    public let standardError: PipeEnd?
 
-    private let lock = NSLock()
-    private var exit: Int32?
+    private let exit = Locked<Int32?>(nil)
 
     /// Starts `executable` (an absolute path) with `arguments`. `newSession` detaches it from
     /// this program's terminal and session (the agent started in the background).
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                 input: Stream = .null, output: Stream = .null, error: Stream = .null, newSession: Bool = false) throws(SystemError) {
-        var ours: [FileHandle?] = []
+        var ours: [PipeEnd?] = []
         var theirs: [Int32] = []
         var opened: [Int32] = []
         defer { opened.forEach { close($0) } }
@@ -65,7 +63,7 @@ public final class ChildProcess: @unchecked Sendable {
                 guard csystem_pipe_cloexec(&fds) == 0 else { throw SystemError("pipe2") }
                 // stdin: the child reads fds[0]; stdout/stderr: the child writes fds[1].
                 let (child, parent) = index == 0 ? (fds[0], fds[1]) : (fds[1], fds[0])
-                ours.append(FileHandle(fileDescriptor: parent, closeOnDealloc: true)); theirs.append(child); opened.append(child)
+                ours.append(PipeEnd(fileDescriptor: parent)); theirs.append(child); opened.append(child)
             }
         }
         processIdentifier = try Self.spawn(executable, arguments, environment: environment,
@@ -143,15 +141,15 @@ public final class ChildProcess: @unchecked Sendable {
     /// The raw wait status once the child exited; nil while it runs (with `blocking` false).
     private func reap(blocking: Bool) -> Int32? {
         while true {
-            lock.lock()
-            if let exit { lock.unlock(); return exit }
-            var status: Int32 = 0
-            let result = waitpid(processIdentifier, &status, WNOHANG)
-            if result == processIdentifier { exit = status }
-            // Reaped by someone else: gone, with nothing to tell.
-            if result < 0 && errno == ECHILD { exit = 0 }
-            let done = exit
-            lock.unlock()
+            let done = exit.withLock { (exit: inout Int32?) -> Int32? in
+                if let exit { return exit }
+                var status: Int32 = 0
+                let result = waitpid(processIdentifier, &status, WNOHANG)
+                if result == processIdentifier { exit = status }
+                // Reaped by someone else: gone, with nothing to tell.
+                if result < 0 && errno == ECHILD { exit = 0 }
+                return exit
+            }
             if let done { return done }
             if !blocking { return nil }
             usleep(5_000)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The folders a person recently sent files to, per account, most recent first: what the
 /// folder picker offers before anything else.

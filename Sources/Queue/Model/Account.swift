@@ -30,7 +30,7 @@ public struct Account: Sendable, Equatable, Codable {
 
     /// True when the URL's host is this machine (`localhost`, 127.x.x.x, `[::1]`).
     public static func isLoopback(_ url: String) -> Bool {
-        guard let start = url.range(of: "://") else { return false }
+        guard let start = url.firstRange(of: "://") else { return false }
         var host = url[start.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         if let at = host.lastIndex(of: "@") { host = host[host.index(after: at)...] }
         if host.hasPrefix("[") { return host.hasPrefix("[::1]") }

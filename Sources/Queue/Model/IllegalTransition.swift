@@ -17,7 +17,7 @@ public struct IllegalTransition: Error, Equatable, CustomStringConvertible, Send
     public var description: String {
         if let removal {
             let verb = switch removal { case .cancel: "cancelled"; case .clear: "cleared"; case .accountRemoved: "removed with its account" }
-            return "a \(from.rawValue.replacingOccurrences(of: "_", with: " ")) transfer cannot be \(verb)"
+            return "a \(from.rawValue.replacing("_", with: " ")) transfer cannot be \(verb)"
         }
         return "a transfer cannot go from \(from.rawValue) to \(to?.rawValue ?? "nowhere")"
     }

@@ -1,5 +1,4 @@
 import CSQLite
-import Foundation
 import Glibc
 import Platform
 
@@ -88,7 +87,7 @@ public final class Database {
 
     private func explain(_ sql: String) {
         guard let plan = try? Statement(self, "EXPLAIN QUERY PLAN " + sql) else { return }
-        var lines = ["query plan: " + sql.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")]
+        var lines = ["query plan: " + sql.split(whereSeparator: \.isNewline).map { $0.trimmingBlanks() }.joined(separator: " ")]
         while (try? plan.step()) == true {
             lines.append("    " + Row(statement: plan).text(3))
         }

@@ -1,5 +1,4 @@
 import CSQLite
-import Foundation
 import Glibc
 
 /// An error from SQLite, with the extended result code and what was being done.

@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 import Platform
 
@@ -17,7 +16,7 @@ public final class QueueStore {
 
     /// Opens the queue at `path` (creating its folder 0700), migrating the schema.
     public init(path: String) throws(QueueError) {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = LocalPath(path).parent.text
         do { try PrivateFolder.prepare(folder, role: .state) } catch {
             throw QueueError("the " + error.message, action: error.action)
         }

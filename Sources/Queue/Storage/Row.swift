@@ -1,5 +1,4 @@
 import CSQLite
-import Foundation
 import Glibc
 
 /// One result row, read by column name (or, for a single value, by index).

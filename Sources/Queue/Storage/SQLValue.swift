@@ -1,5 +1,4 @@
 import CSQLite
-import Foundation
 import Glibc
 
 /// A value bound to a statement parameter.

@@ -1,5 +1,4 @@
 import CSQLite
-import Foundation
 import Glibc
 
 final class Statement {

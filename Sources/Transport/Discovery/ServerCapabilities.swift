@@ -1,4 +1,3 @@
-import Foundation
 
 /// What the OCS capabilities (`/ocs/v1.php/cloud/capabilities?format=json`) say about uploads.
 public struct ServerCapabilities: Sendable, Equatable {
@@ -44,7 +43,7 @@ public struct ServerCapabilities: Sendable, Equatable {
         if json.has(caps + ["files", "tus_support"]) {
             let t = caps + ["files", "tus_support"]
             let extensions = (try json.string(t + ["extension"], maxLength: 500) ?? "")
-                .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                .split(separator: ",").map { $0.trimmingBlanks() }.filter { !$0.isEmpty }
             result.tus = TusSupport(resumable: try json.string(t + ["resumable"], maxLength: 20) ?? "",
                                     extensions: extensions,
                                     maxChunkSize: try json.number(t + ["max_chunk_size"]).flatMap { $0 > 0 ? $0 : nil })

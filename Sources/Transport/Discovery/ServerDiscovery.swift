@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// Finds out, from the one address a person types, what kind of server is there and how to
@@ -154,7 +154,7 @@ public final class ServerDiscovery {
     private func offersMove(_ url: String) throws -> Bool {
         let response = try session.perform(HTTPRequest(method: "OPTIONS", url: url))
         guard response.isSuccess, let allow = response.header("allow") else { return response.header("dav") != nil }
-        return allow.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).uppercased() == "MOVE" }
+        return allow.split(separator: ",").contains { $0.trimmingBlanks().uppercased() == "MOVE" }
     }
 
     private func checkFolder(_ url: String) throws {
@@ -179,7 +179,7 @@ public final class ServerDiscovery {
     /// `https://host/nextcloud/` → `https://host/nextcloud`; a pasted
     /// `…/remote.php/dav/files/alice/`, `…/index.php/…` or `…/status.php` loses that tail.
     static func normalize(_ address: String) throws(ProtocolViolation) -> String {
-        guard var parts = URLComponents(string: address.trimmingCharacters(in: .whitespaces)),
+        guard var parts = URLComponents(string: address.trimmingBlanks()),
               let scheme = parts.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = parts.host, !host.isEmpty else {
             throw ProtocolViolation("`\(ServerJSON.shown(address))` is not an http(s) address; give it as https://cloud.example.org")
@@ -190,7 +190,7 @@ public final class ServerDiscovery {
         parts.password = nil
         var path = parts.percentEncodedPath
         for tail in ["/remote.php/", "/index.php/", "/status.php", "/ocs/"] {
-            if let range = path.range(of: tail) { path = String(path[..<range.lowerBound]) }
+            if let range = path.firstRange(of: tail) { path = String(path[..<range.lowerBound]) }
         }
         if path.hasSuffix("/remote.php") || path.hasSuffix("/index.php") { path = String(path[..<path.lastIndex(of: "/")!]) }
         while path.hasSuffix("/") { path.removeLast() }

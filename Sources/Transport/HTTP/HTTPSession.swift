@@ -1,4 +1,3 @@
-import Foundation
 import CCurl
 import Glibc
 import Platform
@@ -188,7 +187,7 @@ final class ExchangeContext {
     }
 
     func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
-        let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let line = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
         if line.isEmpty {
             // The blank line that ends a response's headers: the status is final now.
             return startOverIfWholeFile() ? bytes.count : 0
@@ -199,7 +198,7 @@ final class ExchangeContext {
             status = code.count == 3 && code.allSatisfy(\.isASCII) && code.allSatisfy(\.isNumber) ? Int(String(code)) : nil
         } else if let colon = line.firstIndex(of: ":") {
             let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: colon)...].trimmingBlanks()
             headers.append((name, value))
         }
         return bytes.count

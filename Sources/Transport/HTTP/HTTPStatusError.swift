@@ -1,4 +1,3 @@
-import Foundation
 
 /// The server answered, but not with what the tus step needed. Carries the whole story
 /// so the engine can decide what it means for the transfer.
@@ -17,7 +16,7 @@ public struct HTTPStatusError: Error, CustomStringConvertible, Sendable {
         self.step = step
         self.status = response.status
         self.retryAfter = response.header("retry-after")
-        let text = response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = response.bodyText.trimmingWhitespace()
         let firstLine = text.split(separator: "\n").first.map(String.init) ?? ""
         self.serverMessage = firstLine.isEmpty || firstLine.hasPrefix("<") ? nil : String(firstLine.prefix(200))
     }

@@ -1,4 +1,3 @@
-import Foundation
 
 /// The server's reply did not follow the protocol (a missing or impossible header).
 public struct ProtocolViolation: Error, CustomStringConvertible, Sendable {

@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// The digest of one chunk for tus's `Upload-Checksum` (base64, as the extension wants).
 public final class ChunkDigest {

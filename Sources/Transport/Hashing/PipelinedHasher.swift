@@ -1,4 +1,4 @@
-import Foundation
+import Platform
 
 /// Hashes bytes on a thread of its own, so hashing overlaps with sending.
 ///
@@ -19,7 +19,7 @@ public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
     // the owner only after `drain()` returned with nothing pending, or before the thread
     // started. `threadStarted`, `inlineLeft` and the buffer being filled are the owner's
     // alone.
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var free: [UnsafeMutableRawBufferPointer]
     private var filled: [(UnsafeMutableRawBufferPointer, Int)] = []
     private var busy = false
@@ -47,9 +47,7 @@ public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
         condition.lock()
         free = (0..<depth).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64) }
         condition.unlock()
-        let thread = Thread { [self] in work() }
-        thread.name = "sha256"
-        thread.start()
+        DedicatedThread.startDetached(name: "sha256") { [self] in work() }
     }
 
     deinit {

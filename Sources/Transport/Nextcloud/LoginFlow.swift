@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import Platform
 
@@ -62,9 +62,7 @@ public final class LoginFlow {
 
     /// Asks once: the approval, or nil while the person has not approved yet (404).
     public func poll(_ pending: Pending) throws -> Approval? {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        let body = "token=" + (pending.token.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")
+        let body = "token=" + PercentEncoding.encode(pending.token.utf8)
         let response = try session.perform(HTTPRequest(method: "POST", url: pending.pollURL,
                                                        headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
                                                        body: .bytes(Array(body.utf8))))

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// Nextcloud's chunked upload v2 for one account, one HTTP exchange per call.

@@ -1,4 +1,3 @@
-import Foundation
 
 /// Nextcloud's chunked upload v2 behind `UploadProtocol`: the handle is the upload folder's
 /// name under the account's uploads URL; chunks are numbered from 1 and kept whole or not

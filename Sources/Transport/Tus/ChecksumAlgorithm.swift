@@ -1,4 +1,3 @@
-import Foundation
 
 public enum ChecksumAlgorithm: String, Sendable {
     case sha1, sha256

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// A tus 1.0 client for one server endpoint: discovery, creation, offset, PATCH, termination.
@@ -81,7 +81,7 @@ public final class TusClient {
 
     /// `scheme://authority` of an address: everything before the first `/` after `://`.
     static func origin(of address: String) -> Substring {
-        guard let authority = address.range(of: "://") else { return address[...] }
+        guard let authority = address.firstRange(of: "://") else { return address[...] }
         let end = address[authority.upperBound...].firstIndex(of: "/") ?? address.endIndex
         return address[..<end]
     }

@@ -1,4 +1,3 @@
-import Foundation
 
 /// Reads the headers of tus replies: every number through `ServerNumber`, every date
 /// through `HTTPDate`, and every offset checked against what the exchange makes possible.
@@ -8,7 +7,7 @@ public enum TusReply {
     /// a violation, never "no limit".
     public static func serverInfo(_ response: HTTPResponse) throws(ProtocolViolation) -> TusServerInfo {
         func list(_ h: String) -> [String] {
-            (response.header(h) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            (response.header(h) ?? "").split(separator: ",").map { $0.trimmingBlanks() }.filter { !$0.isEmpty }
         }
         let versions = list("tus-version")
         return TusServerInfo(versions: versions.isEmpty ? [response.header("tus-version") ?? ""] : versions,

@@ -1,4 +1,3 @@
-import Foundation
 
 /// What a tus server said about itself in answer to OPTIONS.
 public struct TusServerInfo: Sendable, Equatable {

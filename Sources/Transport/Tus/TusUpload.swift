@@ -1,4 +1,3 @@
-import Foundation
 
 /// tus 1.0 behind `UploadProtocol`: the handle is the upload's URL; the chunk that reaches
 /// the length completes the file, so `finish` has nothing left to do.

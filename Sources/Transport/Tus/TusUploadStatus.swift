@@ -1,4 +1,3 @@
-import Foundation
 
 /// Where the server stands on one upload, from HEAD.
 public struct TusUploadStatus: Sendable, Equatable {

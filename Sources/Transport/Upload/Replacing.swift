@@ -22,7 +22,7 @@ public enum Replacing: Sendable, Equatable {
 
     /// The opaque part of an ETag (no `W/`, no quotes).
     static func opaque(_ etag: String) -> String {
-        var text = Substring(etag.trimmingCharacters(in: .whitespaces))
+        var text = Substring(etag.trimmingBlanks())
         if text.hasPrefix("W/") { text = text.dropFirst(2) }
         if text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") { text = text.dropFirst().dropLast() }
         return String(text)

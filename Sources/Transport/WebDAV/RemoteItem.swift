@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// A file or folder on the server, as a PROPFIND described it.
@@ -66,7 +66,7 @@ public struct RemoteItem: Sendable, Equatable {
     /// `abc` → `"abc"`; `"abc"` and `W/"abc"` stay as they are; empty → nil.
     /// (wsgidav's `getetag` has no quotes while its `ETag` header has them; Nextcloud quotes both.)
     static func headerForm(etag: String) -> String? {
-        let trimmed = etag.trimmingCharacters(in: .whitespaces)
+        let trimmed = etag.trimmingBlanks()
         if trimmed.isEmpty { return nil }
         if trimmed.hasPrefix("\"") || trimmed.hasPrefix("W/\"") { return trimmed }
         return "\"" + trimmed + "\""

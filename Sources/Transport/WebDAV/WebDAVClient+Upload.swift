@@ -1,4 +1,4 @@
-import Foundation
+import Platform
 
 extension WebDAVClient {
     /// What the server said about a whole-file upload.
@@ -14,7 +14,7 @@ extension WebDAVClient {
     /// The hidden name a `.viaTemporary` upload (`WebDAVPutUpload`) uses: `.<name>.<token>.part`,
     /// in the same folder, so an interrupted PUT never leaves half a file under the real name.
     public static func temporaryName(for name: String, token: String) -> String {
-        let safeToken = String(token.unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-") }.prefix(40))
+        let safeToken = String(token.unicodeScalars.filter { $0.isASCII && ($0.isAlphanumeric || $0 == "-") }.prefix(40))
         // Keep the whole name within the usual 255-byte limit: shorten a long name's middle.
         var base = name
         while base.utf8.count > 200 { base.remove(at: base.index(base.startIndex, offsetBy: base.count / 2)) }

@@ -1,4 +1,3 @@
-import Foundation
 
 /// A WebDAV client for one account: lists and describes files and folders (PROPFIND),
 /// creates folders (MKCOL) and downloads files (GET with Range, see `download`).

@@ -76,7 +76,7 @@ public enum WebDAVPath {
     /// The path part of a URL or of an absolute path (`http://h/dav/a/x?q` → `/dav/a/x`).
     static func urlPath(_ urlOrPath: String) -> Substring {
         var rest = Substring(urlOrPath)
-        if let scheme = rest.range(of: "://") {
+        if let scheme = rest.firstRange(of: "://") {
             rest = rest[scheme.upperBound...]
             rest = rest[(rest.unicodeScalars.firstIndex(of: "/") ?? rest.endIndex)...]
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A whole-file WebDAV PUT behind `UploadProtocol`, for servers with neither tus nor
 /// chunked upload (ownCloud 10, Apache mod_dav, nginx, `rclone serve webdav`).

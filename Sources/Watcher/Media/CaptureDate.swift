@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// When a picture or video was taken, and how that is known.
 public struct CaptureDate: Sendable, Equatable, Codable {
@@ -36,16 +37,17 @@ public struct CaptureDate: Sendable, Equatable, Codable {
     }
 
     /// The day and time to file this under: a camera's clock as it showed (that is the
-    /// photographer's local time, offset or not), an instant in `timeZone`.
-    public func calendarFields(in timeZone: TimeZone) -> CalendarFields {
+    /// photographer's local time, offset or not), an instant in `timeZone` (nil: the
+    /// system's, as it stood at that instant).
+    public func calendarFields(in timeZone: TimeZone?) -> CalendarFields {
         switch moment {
         case .wallClock(let fields, _):
             return fields
         case .instant(let seconds):
+            let date = Date(timeIntervalSince1970: TimeInterval(seconds))
             var calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = timeZone
-            let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second],
-                                            from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+            calendar.timeZone = timeZone ?? .system(at: date)
+            let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
             return CalendarFields(year: c.year ?? 1970, month: c.month ?? 1, day: c.day ?? 1,
                                   hour: c.hour ?? 0, minute: c.minute ?? 0, second: c.second ?? 0)
         }

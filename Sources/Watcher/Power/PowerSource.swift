@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// Whether the machine runs on mains power or on its battery, from the kernel's
@@ -55,7 +55,7 @@ public struct PowerSource: Sendable, Equatable, CustomStringConvertible {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
         let supplies = names.compactMap { name -> Supply? in
             func read(_ attribute: String) -> String? {
-                (try? FileIO.readSmallFile(folder + "/" + name + "/" + attribute, limit: 256))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                (try? FileIO.readSmallFile(folder + "/" + name + "/" + attribute, limit: 256))?.trimmingWhitespace()
             }
             guard let type = read("type") else { return nil }
             return Supply(name: name, type: type, online: read("online").map { $0 == "1" }, status: read("status"),

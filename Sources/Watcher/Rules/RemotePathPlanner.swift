@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 import Queue
 
@@ -7,7 +7,7 @@ import Queue
 public enum RemotePathPlanner {
     /// The full remote path for `file`.
     public static func remotePath(for file: LocalPath, capturedAt date: CaptureDate, rule: WatchRule,
-                                  timeZone: TimeZone = .current) -> String {
+                                  timeZone: TimeZone? = nil) -> String {
         RemotePath.join(folder(capturedAt: date, subfolders: rule.subfolders, under: rule.remoteFolder, timeZone: timeZone),
                         file.lastComponent.text)
     }
@@ -26,9 +26,9 @@ public enum RemotePathPlanner {
 
     /// The remote folder for a file taken at `date`. A camera's clock is used as it showed
     /// (with or without its EXIF offset, that is the photographer's day); an instant (a
-    /// video's creation time, a file's mtime) is turned into a day in `timeZone`.
+    /// video's creation time, a file's mtime) is turned into a day in `timeZone` (nil: the system's).
     public static func folder(capturedAt date: CaptureDate, subfolders: WatchRule.DateSubfolders, under remoteFolder: String,
-                              timeZone: TimeZone = .current) -> String {
+                              timeZone: TimeZone? = nil) -> String {
         let fields = date.calendarFields(in: timeZone)
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let parts: [String]

@@ -1,4 +1,3 @@
-import Foundation
 import Platform
 
 /// One folder the person asked to have uploaded by itself, as it lives in the config.
@@ -79,8 +78,8 @@ public struct WatchRule: Sendable, Equatable {
         var base = String(name.unicodeScalars.map { scalar -> Character in
             ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) ? Character(scalar) : "-"
         })
-        while base.contains("--") { base = base.replacingOccurrences(of: "--", with: "-") }
-        base = String(base.trimmingCharacters(in: CharacterSet(charactersIn: "-")).prefix(40))
+        while base.contains("--") { base = base.replacing("--", with: "-") }
+        base = String(base.trimmingScalars { $0 == "-" }.prefix(40))
         if base.isEmpty { base = "watch" }
         if !taken.contains(base) { return base }
         var n = 2

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// Something that keeps a rule from doing its whole job, as `watch list` and `status`

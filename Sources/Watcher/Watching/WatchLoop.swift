@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 import Platform
 
@@ -171,6 +170,6 @@ final class WatchLoop {
 
     static func currentWatchLimit() -> String? {
         (try? FileIO.readSmallFile("/proc/sys/fs/inotify/max_user_watches", limit: 64))?
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+            .trimmingWhitespace()
     }
 }

@@ -1,0 +1,40 @@
+import Glibc
+
+/// A pthread mutex with a condition variable: for a producer and a consumer that sleep until
+/// the other has changed what they share (`PipelinedHasher`'s buffers).
+///
+/// The caller keeps the shared state itself and touches it only between `lock()` and
+/// `unlock()`; `wait()` is called with the lock held, and holds it again when it returns.
+/// Prefer `Locked` wherever nobody needs to sleep until something changes.
+public final class Condition: @unchecked Sendable {
+    // Sendable by construction: the mutex and the condition variable are made for sharing
+    // between threads, and are only reached through the pthread calls below.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    public init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        condition.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    public func lock() { pthread_mutex_lock(mutex) }
+    public func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// Releases the lock, sleeps until a `broadcast()` (or a spurious wake-up: check the
+    /// state again), and takes the lock back.
+    public func wait() { pthread_cond_wait(condition, mutex) }
+
+    /// Wakes every thread sleeping in `wait()`.
+    public func broadcast() { pthread_cond_broadcast(condition) }
+}
