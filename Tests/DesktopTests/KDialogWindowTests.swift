@@ -71,7 +71,7 @@ struct KDialogWindowTests {
         // A name that looks like markup: kdialog must show it as it is (see the screenshots).
         let existing = "Existing <b>&amp;"
         try server.makeFolder(existing + "/Inner")
-        FileManager.default.createFile(atPath: server.tree() + "/" + existing + "/clash.txt", contents: Data("a file".utf8))
+        _ = FileManager.default.createFile(atPath: server.tree() + "/" + existing + "/clash.txt", contents: Data("a file".utf8))
         let session = try AgentHarness()
         try session.addAccount(server)
         try session.startAgent()

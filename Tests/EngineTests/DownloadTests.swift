@@ -10,7 +10,7 @@ struct DownloadTests {
         for (name, bytes) in files {
             let path = server.tree() + "/" + name
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            FileManager.default.createFile(atPath: path, contents: Data(bytes))
+            _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         }
         let session = try AgentHarness()
         try session.writeConfig("[agent]\nautostart = false\n[transfers]\nstall_seconds = 3\n")
@@ -91,7 +91,7 @@ struct DownloadTests {
         let theirs = TestData.bytes(count: 3_000_000, seed: 7)
         let placed = session.downloads + "/report.pdf"
         try FileManager.default.removeItem(atPath: placed)
-        FileManager.default.createFile(atPath: placed, contents: Data(theirs))
+        _ = FileManager.default.createFile(atPath: placed, contents: Data(theirs))
 
         try session.startAgent()
         try session.waitForAll("completed", count: 1)
@@ -113,7 +113,7 @@ struct DownloadTests {
         session.killAgent()
         try server.clearFaults()
         let fresh = TestData.bytes(count: 7_000_000, seed: 2)
-        FileManager.default.createFile(atPath: server.tree() + "/Docs/data.bin", contents: Data(fresh))
+        _ = FileManager.default.createFile(atPath: server.tree() + "/Docs/data.bin", contents: Data(fresh))
         try session.startAgent()
         try session.waitForAll("completed", count: 1)
         let got = try Data(contentsOf: URL(fileURLWithPath: session.downloads + "/data.bin"))
@@ -178,17 +178,17 @@ struct DownloadTests {
             let disk = try VFATDisk(at: session.downloads)
             defer { session.killAgent(); disk.unmount() }
             let probe = session.downloads + "/probe"
-            FileManager.default.createFile(atPath: probe, contents: Data())
+            _ = FileManager.default.createFile(atPath: probe, contents: Data())
             try #require(link(probe, probe + "-linked") != 0 && errno == EPERM, "the stick has hard links after all: the test proves nothing")
             try FileManager.default.removeItem(atPath: probe)
-            FileManager.default.createFile(atPath: session.downloads + "/notes.txt", contents: Data("mine".utf8))
+            _ = FileManager.default.createFile(atPath: session.downloads + "/notes.txt", contents: Data("mine".utf8))
             try server.fault(["method": "GET", "path_prefix": "/dav/alice/Docs/report.pdf", "stall_seconds": 60, "after_bytes": 1_000_000])
             let queued = try session.cli(["download", "/Docs/notes.txt", "/Docs/report.pdf"])
             try #require(queued.status == 0, "\(queued.stderr)")
             try session.startAgent()
             try waitForPart(session, atLeast: 1_000_000, name: "report.pdf")
             // The person saves a report.pdf of their own there while ours is on its way.
-            FileManager.default.createFile(atPath: session.downloads + "/report.pdf", contents: Data("my report".utf8))
+            _ = FileManager.default.createFile(atPath: session.downloads + "/report.pdf", contents: Data("my report".utf8))
             try server.clearFaults()
             try session.waitForAll("completed", count: 2)
 
@@ -237,7 +237,7 @@ struct DownloadTests {
         let (server, session) = try setUp(["Docs/report.pdf": Array("from the server".utf8)])
         defer { withExtendedLifetime(server) {} }
         try FileManager.default.createDirectory(atPath: session.downloads, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: session.downloads + "/report.pdf", contents: Data("mine".utf8))
+        _ = FileManager.default.createFile(atPath: session.downloads + "/report.pdf", contents: Data("mine".utf8))
         for _ in 0..<2 {
             let r = try session.cli(["download", "/Docs/report.pdf"])
             #expect(r.status == 0, "\(r.stderr)")

@@ -132,7 +132,7 @@ struct FailureReasonTests {
     @Test("a file where the folder should be: failed as target_missing, saying what is in the way")
     func fileInTheWay() async throws {
         let scene = try await UploadScene.make(size: 300_000, folder: "Taken/Below", makeFolder: false)
-        FileManager.default.createFile(atPath: scene.server.tree() + "/Taken", contents: Data("a file".utf8))
+        _ = FileManager.default.createFile(atPath: scene.server.tree() + "/Taken", contents: Data("a file".utf8))
         try await scene.startAgent()
         let row = try await scene.expectFailedForGood("target_missing")
         #expect(row.rowReasonMessage?.contains("/Taken is a file on the server") == true, "\(row.rowReason ?? [:])")

@@ -82,7 +82,7 @@ struct SchedulingTests {
             let server = try ReferenceServer()
             try server.makeFolder("Up")
             try server.makeFolder("Docs")
-            FileManager.default.createFile(atPath: server.tree() + "/Docs/wanted.pdf", contents: Data("the document".utf8))
+            _ = FileManager.default.createFile(atPath: server.tree() + "/Docs/wanted.pdf", contents: Data("the document".utf8))
             let s = try session(server)
             var files: [String] = []
             for i in 0..<400 { files.append(try s.home.file("up/u\(i).txt", bytes: Array("upload \(i)".utf8))) }

@@ -15,7 +15,7 @@ struct FileNamesTests {
     }
 
     func file(_ name: String, _ text: String) -> LocalPath {
-        FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(text.utf8))
+        _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(text.utf8))
         return LocalPath(folder + "/" + name)
     }
 
