@@ -148,7 +148,7 @@ struct TrayTests {
             usleep(1_000_000)
             return display.windows(named: "Send files to your server").isEmpty
         }
-        do { _ = try display.waitForWindow(named: "Send beach photo.jpg to home: /$") } catch {
+        do { _ = try display.waitForWindow(named: "Send beach photo.jpg to home: /$", timeout: 60) } catch {
             let ps = (try? Shell.run("/bin/ps", ["-eo", "pid,ppid,stat,args"])) ?? ""
             try? display.screenshot(to: Repository.artifacts + "/tray-send-files-failed.png")
             throw TestFailure("\(error); the tray said: \(tray.log); processes: \(ps.split(separator: "\n").filter { $0.contains("share-to") || $0.contains("zenity") })")

@@ -91,7 +91,8 @@ final class TrayActions {
             return context.complain("no file chooser found (zenity or kdialog): send files with `share-to FILE...` or from the file manager")
         }
         // One name per line; a name with a newline in it is sent from the file manager instead.
-        let script = "nl='\n'; files=$(\(chooser)) || exit 0; [ -n \"$files\" ] || exit 0; set -f; IFS=$nl; exec \"$0\" -- $files"
+        // The chooser's own chatter (GTK's warnings) stays out of the log; share-to's does not.
+        let script = "nl='\n'; files=$(\(chooser) 2>/dev/null) || exit 0; [ -n \"$files\" ] || exit 0; set -f; IFS=$nl; exec \"$0\" -- $files"
         launch("/bin/sh", ["-c", script, shareTo])
     }
 
@@ -119,7 +120,8 @@ final class TrayActions {
 
     private func launch(_ executable: String, _ arguments: [String]) {
         do {
-            started.append(try ChildProcess(executable, arguments, newSession: true))
+            // Their complaints (share-to's, a terminal's) go where the tray's own log goes.
+            started.append(try ChildProcess(executable, arguments, error: .inherit, newSession: true))
         } catch {
             context.complain("cannot start \(executable): \(error)")
         }

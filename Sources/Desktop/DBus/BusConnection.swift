@@ -180,6 +180,10 @@ final class BusConnection {
         return true
     }
 
+    /// True when libdbus holds messages it read off the socket (during a blocking call) that
+    /// are not dispatched yet: `poll` on the socket cannot see them.
+    var hasQueuedMessages: Bool { dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS }
+
     func takeSignals() -> [BusSignal] {
         defer { received.removeAll() }
         return received

@@ -102,7 +102,10 @@ public struct StatusIcon {
                 dirty = false
                 lastDrawn = MonotonicClock.seconds()
             }
-            let timeout: Int32 = dirty ? Int32(saturating: max(1, ((lastDrawn + interval) - MonotonicClock.seconds()) * 1000)) : -1
+            // A blocking call above (registering) may have read a panel's calls off the socket
+            // into libdbus's queue, where poll cannot see them: dispatch those first.
+            let timeout: Int32 = bus.hasQueuedMessages ? 0
+                : dirty ? Int32(saturating: max(1, ((lastDrawn + interval) - MonotonicClock.seconds()) * 1000)) : -1
             for i in fds.indices { fds[i].revents = 0 }
             if poll(&fds, nfds_t(fds.count), timeout) < 0 && errno != EINTR {
                 throw BusError("status icon", message: "poll: \(String(cString: strerror(errno)))")
