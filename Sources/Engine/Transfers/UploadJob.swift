@@ -242,8 +242,12 @@ final class UploadJob {
                 }
                 let sha = try digest ?? finishedHash(source, row: row)
                 finishing = true
-                if capabilities.finalStep != .lastChunk {
-                    // tus made the file with its last chunk (or its creation), after `recordFinishing`.
+                // tus made the file with its last chunk (or its creation), a direct PUT with its
+                // body, each after `recordFinishing`; a direct PUT's empty file is made by
+                // `finish`. A file made already is not looked at as the version it replaces
+                // (it is the new one now), nor made again.
+                let madeAlready = capabilities.finalStep == .lastChunk || (capabilities.finalStep == .wholeFileSend && size > 0)
+                if !madeAlready {
                     try finish(handle, row: &row, source: source, sha256: sha)
                 }
                 CrashWindow.fileMade.pauseIfTesting(transfer: row.id, cancellation: cancellation)
