@@ -16,6 +16,14 @@ Like Nextcloud: a PUT or MOVE honours `X-OC-Mtime` (answering `X-OC-MTime:
 accepted`), stores `OC-Checksum` and reports the stored value as oc:checksums
 (nothing is computed), and overwrites an existing file. In maintenance mode
 (POST /_control/maintenance) status.php says so and everything else answers 503.
+
+A PUT to the files URL is Nextcloud's too, not wsgidav's: `If-None-Match` and
+`If-Match` are checked before the body is read (412), the body goes to a part file
+that is renamed over the name only when whole (a broken PUT leaves nothing under the
+name), and the reply carries ETag, OC-ETag and OC-FileId. A PUT with
+`If-None-Match: *` that finds a file put at the name while its body arrived is
+refused too (412) and replaces nothing: Nextcloud's file locking refuses one of two
+PUTs to one name at once.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import hashlib
 import json
 import os
 import threading
+import uuid
 from typing import Optional
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
@@ -360,6 +369,8 @@ class NextcloudFace:
             self.counters.move()
         mtime = self.mtime_header(scope) if method == "PUT" else None
         checksum = header(scope, b"oc-checksum") if method == "PUT" else None
+        if method == "PUT":
+            return await self.put_file(gate, scope, receive, send, user, target, mtime, checksum, fault)
 
         def finish(status, headers):
             headers = [(k, v) for k, v in headers if k.lower() != b"date"]
@@ -382,6 +393,89 @@ class NextcloudFace:
         on_bytes = self.counters.file_body if method == "PUT" else (lambda n: None)
         del dest  # checked for its place only; wsgidav moves
         await gate.run_inner(self.dav_app, scope, receive, OnResponseStart(send, finish), fault, on_bytes=on_bytes)
+
+    async def put_file(self, gate, scope, receive, send, user, target, mtime, checksum, fault):
+        """A whole file as Nextcloud takes it: conditions first, the body into a part file,
+        renamed into place when whole and only then."""
+        from gate import header, respond
+        try:
+            rel = tus.clean_rel_path(target)
+        except ValueError as e:
+            raise UploadError(400, f"bad path: {e}")
+        final = self.tree_path(user, rel)
+        if not final.parent.is_dir():
+            raise UploadError(409, "the parent folder does not exist")
+        if final.is_dir():
+            raise UploadError(409, "PUT is not allowed on non-files")
+        if_none_match, if_match = header(scope, b"if-none-match"), header(scope, b"if-match")
+        refused = self.put_refused(final, if_none_match, if_match)
+        if refused:
+            raise UploadError(412, refused)
+        length = header(scope, b"content-length")
+        expected = int(length) if length is not None and length.isdigit() else None
+
+        async def store(scope, receive, send):
+            # Beside the account's tree, on the same disk, so the rename into place is atomic;
+            # never under the name, so no one sees half a file there.
+            part = self.state.spool_dir / f"nc-{uuid.uuid4().hex}.part"
+            try:
+                got = 0
+                with open(part, "wb") as f:
+                    while True:
+                        msg = await receive()
+                        if msg["type"] != "http.request":
+                            return  # cut off: the part file is dropped
+                        body = msg.get("body", b"")
+                        f.write(body)
+                        got += len(body)
+                        if not msg.get("more_body"):
+                            break
+                if expected is not None and got != expected:
+                    return await respond(send, 400, f"expected {expected} bytes, got {got}")
+                if not final.parent.is_dir():
+                    return await respond(send, 409, "the parent folder was removed while the file arrived")
+                refused = self.put_refused(final, if_none_match, if_match)
+                if refused:
+                    return await respond(send, 412, refused + " (changed while the body arrived)")
+                existed = final.exists()
+                if if_none_match is not None and if_none_match.strip() == "*":
+                    try:
+                        os.link(part, final)  # fails, replacing nothing, if a file got there first
+                    except FileExistsError:
+                        return await respond(send, 412, "a file was put at the name while the body arrived")
+                else:
+                    os.replace(part, final)
+                headers = {}
+                if mtime is not None:
+                    os.utime(final, (mtime, mtime))
+                    headers["X-OC-MTime"] = "accepted"
+                if checksum:
+                    self.checksums.store(str(final), checksum.strip())
+                else:
+                    self.checksums.forget(str(final))
+                st = final.stat()
+                etag = f'"{st.st_ino:x}-{st.st_mtime_ns:x}-{st.st_size:x}"'
+                headers.update({"ETag": etag, "OC-ETag": etag, "OC-FileId": f"{st.st_ino:08d}ocrefsrv"})
+                await respond(send, 204 if existed else 201, "", headers)
+            finally:
+                part.unlink(missing_ok=True)
+        await gate.run_inner(store, scope, receive, send, fault, on_bytes=self.counters.file_body)
+
+    @staticmethod
+    def put_refused(final, if_none_match: Optional[str], if_match: Optional[str]) -> Optional[str]:
+        """Why a PUT's conditions fail for the file now at `final` (RFC 9110 §13.1.1-2), or None."""
+        current = conditions.file_etag(final) if final.is_file() else None
+        def listed(value: str) -> list[str]:
+            return [conditions.bare(t) for t in value.split(",") if t.strip()]
+        if if_match is not None:
+            if current is None:
+                return "If-Match: nothing is at the name"
+            if if_match.strip() != "*" and current not in listed(if_match):
+                return "If-Match: the file at the name is another version"
+        if if_none_match is not None and current is not None:
+            if if_none_match.strip() == "*" or current in listed(if_none_match):
+                return "If-None-Match: a file is at the name"
+        return None
 
     def mtime_header(self, scope) -> Optional[int]:
         from gate import header

@@ -177,6 +177,73 @@ def test_put_sets_mtime_stores_checksum_and_overwrites(nc):
     assert stats["puts"]["Docs/a #1 ü.txt"] == 3 and stats["put_bytes"] == 7
 
 
+def test_put_honours_if_none_match_and_if_match(nc):
+    # As Nextcloud (sabre/dav) does for a client that must not replace what it did not see.
+    (nc.srv.tree() / "Cond").mkdir(exist_ok=True)
+    url = nc.dest("Cond/photo.jpg")
+    on_disk = nc.srv.tree() / "Cond" / "photo.jpg"
+    r = nc.req("PUT", url, data=b"mine", headers={"If-None-Match": "*", "OC-Checksum": "SHA256:aa", "X-OC-Mtime": "1500000000"})
+    assert r.status_code == 201 and r.headers["X-OC-MTime"] == "accepted"
+    assert r.headers["ETag"] == r.headers["OC-ETag"] and r.headers["OC-FileId"]
+    first = r.headers["ETag"]
+    assert first.strip('"') == etag_of(url).strip('"'), "the reply's ETag is the one PROPFIND shows"
+    r = nc.req("PUT", url, data=b"someone else's", headers={"If-None-Match": "*"})
+    assert r.status_code == 412 and on_disk.read_bytes() == b"mine"
+    r = nc.req("PUT", url, data=b"v2", headers={"If-Match": '"not-this-one"'})
+    assert r.status_code == 412 and on_disk.read_bytes() == b"mine"
+    assert nc.req("PUT", nc.dest("Cond/nothing.jpg"), data=b"x", headers={"If-Match": first}).status_code == 412
+    assert not (nc.srv.tree() / "Cond" / "nothing.jpg").exists()
+    r = nc.req("PUT", url, data=b"v2", headers={"If-Match": first})
+    assert r.status_code == 204 and on_disk.read_bytes() == b"v2" and r.headers["ETag"] != first
+    r = nc.req("PUT", url, data=b"v3", headers={"If-Match": first})  # the version it names is gone
+    assert r.status_code == 412 and on_disk.read_bytes() == b"v2"
+    assert sorted(p.name for p in (nc.srv.tree() / "Cond").iterdir()) == ["photo.jpg"]
+
+
+def test_a_broken_put_leaves_nothing_under_the_name(nc):
+    # Nextcloud writes a PUT's body to a part file and renames it when whole.
+    srv = nc.srv
+    (srv.tree() / "Parts").mkdir(exist_ok=True)
+    data = blob(300_000, seed=21)
+    srv.control("POST", "stats/reset")
+    srv.control("POST", "faults", {"method": "PUT", "path_prefix": "/nextcloud/remote.php/dav/files/",
+                                   "reset_after_bytes": 100_000})
+    with pytest.raises(requests.ConnectionError):
+        nc.req("PUT", nc.dest("Parts/new.bin"), data=data, headers={"If-None-Match": "*"})
+    assert wait_for(lambda: srv.control("GET", "stats")["put_bytes"] >= 100_000)
+    assert list((srv.tree() / "Parts").iterdir()) == [], "no half file under the name, no part file in the folder"
+    # A new version broken off leaves the old one whole.
+    (srv.tree() / "Parts" / "old.bin").write_bytes(b"the old version")
+    tag = etag_of(nc.dest("Parts/old.bin"))
+    srv.control("POST", "faults", {"method": "PUT", "path_prefix": "/nextcloud/remote.php/dav/files/",
+                                   "reset_after_bytes": 100_000})
+    with pytest.raises(requests.ConnectionError):
+        nc.req("PUT", nc.dest("Parts/old.bin"), data=data, headers={"If-Match": f'"{tag}"'})
+    assert (srv.tree() / "Parts" / "old.bin").read_bytes() == b"the old version"
+    assert wait_for(lambda: list((srv.data / "spool").iterdir()) == []), "the part file is removed"
+    # The same PUT again arrives whole.
+    assert nc.req("PUT", nc.dest("Parts/new.bin"), data=data, headers={"If-None-Match": "*"}).status_code == 201
+    assert (srv.tree() / "Parts" / "new.bin").read_bytes() == data
+    assert sorted(p.name for p in (srv.tree() / "Parts").iterdir()) == ["new.bin", "old.bin"]
+
+
+def test_a_file_put_at_the_name_while_a_conditional_put_arrives_is_not_replaced(nc):
+    srv = nc.srv
+    (srv.tree() / "Race").mkdir(exist_ok=True)
+    srv.control("POST", "faults", {"method": "PUT", "path_prefix": "/nextcloud/remote.php/dav/files/",
+                                   "stall_seconds": 1.0, "after_bytes": 1000})
+    result = {}
+    mine = threading.Thread(target=lambda: result.setdefault(
+        "r", nc.req("PUT", nc.dest("Race/x.jpg"), data=blob(50_000, seed=3), headers={"If-None-Match": "*"})))
+    mine.start()
+    time.sleep(0.3)
+    (srv.tree() / "Race" / "x.jpg").write_bytes(b"theirs")  # saved another way while the body waits
+    mine.join()
+    assert result["r"].status_code == 412
+    assert (srv.tree() / "Race" / "x.jpg").read_bytes() == b"theirs"
+    assert sorted(p.name for p in (srv.tree() / "Race").iterdir()) == ["x.jpg"]
+
+
 # --- chunked upload v2 -------------------------------------------------------------------
 
 def test_chunked_upload_assembles_in_order_with_mtime_and_checksum(nc):

@@ -24,7 +24,8 @@ struct NextcloudChunkedAgentTests {
     @Test("the file made carries its SHA-256 as OC-Checksum SHA256:<hex>; the same bytes sent again to the same name complete as already on the server, without a chunk")
     func sameBytesAgain() async throws {
         try await offThePool {
-            let scene = try NextcloudScene(size: (5 << 20) + 777)
+            // Over the 8 MiB up to which a file goes as one PUT (`NextcloudSmallFileTests`).
+            let scene = try NextcloudScene(size: (8 << 20) + 777)
             try scene.session.startAgent()
             try scene.session.waitForAll("completed", count: 1, timeout: 120)
             try scene.expectArrivedOnce()

@@ -24,7 +24,7 @@ public struct CancelJob {
         if row.direction == .upload, let url = row.uploadURL, let account = try store.account(id: row.accountID) {
             if let password = credentials(account) {
                 do {
-                    let upload = try UploadJob.uploadProtocol(for: account, credentials: password)
+                    let upload = try UploadJob.uploadProtocol(for: account, credentials: password, size: row.bytesTotal, handle: url)
                     settings.prepare(upload.session, for: account, cancellation: cancellation)
                     try upload.abandon(url)
                 } catch {

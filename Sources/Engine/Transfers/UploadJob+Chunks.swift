@@ -59,6 +59,8 @@ extension UploadJob {
             var length = min(chunkSize, size - offset)
             /// tus's one-byte chunk that makes the file, read before it is sent.
             var finalByte: [UInt8]?
+            /// This send makes the file (a direct PUT of the whole file).
+            var makesFile = false
             switch capabilities.finalStep {
             case .lastChunk where offset + length == size:
                 if length > 1 {
@@ -78,8 +80,9 @@ extension UploadJob {
                     finalByte = byte
                 }
             case .wholeFileSend:
-                // This PUT makes the file; its digest is known only once it has been read.
-                try recordFinishing(&row, size: size, sha256: nil)
+                // This PUT makes the file: recorded just before it goes, with its digest where
+                // the body is read into memory first.
+                makesFile = true
             default:
                 break
             }
@@ -103,9 +106,14 @@ extension UploadJob {
                 counters.bytesRead += length
                 let digest = ChunkDigest(checksum)
                 digest.update(UnsafeRawBufferPointer(chunk))
+                if makesFile {
+                    try recordFinishing(&row, size: size, sha256: checksum == .sha256 && offset == 0 && length == size ? digest.hex : nil)
+                }
                 confirmed = try upload.send(.buffer(UnsafeRawBufferPointer(chunk), observer: recorder), to: handle, at: offset,
                                             of: target, checksum: (checksum, digest.base64))
             } else {
+                // Its digest is known only once it has been read.
+                if makesFile { try recordFinishing(&row, size: size, sha256: nil) }
                 confirmed = try upload.send(.file(descriptor: source.fd, offset: offset, length: length, observer: recorder),
                                             to: handle, at: offset, of: target, checksum: nil)
                 counters.bytesRead += recorder.bytesRead

@@ -15,7 +15,9 @@ final class UploadJob {
     let transfer: Transfer
     let account: Account
     let store: QueueStore
-    let upload: UploadProtocol
+    /// The protocol this file goes by (per account, and for Nextcloud per file: `sendsInOnePut`).
+    private(set) var upload: UploadProtocol
+    let credentials: Credentials?
     let dav: WebDAVClient
     let settings: TransferSettings
     let serverInfo: ServerInfoCache
@@ -36,14 +38,41 @@ final class UploadJob {
         self.settings = settings
         self.serverInfo = serverInfo
         self.cancellation = cancellation
-        upload = try UploadJob.uploadProtocol(for: account, credentials: credentials)
+        self.credentials = credentials
+        upload = try UploadJob.uploadProtocol(for: account, credentials: credentials, size: transfer.bytesTotal,
+                                              handle: transfer.uploadURL)
         dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
         settings.prepare(upload.session, for: account, cancellation: cancellation)
         settings.prepare(dav.session, for: account, cancellation: cancellation)
     }
 
-    /// The protocol discovery chose for the account's server when it was added.
-    static func uploadProtocol(for account: Account, credentials: Credentials?) throws -> UploadProtocol {
+    /// Nextcloud: a file up to this size goes as one PUT to its final name (with
+    /// `If-None-Match: *`, or `If-Match` for a new version), not as a chunked upload (MKCOL of
+    /// an upload folder, one chunk PUT, `MOVE .file`: three requests where one does), as
+    /// Nextcloud's desktop client sends files under its chunk size (10 MB). Nextcloud writes
+    /// such a PUT to a part file and renames it when whole, so a broken one leaves nothing
+    /// under the name. Why 8 MiB:
+    /// - the first chunk the engine sends to Nextcloud is 16 MiB by default (at least 5 MiB),
+    ///   so a file this small goes in one chunk anyway: a broken PUT costs what a broken
+    ///   chunk would (chunks too are kept whole or not at all);
+    /// - the PUT carries the file's SHA-256 in its head (`OC-Checksum`), so the file is read
+    ///   into memory once, hashed and sent from there: the same bound as a checksummed chunk
+    ///   held in memory (`bufferedChunkLimit`);
+    /// - past a few MiB the two extra requests cost little beside the body.
+    static let onePutLimit: Int64 = 8 << 20
+
+    /// Whether a Nextcloud upload goes as one PUT. An upload already begun keeps its way,
+    /// whatever the file's size says now (a PUT's handle is its target's path, from `/`; an
+    /// upload folder's name has no `/`), so a resumed row, an upload made by an older agent
+    /// and a cancel all meet the protocol that made the handle; a new one goes by the size.
+    static func sendsInOnePut(size: Int64, handle: String?) -> Bool {
+        if let handle { return handle.hasPrefix("/") }
+        return size <= onePutLimit
+    }
+
+    /// The protocol discovery chose for the account's server when it was added; for Nextcloud,
+    /// one PUT for a small file (`sendsInOnePut`), chunked upload for the others.
+    static func uploadProtocol(for account: Account, credentials: Credentials?, size: Int64, handle: String?) throws -> UploadProtocol {
         switch account.server.uploadMethod {
         case .tus:
             if account.server.createsTusInFolders {
@@ -52,6 +81,8 @@ final class UploadJob {
             }
             guard let tus = account.tusURL else { throw missingAddress(account, "tus") }
             return TusUpload(endpoint: tus, credentials: credentials)
+        case .nextcloudChunking where sendsInOnePut(size: size, handle: handle):
+            return WebDAVPutUpload(root: account.webdavURL, credentials: credentials, placement: .direct, storesChecksum: true)
         case .nextcloudChunking:
             guard let uploads = account.server.uploadsURL else { throw missingAddress(account, "upload folders") }
             return NextcloudUpload(uploadsURL: uploads, webdavURL: account.webdavURL, credentials: credentials)
@@ -66,9 +97,25 @@ final class UploadJob {
                           action: "add the account again: `instant-upload account add`"))
     }
 
-    /// What the server's capabilities are remembered under: one protocol at one address.
+    /// What the server's capabilities (and folder listings) are remembered under: one
+    /// protocol at one address.
     static func capabilityKey(_ account: Account) -> String {
         account.server.uploadMethod.rawValue + " " + (account.tusURL ?? account.server.uploadsURL ?? account.webdavURL)
+    }
+
+    /// The capabilities of the protocol this job drives: a Nextcloud account has two.
+    private var capabilitiesKey: String {
+        Self.capabilityKey(account) + (upload is WebDAVPutUpload && account.server.uploadMethod == .nextcloudChunking ? " one-put" : "")
+    }
+
+    /// A new upload of a file whose size is not the one the row recorded goes by the way its
+    /// size now says (Nextcloud: one PUT or chunks); an upload already begun keeps its own.
+    private func chooseProtocol(size: Int64, handle: String?) throws {
+        guard account.server.uploadMethod == .nextcloudChunking, handle == nil,
+              Self.sendsInOnePut(size: size, handle: nil) != Self.sendsInOnePut(size: transfer.bytesTotal, handle: transfer.uploadURL)
+        else { return }
+        upload = try Self.uploadProtocol(for: account, credentials: credentials, size: size, handle: nil)
+        settings.prepare(upload.session, for: account, cancellation: cancellation)
     }
 
     func run() -> JobOutcome {
@@ -84,7 +131,9 @@ final class UploadJob {
             }
             if c.isTransient, wholeFileOnly, !finishing {
                 // A plain PUT keeps nothing of a broken try: say so, the bar goes back to zero.
-                c.reason.message += "; this server cannot resume an upload, so the file is sent again from the start"
+                c.reason.message += account.server.uploadMethod == .nextcloudChunking
+                    ? "; a file this small goes in one request, so it is sent again from the start"
+                    : "; this server cannot resume an upload, so the file is sent again from the start"
             }
             return c.isTransient ? .retry(c, progressed: progressed) : .failed(c.reason)
         }
@@ -95,7 +144,8 @@ final class UploadJob {
     private func attempt() throws -> JobOutcome {
         let source = try SourceFile(transfer.localPath)
         let size = source.size
-        let capabilities = try serverInfo.info(for: Self.capabilityKey(account)) { try upload.capabilities() }
+        try chooseProtocol(size: size, handle: transfer.uploadURL)
+        let capabilities = try serverInfo.info(for: capabilitiesKey) { try upload.capabilities() }
         wholeFileOnly = capabilities.wholeFileOnly
         if let max = capabilities.maxSize, size > max {
             throw Classified(Reason(.tooLarge, "the file is \(size) bytes; the server accepts at most \(max)"))
@@ -192,8 +242,12 @@ final class UploadJob {
                 }
                 let sha = try digest ?? finishedHash(source, row: row)
                 finishing = true
-                if capabilities.finalStep != .lastChunk {
-                    // tus made the file with its last chunk (or its creation), after `recordFinishing`.
+                // tus made the file with its last chunk (or its creation), a direct PUT with its
+                // body, each after `recordFinishing`; a direct PUT's empty file is made by
+                // `finish`. A file made already is not looked at as the version it replaces
+                // (it is the new one now), nor made again.
+                let madeAlready = capabilities.finalStep == .lastChunk || (capabilities.finalStep == .wholeFileSend && size > 0)
+                if !madeAlready {
                     try finish(handle, row: &row, source: source, sha256: sha)
                 }
                 CrashWindow.fileMade.pauseIfTesting(transfer: row.id, cancellation: cancellation)

@@ -1,7 +1,8 @@
 import COpenSSL
 import FoundationEssentials
 
-/// The digest of one chunk for tus's `Upload-Checksum` (base64, as the extension wants).
+/// The digest of one chunk: for tus's `Upload-Checksum` (base64, as the extension wants), or
+/// for Nextcloud's `OC-Checksum` of a file sent in one PUT (hex).
 public final class ChunkDigest {
     private let context: OpaquePointer
 
@@ -17,10 +18,17 @@ public final class ChunkDigest {
         EVP_DigestUpdate(context, base, bytes.count)
     }
 
-    public var base64: String {
+    /// The digest, in base64 (tus's `Upload-Checksum`).
+    public var base64: String { Data(final).base64EncodedString() }
+
+    /// The digest, in lowercase hex (Nextcloud's `OC-Checksum: SHA256:<hex>`).
+    public var hex: String { final.map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
+
+    /// The digest: finalised the first time it is asked for (OpenSSL finalises only once).
+    private lazy var final: [UInt8] = {
         var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &out, &length)
-        return Data(out.prefix(Int(length))).base64EncodedString()
-    }
+        return Array(out.prefix(Int(length)))
+    }()
 }

@@ -2,7 +2,8 @@
 public struct UploadCapabilities: Sendable, Equatable {
     /// The largest file the server accepts, when it says.
     public var maxSize: Int64?
-    /// The checksum the server checks per chunk, when it offers one this client has.
+    /// The checksum sent with each chunk, when the server offers one this client has: tus
+    /// checks it; Nextcloud stores the SHA-256 of a file sent in one PUT beside it.
     public var chunkChecksum: ChecksumAlgorithm?
     /// True when a chunk broken off midway may leave part of itself on the server, so the
     /// confirmed offset can land anywhere; false when a chunk is kept whole or not at all.

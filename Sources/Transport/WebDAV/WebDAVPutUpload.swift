@@ -9,19 +9,31 @@ import FoundationEssentials
 /// MOVEs it to the real name with `Overwrite: F`, so half a file is never seen under it and
 /// a file saved there meanwhile is never replaced; a temporary left by a broken PUT is
 /// removed (when the PUT fails, and again before the next try). With `.direct` the handle
-/// is the target itself, the PUT carries `If-None-Match: *`, and `finish` has nothing to do.
+/// is the target itself, the PUT carries `If-None-Match: *` (or `If-Match` for a new
+/// version), and `finish` has nothing to do.
+///
+/// Nextcloud's small files go this way too (`.direct`, `storesChecksum`), as its desktop
+/// client sends them: one PUT, which Nextcloud writes to a part file of its own and renames
+/// when whole. The PUT then carries the file's SHA-256 as `OC-Checksum: SHA256:<hex>`, as
+/// the chunked upload's MOVE does, so the engine reads the file into memory, hashes it and
+/// sends it from there (`capabilities` asks for a SHA-256 of the one chunk).
 public final class WebDAVPutUpload: UploadProtocol {
     public let dav: WebDAVClient
     public let placement: PutPlacement
+    /// The PUT carries `OC-Checksum: SHA256:<hex>`, which Nextcloud and ownCloud store beside
+    /// the file (and report as `oc:checksums`).
+    public let storesChecksum: Bool
     public var session: HTTPSession { dav.session }
 
-    public init(root: String, credentials: Credentials?, placement: PutPlacement) {
+    public init(root: String, credentials: Credentials?, placement: PutPlacement, storesChecksum: Bool = false) {
         dav = WebDAVClient(root: root, credentials: credentials)
         self.placement = placement
+        self.storesChecksum = storesChecksum
     }
 
     public func capabilities() throws -> UploadCapabilities {
-        UploadCapabilities(keepsPartialChunks: false, wholeFileOnly: true, finalStep: placement == .direct ? .wholeFileSend : .finish)
+        UploadCapabilities(chunkChecksum: storesChecksum ? .sha256 : nil, keepsPartialChunks: false, wholeFileOnly: true,
+                           finalStep: placement == .direct ? .wholeFileSend : .finish)
     }
 
     public func start(_ target: UploadTarget) throws -> UploadStanding.Started {
@@ -59,6 +71,13 @@ public final class WebDAVPutUpload: UploadProtocol {
         var headers: [(String, String)] = [("Content-Type", "application/octet-stream")]
         // Nextcloud and ownCloud set the file's mtime from it; others ignore it.
         if let mtime = target.mtime { headers.append(("X-OC-Mtime", String(mtime))) }
+        if storesChecksum {
+            // The body is the whole file, so its digest is the file's.
+            guard let (algorithm, base64) = checksum, algorithm == .sha256, let hex = Self.hex(base64: base64) else {
+                throw ProtocolViolation("a PUT that stores its checksum needs the body's SHA-256")
+            }
+            headers.append(("OC-Checksum", "SHA256:" + hex))
+        }
         do {
             lastPut = try dav.put(body, to: handle, headers: headers, condition: placement == .direct ? target.replacing : nil)
         } catch {
@@ -77,7 +96,8 @@ public final class WebDAVPutUpload: UploadProtocol {
         // to the target's name when there is no temporary (which may have changed since).
         if target.length == 0 {
             let to = placement == .direct ? WebDAVPath.normalize(target.remotePath) : handle
-            _ = try send(.bytes([]), to: to, at: 0, of: target, checksum: nil)
+            let digest = storesChecksum ? Self.base64(hex: sha256).map { (ChecksumAlgorithm.sha256, $0) } : nil
+            _ = try send(.bytes([]), to: to, at: 0, of: target, checksum: digest)
         }
         guard placement == .viaTemporary else { return }
         try dav.move(handle, to: target.remotePath, condition: target.replacing)
@@ -85,5 +105,20 @@ public final class WebDAVPutUpload: UploadProtocol {
 
     public func abandon(_ handle: String) throws {
         if placement == .viaTemporary { try dav.delete(handle) }
+    }
+
+    static func hex(base64: String) -> String? {
+        Data(base64Encoded: base64).map { $0.map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
+    }
+
+    static func base64(hex: String) -> String? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        return Data(bytes).base64EncodedString()
     }
 }

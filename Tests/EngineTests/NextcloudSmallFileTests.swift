@@ -1,0 +1,171 @@
+import Foundation
+import Glibc
+import Queue
+import TestSupport
+import Testing
+import Transport
+@testable import Engine
+
+/// A small file to a Nextcloud goes as one PUT to its final name, as Nextcloud's desktop
+/// client sends it, instead of a chunked upload's three requests (MKCOL of an upload folder,
+/// the chunk, `MOVE .file`). The PUT is conditional (`If-None-Match: *`), and Nextcloud
+/// writes its body to a part file renamed into place when whole.
+@Suite("Nextcloud: a small file is one PUT")
+struct NextcloudSmallFileTests {
+    static let limit = Int(UploadJob.onePutLimit)
+
+    @Test("a batch of small files: each arrives intact with its mtime and checksum, by one PUT and no upload folder; one at the limit too, and one byte over it goes chunked")
+    func batchOfSmallFiles() async throws {
+        try await offThePool {
+            let server = try ReferenceServer(face: .nextcloud)
+            let s = try AgentHarness()
+            try s.writeConfig("[agent]\nautostart = false\n")
+            try s.addAccount(address: server.address())
+            let small = 20
+            var files: [String] = []
+            for i in 0..<small {
+                let path = try s.home.randomFile("Trip/IMG_\(i).jpg", size: 30_000 + i * 1_000, seed: UInt64(300 + i))
+                var times = [timespec(tv_sec: 1_600_000_000 + i, tv_nsec: 0), timespec(tv_sec: 1_600_000_000 + i, tv_nsec: 0)]
+                #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+                files.append(path)
+            }
+            files.append(try s.home.randomFile("Trip/at the limit.mov", size: Self.limit, seed: 400))
+            files.append(try s.home.randomFile("Trip/over the limit.mov", size: Self.limit + 1, seed: 401))
+            #expect(try s.cli(["upload", "--to", "/Photos", s.home.path + "/Trip"]).status == 0)
+            try server.control("POST", "stats/reset")
+            try s.startAgent()
+            try s.waitForAll("completed", count: files.count, timeout: 120)
+            // What the agent sent, before this test looks at the files itself.
+            let stats = try server.stats()
+
+            let account = try server.nextcloudAccount()
+            let dav = WebDAVClient(root: account.webdavURL, credentials: Credentials(username: "alice", password: "wonderland"))
+            for (i, file) in files.enumerated() {
+                let name = String(file.split(separator: "/").last!)
+                let sha = try TestData.sha256(ofFile: file)
+                #expect(try TestData.sha256(ofFile: server.tree() + "/Photos/Trip/" + name) == sha, "\(name)")
+                #expect(try dav.properties(of: "/Photos/Trip/" + name).checksum == "SHA256:" + sha, "\(name): OC-Checksum stored")
+                if i < small {
+                    var st = stat()
+                    #expect(stat(server.tree() + "/Photos/Trip/" + name, &st) == 0 && st.st_mtim.tv_sec == 1_600_000_000 + i,
+                            "\(name): the local mtime, by X-OC-Mtime")
+                }
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/Photos/Trip").count == files.count)
+
+            let requests = stats["requests"] as? [String: Int] ?? [:]
+            let puts = stats["puts"] as? [String: Int] ?? [:]
+            let onePut = files.dropLast().map { "Photos/Trip/" + $0.split(separator: "/").last! }
+            // Each file at or under the limit: one PUT to its final name, nothing else.
+            #expect(puts.filter { !$0.key.hasPrefix("uploads/") } == Dictionary(uniqueKeysWithValues: onePut.map { ($0, 1) }), "\(puts)")
+            // The file over it: one upload folder, its one chunk (16 MiB chunks), one MOVE.
+            #expect(stats["chunk_puts"] as? Int == 1 && stats["moves"] as? Int == 1, "\(stats)")
+            #expect(stats["assemblies"] as? [String: Int] == ["Photos/Trip/over the limit.mov": 1], "\(stats)")
+            // Two MKCOLs make /Photos/Trip for the batch, once; the third is the large file's upload folder.
+            #expect(requests["MKCOL"] == 3 && requests["PUT"] == files.count && requests["MOVE"] == 1, "\(requests)")
+            // The folder's listing, at most twice (if the batch outlived its lifetime); no
+            // look at a file before or after it is made (nothing here relies on it).
+            #expect((requests["PROPFIND"] ?? 0) <= 2, "\(requests)")
+            // Per small file one request, where the chunked upload took three; the large
+            // file's three and the folder's few on top.
+            let total = requests.values.reduce(0, +)
+            #expect(total <= small + 1 + 3 + 4, "\(total) requests for \(files.count) files: \(requests)")
+        }
+    }
+
+    @Test("a different file saved at the name just before the PUT: the server refuses it (412), theirs survives, ours completes as name (1).ext")
+    func differentFileSavedBeforeThePut() async throws {
+        try await offThePool {
+            // As `SecondWriterTests.differentFileSavedMeanwhile`, whose Nextcloud file is large
+            // enough to go chunked: here the 3 MiB file goes as one PUT, held by the proxy
+            // until the other file is there. The PUT found it taken before its body was
+            // kept, so the body goes again under the next free name.
+            let scene = try SecondWriterScene(.nextcloud, hold: .atMethod("PUT"))
+            try scene.session.startAgent()
+            try scene.proxy.waitUntilHolding()
+            let theirs = try scene.saveTheirs()
+            scene.proxy.release()
+            try scene.session.waitForAll("completed", count: 1, timeout: 120)
+
+            let name = SecondWriterTests.name
+            #expect(try TestData.sha256(ofFile: scene.onServer(name)) == theirs, "the file saved meanwhile is untouched")
+            #expect(try TestData.sha256(ofFile: scene.onServer("IMG_0001 (1).jpg")) == (try TestData.sha256(ofFile: scene.file)))
+            #expect(try scene.listing() == ["IMG_0001 (1).jpg", name], "nothing else: no part file, no third copy")
+            let row = try #require(try scene.session.items().first)
+            #expect(row["target"] as? String == "/\(SecondWriterTests.folder)/IMG_0001 (1).jpg", "the row names where it went: \(row)")
+            #expect(scene.session.agentLog.contains("someone saved another file as /Shared/IMG_0001.jpg before this one was sent; it is sent as /Shared/IMG_0001 (1).jpg"),
+                    "\(scene.session.agentLog.suffix(2000))")
+            let sent = try scene.proxy.bytesSent()
+            #expect(sent >= 2 * scene.size && sent < 2 * scene.size + scene.size / 2, "the refused body and the one kept: \(sent) bytes")
+            let stats = try #require(try scene.running.reference?.stats())
+            let puts = stats["puts"] as? [String: Int] ?? [:]
+            #expect(puts == ["Shared/IMG_0001.jpg": 2, "Shared/IMG_0001 (1).jpg": 1], "theirs, ours refused, ours: \(puts)")
+            #expect(stats["moves"] as? Int == 0 && stats["chunk_puts"] as? Int == 0, "\(stats)")
+        }
+    }
+
+    @Test("killed inside the PUT that makes the file: the restarted agent finds its file there by its checksum and completes, nothing sent again")
+    func killedInsideThePut() async throws {
+        try await offThePool {
+            let scene = try SecondWriterScene(.nextcloud, hold: nil)
+            scene.session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "upload-made"
+            try scene.session.startAgent()
+            try scene.waitForLog("paused at upload-made")
+            scene.session.killAgent()
+            scene.session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+            let sha = try TestData.sha256(ofFile: scene.file)
+            let row = try #require(try QueueStore(path: scene.session.databasePath).transfer(id: 1))
+            #expect(row.state == .inProgress && row.finishing && row.sha256 == sha,
+                    "the row recorded what it was making, with its digest: \(row.state) \(row.finishing) \(row.sha256 ?? "-")")
+            let before = try scene.proxy.bytesSent()
+
+            try scene.session.startAgent()
+            try scene.session.waitForAll("completed", count: 1, timeout: 60)
+            #expect(try scene.listing() == [SecondWriterTests.name], "one file, no (1)")
+            #expect(try TestData.sha256(ofFile: scene.onServer(SecondWriterTests.name)) == sha)
+            #expect(try scene.proxy.bytesSent() - before < 64 << 10, "no body sent again")
+            #expect(scene.session.agentLog.contains("is this upload's file, made before the agent stopped"), "\(scene.session.agentLog.suffix(2000))")
+            let stats = try #require(try scene.running.reference?.stats())
+            #expect((stats["puts"] as? [String: Int])?["\(SecondWriterTests.folder)/\(SecondWriterTests.name)"] == 1, "made once: \(stats)")
+        }
+    }
+
+    @Test("a connection reset mid-PUT: no part of the file appears under its name, and the retry sends it whole, saying why it starts again")
+    func resetMidPut() async throws {
+        try await offThePool {
+            let server = try ReferenceServer(face: .nextcloud)
+            let s = try AgentHarness()
+            try s.writeConfig("[agent]\nautostart = false\n")
+            try s.addAccount(address: server.address())
+            let size = 3 << 20
+            let file = try s.home.randomFile("clip.mov", size: size, seed: 5)
+            try server.makeFolder("Clips")
+            // The first PUT: the connection drops after 1 MiB of its body.
+            try server.fault(["method": "PUT", "path_prefix": "/remote.php/dav/files/", "reset_after_bytes": 1 << 20])
+            #expect(try s.cli(["upload", "--to", "/Clips", file]).status == 0)
+            let store = try QueueStore(path: s.databasePath)
+            try s.startAgent()
+            var messages: [String] = []
+            var looked = 0
+            let deadline = Date().addingTimeInterval(60)
+            while let row = try store.transfers().first, row.state != .completed {
+                guard Date() < deadline else { throw TestFailure("not completed: \(messages) \(s.agentLog.suffix(2000))") }
+                if let message = row.reason?.message, messages.last != message { messages.append(message) }
+                if row.state == .retrying {
+                    // Between the broken PUT and the next one.
+                    let listed = try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/Clips")
+                    #expect(listed.isEmpty, "nothing under the name (nor beside it) after a broken PUT: \(listed)")
+                    looked += 1
+                }
+                usleep(20_000)
+            }
+            #expect(looked > 0, "the folder was looked at while the upload waited to go again")
+            #expect(messages.contains { $0.contains("a file this small goes in one request, so it is sent again from the start") }, "\(messages)")
+            #expect(try TestData.sha256(ofFile: server.tree() + "/Clips/clip.mov") == (try TestData.sha256(ofFile: file)))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/Clips") == ["clip.mov"])
+            let stats = try server.stats()
+            #expect(stats["puts"] as? [String: Int] == ["Clips/clip.mov": 2], "the broken PUT and the whole one: \(stats)")
+            #expect(stats["moves"] as? Int == 0 && stats["chunk_puts"] as? Int == 0, "\(stats)")
+        }
+    }
+}
