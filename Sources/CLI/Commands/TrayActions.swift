@@ -79,8 +79,9 @@ final class TrayActions {
 
     /// A file chooser, then `share-to` with what was chosen (its folder picker asks where).
     func sendFiles() {
-        guard let me = AgentLauncher.agentExecutable() else { return context.complain("cannot find the instant-upload program") }
-        let shareTo = me.parentPathText + "/share-to"
+        guard let shareTo = Self.shareToProgram() else {
+            return context.complain("cannot find the share-to program beside instant-upload or on the PATH")
+        }
         let desktop = ProcessEnvironment.current["XDG_CURRENT_DESKTOP"] ?? ""
         let chooser: String
         if desktop.contains("KDE"), ChildProcess.find("kdialog") != nil {
@@ -94,6 +95,15 @@ final class TrayActions {
         // The chooser's own chatter (GTK's warnings) stays out of the log; share-to's does not.
         let script = "nl='\n'; files=$(\(chooser) 2>/dev/null) || exit 0; [ -n \"$files\" ] || exit 0; set -f; IFS=$nl; exec \"$0\" -- $files"
         launch("/bin/sh", ["-c", script, shareTo])
+    }
+
+    /// `share-to`: beside the program as it was started (a link to it, installed beside it),
+    /// else beside the file that program is, else on the PATH.
+    static func shareToProgram() -> String? {
+        var candidates: [String] = []
+        if let started = CommandLine.arguments.first, started.contains("/") { candidates.append(started.parentPathText + "/share-to") }
+        if let me = AgentLauncher.agentExecutable() { candidates.append(me.parentPathText + "/share-to") }
+        return candidates.first { access($0, X_OK) == 0 } ?? ChildProcess.find("share-to")
     }
 
     /// The folder of an uploaded file in the server's web interface where it has one
