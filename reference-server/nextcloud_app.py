@@ -70,6 +70,22 @@ def user_id(name: str) -> str:
     return f"{name} {hashlib.sha256(name.encode()).hexdigest()[:6]}"
 
 
+async def receive_into(path, receive) -> Optional[int]:
+    """Writes a request's body to `path` as it arrives: the bytes written, or None when the
+    client went away before the end (the caller drops the file)."""
+    got = 0
+    with open(path, "wb") as f:
+        while True:
+            msg = await receive()
+            if msg["type"] != "http.request":
+                return None
+            body = msg.get("body", b"")
+            f.write(body)
+            got += len(body)
+            if not msg.get("more_body"):
+                return got
+
+
 class StoredChecksums:
     """OC-Checksum values a client sent, valid while the file is unchanged."""
 
@@ -419,17 +435,9 @@ class NextcloudFace:
             # never under the name, so no one sees half a file there.
             part = self.state.spool_dir / f"nc-{uuid.uuid4().hex}.part"
             try:
-                got = 0
-                with open(part, "wb") as f:
-                    while True:
-                        msg = await receive()
-                        if msg["type"] != "http.request":
-                            return  # cut off: the part file is dropped
-                        body = msg.get("body", b"")
-                        f.write(body)
-                        got += len(body)
-                        if not msg.get("more_body"):
-                            break
+                got = await receive_into(part, receive)
+                if got is None:
+                    return  # cut off: the part file is dropped
                 if expected is not None and got != expected:
                     return await respond(send, 400, f"expected {expected} bytes, got {got}")
                 if not final.parent.is_dir():
@@ -574,16 +582,9 @@ class NextcloudFace:
         async def store(scope, receive, send):
             part = folder / f".{name}.part-{id(scope)}"
             try:
-                got = 0
-                with open(part, "wb") as f:
-                    while True:
-                        msg = await receive()
-                        if msg["type"] != "http.request":
-                            return  # cut off: the partial chunk is dropped
-                        f.write(msg.get("body", b""))
-                        got += len(msg.get("body", b""))
-                        if not msg.get("more_body"):
-                            break
+                got = await receive_into(part, receive)
+                if got is None:
+                    return  # cut off: the partial chunk is dropped
                 if got != length:
                     return await respond(send, 400, f"expected {length} bytes, got {got}")
                 existed = final.exists()
