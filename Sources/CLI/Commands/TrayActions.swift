@@ -2,6 +2,7 @@ import Desktop
 import Glibc
 import Platform
 import Queue
+import Transport
 
 /// What the status icon's menu does, through the same code as the commands, and the windows
 /// it opens (a terminal, a file chooser, the browser) as programs of their own, so the icon
@@ -101,8 +102,8 @@ final class TrayActions {
     /// else beside the file that program is, else on the PATH.
     static func shareToProgram() -> String? {
         var candidates: [String] = []
-        if let started = CommandLine.arguments.first, started.contains("/") { candidates.append(started.parentPathText + "/share-to") }
-        if let me = AgentLauncher.agentExecutable() { candidates.append(me.parentPathText + "/share-to") }
+        if let started = CommandLine.arguments.first, started.contains("/") { candidates.append(LocalPath(started).parent.text + "/share-to") }
+        if let me = AgentLauncher.agentExecutable() { candidates.append(LocalPath(me).parent.text + "/share-to") }
         return candidates.first { access($0, X_OK) == 0 } ?? ChildProcess.find("share-to")
     }
 
@@ -110,7 +111,7 @@ final class TrayActions {
     /// (Nextcloud, ownCloud 10), else its remote path on the clipboard.
     func openUploaded(account name: String, remotePath: String) {
         let account = try? store.account(named: name)
-        let folder = remotePath.parentPathText
+        let folder = "/" + WebDAVPath.components(remotePath).dropLast().joined(separator: "/")
         if let account, let base = account.server.baseURL, account.server.kind == .nextcloud
             || (account.server.kind == .owncloud && account.server.product != "Infinite Scale"),
            let open = ChildProcess.find("xdg-open") {

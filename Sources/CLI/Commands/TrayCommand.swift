@@ -36,15 +36,16 @@ enum TrayCommand {
             return ExitStatus.environment
         }
         let changes = Changes(watching: [context.paths.stateDirectory, context.paths.configDirectory],
-                              names: [Substring(context.paths.queueDatabase.lastPathComponentText), "config.ini"])
+                              names: [Substring(LocalPath(context.paths.queueDatabase).lastComponent.text), "config.ini"])
         let stop = SignalPipe.install([SIGINT, SIGTERM, SIGHUP])
         let quiet = CommandContext(paths: context.paths,
                                    output: { text in text.split(separator: "\n").forEach { Log.info("status icon: \($0)") } },
                                    error: { text in text.split(separator: "\n").forEach { Log.warning("status icon: \($0)") } })
         let actions = TrayActions(context: quiet, store: store)
+        let icons = TrayIcons.folder
         let icon = StatusIcon(address: address, changes: changes.descriptor, drain: { changes.drain() }, stop: stop,
-                              iconName: TrayIcons.folder != nil ? { $0.iconName } : { $0.fallbackIconName },
-                              iconThemePath: TrayIcons.folder ?? "")
+                              iconName: icons != nil ? { $0.iconName } : { $0.fallbackIconName },
+                              iconThemePath: icons ?? "")
         do {
             let ending = try icon.run(picture: { actions.picture() }, perform: { actions.perform($0) })
             switch ending {

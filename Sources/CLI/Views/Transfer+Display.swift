@@ -16,17 +16,16 @@ extension Transfer {
     /// `to` for uploads, `from` for downloads: the word before `remoteFolderText`.
     var routeWord: String { direction == .upload ? "to" : "from" }
 
+    /// The last part of the remote path, as the server names the file.
+    var remoteName: String { String(remotePath.split(separator: "/").last ?? Substring(remotePath)) }
+
     /// The name for programs: real text, invalid UTF-8 replaced, nothing escaped.
-    var plainName: String {
-        if direction == .upload { return localPath.lastComponent.text }
-        return String(remotePath.split(separator: "/").last ?? Substring(remotePath))
-    }
+    var plainName: String { direction == .upload ? localPath.lastComponent.text : remoteName }
 
     /// For an upload whose local name is not UTF-8 text: the name the server stores instead,
     /// said out loud (a server keeps names as text, so such bytes become U+FFFD there).
     var nameNote: String? {
         guard direction == .upload, String(validating: localPath.lastComponent.bytes, as: UTF8.self) == nil else { return nil }
-        let remoteName = String(remotePath.split(separator: "/").last ?? Substring(remotePath))
         return "named \(DisplayText.escape(remoteName)) on the server, which takes only UTF-8 names"
     }
 

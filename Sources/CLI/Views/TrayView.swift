@@ -54,7 +54,7 @@ struct TrayView {
             items.append(.separator)
             items.append(.text("Uploaded lately"))
             for row in f.recent {
-                let label = "\(DisplayText.escape(row.remotePath.lastPathComponentText))  (\(DisplayText.escape(row.remotePath.parentPathText)) on \(row.accountName))"
+                let label = "\(DisplayText.escape(row.remoteName))  (\(DisplayText.escape(row.remoteFolder)) on \(row.accountName))"
                 items.append(TrayMenuItem(label, action: .openUploaded(account: row.accountName, remotePath: row.remotePath)))
             }
         }
@@ -69,7 +69,7 @@ struct TrayView {
         let failed = s.count(.failed)
         if failed > 0 {
             var why: [TrayMenuItem] = [TrayMenuItem("Retry \(StatusLine.n(failed)) failed", action: .retryFailed), .separator]
-            why += f.failed.map { .text("#\($0.id) \(DisplayText.escape($0.remotePath.lastPathComponentText)): \($0.reason?.message ?? "failed")") }
+            why += f.failed.map { .text("#\($0.id) \(DisplayText.escape($0.remoteName)): \($0.reason?.message ?? "failed")") }
             if failed > f.failed.count { why.append(.text("and \(StatusLine.n(failed - f.failed.count)) more: instant-upload queue --state failed")) }
             items.append(TrayMenuItem("Retry \(StatusLine.n(failed)) failed", action: .retryFailed))
             items.append(TrayMenuItem("Why \(failed == 1 ? "it" : "they") failed", children: why))
@@ -93,16 +93,3 @@ struct TrayView {
     }
 }
 
-extension String {
-    /// The last part of a `/`-separated remote path.
-    var lastPathComponentText: String {
-        guard let slash = lastIndex(of: "/") else { return self }
-        return String(self[index(after: slash)...])
-    }
-
-    /// The folder part of a `/`-separated remote path (`/` at the top).
-    var parentPathText: String {
-        guard let slash = lastIndex(of: "/"), slash != startIndex else { return "/" }
-        return String(self[..<slash])
-    }
-}

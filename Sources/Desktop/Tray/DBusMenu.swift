@@ -61,7 +61,7 @@ struct DBusMenu {
 
     /// An underscore marks the next letter as the access key in dbusmenu labels; a file
     /// name's own underscores are doubled to stay text.
-    static func label(_ text: String) -> String { text.replacingAll("_", with: "__") }
+    static func label(_ text: String) -> String { text.replacing("_", with: "__") }
 
     /// `(ia{sv}av)`: the item, its properties (only `names` when some are asked for) and its
     /// children `depth` levels down (-1: all).
@@ -79,12 +79,3 @@ struct DBusMenu {
     }
 }
 
-extension String {
-    /// Every `target` replaced, without Foundation.
-    func replacingAll(_ target: Character, with replacement: String) -> String {
-        guard contains(target) else { return self }
-        var out = ""
-        for c in self { if c == target { out += replacement } else { out.append(c) } }
-        return out
-    }
-}
