@@ -126,6 +126,11 @@ public enum WatchCommands {
     /// is read to learn about the queue, and every other command names the broken line.
     static func troubles(store: QueueStore, context: CommandContext) throws -> [StatusJSON.WatchTrouble] {
         guard let rules = try? context.watchConfig().rules else { return [] }
+        return try troubles(of: rules, store: store)
+    }
+
+    /// The troubles of `rules` already read from the config.
+    static func troubles(of rules: [WatchRule], store: QueueStore) throws -> [StatusJSON.WatchTrouble] {
         var troubles: [StatusJSON.WatchTrouble] = []
         // The rule's own row says what troubles it; the rule's uploads are only asked
         // whether one is unfinished, and only when the rule has troubles at all.

@@ -27,7 +27,7 @@ struct TrayView {
         let batch = try BatchReader.read(store, summary: summary, agentRunning: running)
         let rules = (try? context.watchConfig().rules) ?? []
         return Facts(summary: summary, batch: batch, agentRunning: running,
-                     watchTroubles: running ? try WatchCommands.troubles(store: store, context: context) : [],
+                     watchTroubles: running ? try WatchCommands.troubles(of: rules, store: store) : [],
                      rules: rules,
                      recent: try store.transfers(state: .completed, direction: .upload, limit: recentFiles),
                      failed: summary.count(.failed) > 0 ? try store.transfers(state: .failed, limit: failuresShown) : [])
