@@ -107,7 +107,7 @@ extension UploadJob {
                 let digest = ChunkDigest(checksum)
                 digest.update(UnsafeRawBufferPointer(chunk))
                 if makesFile {
-                    try recordFinishing(&row, size: size, sha256: checksum == .sha256 && offset == 0 && length == size ? digest.hex : nil)
+                    try recordFinishing(&row, size: size, sha256: checksum == .sha256 ? digest.hex : nil)
                 }
                 confirmed = try upload.send(.buffer(UnsafeRawBufferPointer(chunk), observer: recorder), to: handle, at: offset,
                                             of: target, checksum: (checksum, digest.base64))

@@ -22,7 +22,7 @@ public final class ChunkDigest {
     public var base64: String { Data(final).base64EncodedString() }
 
     /// The digest, in lowercase hex (Nextcloud's `OC-Checksum: SHA256:<hex>`).
-    public var hex: String { final.map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
+    public var hex: String { final.lowercaseHex }
 
     /// The digest: finalised the first time it is asked for (OpenSSL finalises only once).
     private lazy var final: [UInt8] = {

@@ -62,7 +62,7 @@ public final class RunningSHA256: ByteObserver {
         var copy = context
         var digest = [UInt8](repeating: 0, count: 32)
         SHA256_Final(&digest, &copy)
-        return digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        return digest.lowercaseHex
     }
 
     /// The digest so far as raw bytes.
@@ -97,4 +97,16 @@ private struct StateReader {
 
 extension String {
     func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+}
+
+extension Sequence<UInt8> {
+    /// The bytes as lower-case hex, two digits each (digests in `OC-Checksum`, the queue, logs).
+    var lowercaseHex: String {
+        var out: [UInt8] = []
+        out.reserveCapacity(underestimatedCount * 2)
+        for byte in self { out += [Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0xf)]] }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static var hexDigits: [UInt8] { Array("0123456789abcdef".utf8) }
 }

@@ -1,3 +1,4 @@
+import Platform
 /// Reads a WebDAV `207 Multi-Status` body (RFC 4918 §14.16) into one `Response` per href.
 ///
 /// Elements are matched by namespace URI and local name, never by prefix: wsgidav writes `ns0:`, Nextcloud `d:` and `oc:`, others a default
@@ -147,7 +148,7 @@ public final class MultistatusParser {
     private func end(_ element: XMLName) throws(ProtocolViolation) {
         guard stack.popLast() != nil else { return }
         let parent = stack.last
-        let value = Self.trimmed(text)
+        let value = text.trimmingWhitespace()
         let dav = PropertyName.dav
         defer { text = "" }
 
@@ -191,14 +192,6 @@ public final class MultistatusParser {
         }
     }
 
-    /// Without the white space at either end: every Unicode White_Space character, the set
-    /// Foundation's `.whitespacesAndNewlines` is.
-    static func trimmed(_ text: String) -> String {
-        let scalars = text.unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
-        return String(scalars[first...last])
-    }
 
     /// `HTTP/1.1 404 Not Found` → 404: three digits, nothing else.
     static func statusCode(_ line: String) -> Int? {

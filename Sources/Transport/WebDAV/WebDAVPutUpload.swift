@@ -68,16 +68,23 @@ public final class WebDAVPutUpload: UploadProtocol {
         guard offset == 0, body.length == target.length else {
             throw ProtocolViolation("a plain WebDAV upload goes in one piece, not from byte \(offset)")
         }
+        var sha256: String?
+        if storesChecksum {
+            // The body is the whole file, so its digest is the file's.
+            guard let (algorithm, base64) = checksum, algorithm == .sha256, let bytes = Data(base64Encoded: base64) else {
+                throw ProtocolViolation("a PUT that stores its checksum needs the body's SHA-256")
+            }
+            sha256 = bytes.lowercaseHex
+        }
+        return try put(body, to: handle, of: target, sha256: sha256)
+    }
+
+    /// The PUT itself, with the file's SHA-256 (hex) as `OC-Checksum` where it is stored.
+    private func put(_ body: RequestBody, to handle: String, of target: UploadTarget, sha256: String?) throws -> UploadStanding.Confirmed {
         var headers: [(String, String)] = [("Content-Type", "application/octet-stream")]
         // Nextcloud and ownCloud set the file's mtime from it; others ignore it.
         if let mtime = target.mtime { headers.append(("X-OC-Mtime", String(mtime))) }
-        if storesChecksum {
-            // The body is the whole file, so its digest is the file's.
-            guard let (algorithm, base64) = checksum, algorithm == .sha256, let hex = Self.hex(base64: base64) else {
-                throw ProtocolViolation("a PUT that stores its checksum needs the body's SHA-256")
-            }
-            headers.append(("OC-Checksum", "SHA256:" + hex))
-        }
+        if let sha256 { headers.append(("OC-Checksum", "SHA256:" + sha256)) }
         do {
             lastPut = try dav.put(body, to: handle, headers: headers, condition: placement == .direct ? target.replacing : nil)
         } catch {
@@ -96,8 +103,7 @@ public final class WebDAVPutUpload: UploadProtocol {
         // to the target's name when there is no temporary (which may have changed since).
         if target.length == 0 {
             let to = placement == .direct ? WebDAVPath.normalize(target.remotePath) : handle
-            let digest = storesChecksum ? Self.base64(hex: sha256).map { (ChecksumAlgorithm.sha256, $0) } : nil
-            _ = try send(.bytes([]), to: to, at: 0, of: target, checksum: digest)
+            _ = try put(.bytes([]), to: to, of: target, sha256: storesChecksum ? sha256 : nil)
         }
         guard placement == .viaTemporary else { return }
         try dav.move(handle, to: target.remotePath, condition: target.replacing)
@@ -105,20 +111,5 @@ public final class WebDAVPutUpload: UploadProtocol {
 
     public func abandon(_ handle: String) throws {
         if placement == .viaTemporary { try dav.delete(handle) }
-    }
-
-    static func hex(base64: String) -> String? {
-        Data(base64Encoded: base64).map { $0.map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
-    }
-
-    static func base64(hex: String) -> String? {
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        for i in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        return Data(bytes).base64EncodedString()
     }
 }
