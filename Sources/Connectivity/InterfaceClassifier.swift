@@ -20,7 +20,7 @@ public struct InterfaceClassifier: Sendable, Equatable {
         // points at does not matter, only that the kernel made it.
         if Self.entryExists(folder + "/wireless") || Self.entryExists(folder + "/phy80211") { return true }
         guard let uevent = try? FileIO.readSmallFile(folder + "/uevent", limit: 64 * 1024) else { return false }
-        return uevent.split(whereSeparator: \.isNewline).contains { $0.trimmingWhitespace == "DEVTYPE=wlan" }
+        return uevent.split(whereSeparator: \.isNewline).contains { $0.trimmingWhitespace() == "DEVTYPE=wlan" }
     }
 
     private static func entryExists(_ path: String) -> Bool {
@@ -32,14 +32,5 @@ public struct InterfaceClassifier: Sendable, Equatable {
     /// could walk out of sysfs.
     private static func isPlainName(_ name: String) -> Bool {
         !name.isEmpty && name != "." && name != ".." && !name.contains("/") && name.utf8.count < 16
-    }
-}
-
-extension Substring {
-    fileprivate var trimmingWhitespace: Substring {
-        var s = self
-        while let c = s.first, c.isWhitespace { s.removeFirst() }
-        while let c = s.last, c.isWhitespace { s.removeLast() }
-        return s
     }
 }

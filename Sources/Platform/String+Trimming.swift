@@ -10,7 +10,9 @@ extension StringProtocol {
         let scalars = unicodeScalars
         guard let first = scalars.firstIndex(where: { !drop($0) }) else { return "" }
         let last = scalars.lastIndex(where: { !drop($0) })!
-        return String(String.UnicodeScalarView(scalars[first...last]))
+        // One copy of the bytes between: slices of a string may end between characters, on
+        // scalar boundaries.
+        return String(self[first..<scalars.index(after: last)])
     }
 }
 
