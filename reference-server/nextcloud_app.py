@@ -453,21 +453,27 @@ class NextcloudFace:
                         return await respond(send, 412, "a file was put at the name while the body arrived")
                 else:
                     os.replace(part, final)
-                headers = {}
-                if mtime is not None:
-                    os.utime(final, (mtime, mtime))
-                    headers["X-OC-MTime"] = "accepted"
-                if checksum:
-                    self.checksums.store(str(final), checksum.strip())
-                else:
-                    self.checksums.forget(str(final))
-                st = final.stat()
-                etag = f'"{st.st_ino:x}-{st.st_mtime_ns:x}-{st.st_size:x}"'
-                headers.update({"ETag": etag, "OC-ETag": etag, "OC-FileId": f"{st.st_ino:08d}ocrefsrv"})
+                headers = self.file_made(final, mtime, checksum)
                 await respond(send, 204 if existed else 201, "", headers)
             finally:
                 part.unlink(missing_ok=True)
         await gate.run_inner(store, scope, receive, send, fault, on_bytes=self.counters.file_body)
+
+    def file_made(self, path, mtime, checksum) -> dict:
+        """What follows a file made by a PUT or an assembly, as Nextcloud does it: its mtime
+        from X-OC-Mtime, its OC-Checksum kept (or an old one forgotten), and the reply's
+        ETag, OC-ETag and OC-FileId."""
+        headers = {}
+        if mtime is not None:
+            os.utime(path, (mtime, mtime))
+            headers["X-OC-MTime"] = "accepted"
+        if checksum:
+            self.checksums.store(str(path), checksum.strip())
+        else:
+            self.checksums.forget(str(path))
+        etag = f'"{conditions.file_etag(path)}"'
+        headers.update({"ETag": etag, "OC-ETag": etag, "OC-FileId": f"{os.stat(path).st_ino:08d}ocrefsrv"})
+        return headers
 
     @staticmethod
     def put_refused(final, if_none_match: Optional[str], if_match: Optional[str]) -> Optional[str]:
@@ -624,18 +630,7 @@ class NextcloudFace:
         if available is not None and size > available:
             raise UploadError(507, f"insufficient storage: {available} bytes available")
         replaced = await asyncio.to_thread(self.uploads.join, parts, target)
-        headers = {}
-        if mtime is not None:
-            os.utime(target, (mtime, mtime))
-            headers["X-OC-MTime"] = "accepted"
-        checksum = header(scope, b"oc-checksum")
-        if checksum:
-            self.checksums.store(str(target), checksum.strip())
-        else:
-            self.checksums.forget(str(target))
-        st = target.stat()
-        etag = f'"{st.st_ino:x}-{st.st_mtime_ns:x}-{st.st_size:x}"'
-        headers.update({"ETag": etag, "OC-ETag": etag, "OC-FileId": f"{st.st_ino:08d}ocrefsrv"})
+        headers = self.file_made(target, mtime, header(scope, b"oc-checksum"))
         self.uploads.delete(user, transfer)
         self.counters.assembled(dest)
         await respond(send, 204 if replaced else 201, "", headers)
