@@ -7,7 +7,7 @@ struct PipelinedHasherTests {
     /// The digest of `data` handed over in pieces of `piece` bytes, with the state read (a
     /// checkpoint) after each `drainEvery` pieces.
     func digest(_ data: [UInt8], piece: Int, drainEvery: Int = .max) -> (String, [UInt8]) {
-        let hasher = PipelinedHasher(RunningSHA256(), depth: 3, bufferSize: 64 * 1024)
+        let hasher = PipelinedHasher(RunningSHA256(), depth: 3, bufferSize: 64 * 1024, inlineLimit: 64 * 1024)
         defer { hasher.stop() }
         var checkpoint: [UInt8] = []
         var handed = 0
@@ -54,7 +54,7 @@ struct PipelinedHasherTests {
     @Test("starting over forgets what was handed before, whether it is still in a buffer or hashed")
     func startOver() {
         let data = TestData.bytes(count: 300_000, seed: 4)
-        let hasher = PipelinedHasher(RunningSHA256(), depth: 3, bufferSize: 64 * 1024)
+        let hasher = PipelinedHasher(RunningSHA256(), depth: 3, bufferSize: 64 * 1024, inlineLimit: 64 * 1024)
         defer { hasher.stop() }
         data.withUnsafeBytes { hasher.observe($0) }
         hasher.startOver()
