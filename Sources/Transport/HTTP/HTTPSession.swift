@@ -119,7 +119,9 @@ public final class HTTPSession {
                 // UPLOAD with a known size sends Content-Length, never a chunked body.
                 ccurl_set_long(handle, CURLOPT_UPLOAD, 1)
                 ccurl_set_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(length))
-                ccurl_set_long(handle, CURLOPT_UPLOAD_BUFFERSIZE, Int(min(max(length, 16 * 1024), 1024 * 1024)))
+                // 256 KiB: into a local tus sink, 1 GiB went as fast as with 1 MiB, and the buffer
+                // is resident for the whole upload.
+                ccurl_set_long(handle, CURLOPT_UPLOAD_BUFFERSIZE, Int(min(max(length, 16 * 1024), 256 * 1024)))
                 ccurl_set_pointer(handle, CURLOPT_READDATA, userdata)
                 ccurl_set_read(handle, { ptr, size, count, userdata in
                     let context = Unmanaged<ExchangeContext>.fromOpaque(userdata!).takeUnretainedValue()
