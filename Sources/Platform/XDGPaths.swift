@@ -90,6 +90,8 @@ public struct XDGPaths: Sendable {
 
 /// The process environment as a dictionary.
 public enum ProcessEnvironment {
+    /// Without the variables this process set for itself only (see `setForThisProcessOnly`),
+    /// so children started with it do not inherit them.
     public static var current: [String: String] {
         var result: [String: String] = [:]
         var p = environ
@@ -98,6 +100,17 @@ public enum ProcessEnvironment {
             if let eq = s.firstIndex(of: "=") { result[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
             p += 1
         }
+        for name in ownNames.withLock({ $0 }) { result[name] = nil }
         return result
+    }
+
+    private static let ownNames = Locked<[String]>([])
+
+    /// Sets `name` for the libraries this process loads, unless the person set it already
+    /// (theirs stays, and is passed on). Call before other threads start: `setenv` is not
+    /// safe beside a `getenv` on another thread.
+    public static func setForThisProcessOnly(_ name: String, _ value: String) {
+        guard getenv(name) == nil, setenv(name, value, 0) == 0 else { return }
+        ownNames.withLock { $0.append(name) }
     }
 }

@@ -12,6 +12,7 @@ import Watcher
 public enum AgentCommand {
     public static func run(untilIdle: Bool = false, context: CommandContext) -> Int32 {
         MallocTuning.forLongRunningProcess()
+        HTTPSession.prepareLongRunningProcess()
         let configuration: Configuration
         do { configuration = try context.configuration() } catch {
             context.complain("\(error)")

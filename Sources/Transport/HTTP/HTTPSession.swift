@@ -23,6 +23,17 @@ public final class HTTPSession {
         return ccurl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK ? nil : "libcurl could not be set up (curl_global_init)"
     }()
 
+    /// For a long-running process, before it starts other threads.
+    ///
+    /// libcurl brings GnuTLS along (librtmp and libldap link it), whose constructor sets up
+    /// its whole crypto stack as it loads: 0.7 MB resident that nothing here uses. HTTP and
+    /// HTTPS go through OpenSSL, rtmp and ldap are never enabled, and both libraries call
+    /// `gnutls_global_init` themselves before they use GnuTLS. This variable skips the
+    /// constructor's setup.
+    public static func prepareLongRunningProcess() {
+        ProcessEnvironment.setForThisProcessOnly("GNUTLS_NO_IMPLICIT_INIT", "1")
+    }
+
     public init(credentials: Credentials? = nil) {
         self.credentials = credentials
     }
