@@ -164,7 +164,7 @@ def curl_run(scene: Scene, server, photos: str, count: int) -> dict:
     return {"seconds": seconds, "cpu_s": children_cpu() - cpu0, "requests": server.requests() - requests0}
 
 
-def run(binary: str, kind: str, count: int, size: int) -> dict:
+def run(binary: str, kind: str, count: int, size: int, tools: list[str]) -> dict:
     scene = Scene(binary)
     server = None
     try:
@@ -178,6 +178,8 @@ def run(binary: str, kind: str, count: int, size: int) -> dict:
         results = {}
         # The peers first: the page cache then holds the photos for everyone alike.
         for tool, go in (("curl", curl_run), ("rclone", rclone_run), ("agent", agent_run)):
+            if tool not in tools:
+                continue
             r = go(scene, server, photos, count)
             folder = {"agent": "agent/Card", "rclone": "rclone", "curl": "curl"}[tool]
             on_server = server.files_in(folder)
@@ -195,6 +197,8 @@ def run(binary: str, kind: str, count: int, size: int) -> dict:
 
 def verdicts(r: dict) -> list[tuple[str, bool]]:
     t = r["tools"]
+    if len(t) < 3:
+        return []
     agent, rclone, floor = t["agent"]["files_per_s"], t["rclone"]["files_per_s"], t["curl"]["files_per_s"]
     requests, files = t["agent"]["requests"], r["files"]
     return [(f"files/s >= rclone's: {agent:.1f} vs {rclone:.1f} ({agent / rclone:.2f}x)", agent >= rclone * RCLONE_GOAL),
@@ -209,13 +213,15 @@ def main() -> int:
     parser.add_argument("--batch", action="append", help="COUNTxBYTES (default: 1000x300000 and 10000x30000)")
     parser.add_argument("--server", action="append", choices=("apache", "nextcloud"), help="default: both")
     parser.add_argument("--json", help="write the figures to this file as well")
+    parser.add_argument("--tools", default="curl,rclone,agent",
+                        help="which of curl, rclone and agent to run (default: all three; verdicts need all three)")
     args = parser.parse_args()
     binary = os.path.abspath(os.path.join(REPO, args.bin, "instant-upload"))
     batches = [tuple(int(x) for x in b.split("x")) for b in (args.batch or ["1000x300000", "10000x30000"])]
     runs = []
     for count, size in batches:
         for kind in args.server or ["apache", "nextcloud"]:
-            r = run(binary, kind, count, size)
+            r = run(binary, kind, count, size, args.tools.split(","))
             runs.append(r)
             print(f"batch {count:,} x {size // 1000} kB to {r['server']}:")
             for tool, t in r["tools"].items():

@@ -30,8 +30,11 @@ extension UploadJob {
         // Bring the running hash to the server's offset, reading only what it lacks.
         let hasher = ChunkedHasher(try catchUpHash(source, checkpoint: row.checkpoint, to: offset))
         counters = ResumeCounters(resumedAt: offset, bytesRead: counters.bytesRead, bytesHashed: counters.bytesHashed)
-        try store.checkpoint(row.id, offset: offset, hashState: hasher.state, counters: counters, resetAttempts: false)
-        row.checkpoint = Checkpoint(offset: offset, hashState: hasher.state)
+        if offset > 0 || row.checkpoint != Checkpoint() {
+            // A new upload's row already says nothing is confirmed (`startedUpload`).
+            try store.checkpoint(row.id, offset: offset, hashState: hasher.state, counters: counters, resetAttempts: false)
+            row.checkpoint = Checkpoint(offset: offset, hashState: hasher.state)
+        }
 
         // With per-chunk checksums each chunk is read once into memory, digested, and sent
         // from there: the file is still read only once. The buffer is bounded, whatever
@@ -101,16 +104,37 @@ extension UploadJob {
                     try upload.send(.buffer($0, observer: recorder), to: handle, at: offset, of: target, checksum: digest)
                 }
             } else if let checksum, let chunkBuffer {
-                let chunk = UnsafeMutableRawBufferPointer(rebasing: chunkBuffer[0..<Int(length)])
-                try source.read(into: chunk, at: offset)
+                let chunk = UnsafeRawBufferPointer(UnsafeMutableRawBufferPointer(rebasing: chunkBuffer[0..<Int(length)]))
+                try source.read(into: UnsafeMutableRawBufferPointer(mutating: chunk), at: offset)
                 counters.bytesRead += length
-                let digest = ChunkDigest(checksum)
-                digest.update(UnsafeRawBufferPointer(chunk))
-                if makesFile {
-                    try recordFinishing(&row, size: size, sha256: checksum == .sha256 ? digest.hex : nil)
+                if checksum == .sha256, offset == 0, length == size {
+                    // The whole file in one request: its checksum is the file's SHA-256, so the
+                    // bytes are hashed once, here, and the running hash takes that state once
+                    // the server has them all.
+                    let whole = RunningSHA256()
+                    whole.update(chunk)
+                    if makesFile {
+                        // The server keeps that SHA-256 with the file it makes, so a new file
+                        // needs no flush to the disk before the request: if a power cut takes
+                        // the record back, the next attempt's look at the target finds this
+                        // file with this content and completes. A new version stays durable:
+                        // the next attempt would take its own version for someone else's.
+                        try recordFinishing(&row, size: size, sha256: whole.hexDigest, durable: row.replaceable != nil)
+                    }
+                    let quiet = ProgressRecorder(progress: settings.progress, position: offset, next: nil)
+                    confirmed = try upload.send(.buffer(chunk, observer: quiet), to: handle, at: offset, of: target,
+                                                checksum: (checksum, ChunkDigest.base64(whole.digest)))
+                    if confirmed.offset == size { hasher.replace(with: whole) }
+                    counters.bytesHashed += length
+                } else {
+                    let digest = ChunkDigest(checksum)
+                    digest.update(chunk)
+                    if makesFile {
+                        try recordFinishing(&row, size: size, sha256: checksum == .sha256 ? digest.hex : nil)
+                    }
+                    confirmed = try upload.send(.buffer(chunk, observer: recorder), to: handle, at: offset,
+                                                of: target, checksum: (checksum, digest.base64))
                 }
-                confirmed = try upload.send(.buffer(UnsafeRawBufferPointer(chunk), observer: recorder), to: handle, at: offset,
-                                            of: target, checksum: (checksum, digest.base64))
             } else {
                 // Its digest is known only once it has been read.
                 if makesFile { try recordFinishing(&row, size: size, sha256: nil) }

@@ -19,9 +19,10 @@ extension UploadJob {
     /// name it does not list is not believed forever.
     static let maxNameTries = 10
 
-    /// Commits, before the request that makes the file, what that request will make.
-    func recordFinishing(_ row: inout Transfer, size: Int64, sha256: String?) throws {
-        try store.recordFinishing(row.id, remotePath: row.remotePath, bytes: size, sha256: sha256)
+    /// Commits, before the request that makes the file, what that request will make;
+    /// durably unless the caller says the server itself will tell (see `store.recordFinishing`).
+    func recordFinishing(_ row: inout Transfer, size: Int64, sha256: String?, durable: Bool = true) throws {
+        try store.recordFinishing(row.id, remotePath: row.remotePath, bytes: size, sha256: sha256, durable: durable)
         row.finishing = true
         row.sha256 = sha256
         CrashWindow.aboutToMakeFile.pauseIfTesting(transfer: row.id, cancellation: cancellation)

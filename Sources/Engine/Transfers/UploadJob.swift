@@ -290,10 +290,11 @@ final class UploadJob {
     /// A new upload on the server for the row's target, remembered with the row.
     func startUpload(_ row: inout Transfer, _ source: SourceFile) throws {
         let started = try upload.start(target(row, source))
-        try store.setUpload(row.id, url: started.handle, expiresAt: started.expiresAt)
+        try store.startedUpload(row.id, url: started.handle, expiresAt: started.expiresAt)
         row.uploadURL = started.handle
         row.uploadExpiresAt = started.expiresAt
         row.checkpoint = Checkpoint()
+        counters.resumedAt = 0
     }
 
     /// Where the server stands on the row's upload; the expiry it gives is kept with the row.

@@ -10,15 +10,21 @@ extension QueueStore {
               set columns: [(String, SQLValue)] = []) throws -> Transfer? {
         try database.transaction {
             guard let row = try transfer(id: id) else { return nil }
-            if let allowedFrom, !allowedFrom.contains(row.state) { throw IllegalTransition(from: row.state, to: next) }
-            _ = try row.state.moving(to: next)
-            var assignments = ["state = ?"]
-            var args: [SQLValue] = [.text(next.rawValue)]
-            for (column, value) in columns { assignments.append("\(column) = ?"); args.append(value) }
-            args += [.int(id), .text(row.state.rawValue)]
-            try database.run("UPDATE transfers SET \(assignments.joined(separator: ", ")) WHERE id = ? AND state = ?", args)
-            return row
+            return try move(row, to: next, allowedFrom: allowedFrom, set: columns)
         }
+    }
+
+    /// The same for a row just read in the caller's transaction.
+    private func move(_ row: Transfer, to next: TransferState, allowedFrom: Set<TransferState>? = nil,
+                      set columns: [(String, SQLValue)] = []) throws -> Transfer {
+        if let allowedFrom, !allowedFrom.contains(row.state) { throw IllegalTransition(from: row.state, to: next) }
+        _ = try row.state.moving(to: next)
+        var assignments = ["state = ?"]
+        var args: [SQLValue] = [.text(next.rawValue)]
+        for (column, value) in columns { assignments.append("\(column) = ?"); args.append(value) }
+        args += [.int(row.id), .text(row.state.rawValue)]
+        try database.run("UPDATE transfers SET \(assignments.joined(separator: ", ")) WHERE id = ? AND state = ?", args)
+        return row
     }
 
     /// Moves every row in one of `sources` (and matching `condition`) to `next` in one
@@ -50,7 +56,7 @@ extension QueueStore {
     public func start(_ id: Int64, resumedAt: Int64) throws -> Transfer? {
         try database.transaction {
             guard let row = try transfer(id: id), !row.paused else { return nil }
-            return try move(row.id, to: .inProgress, set: Self.reasonColumns(nil) + [
+            return try move(row, to: .inProgress, set: Self.reasonColumns(nil) + [
                 ("started_at", .int(nowMilliseconds())), ("next_attempt_at", .null),
                 ("resumed_at", .int(resumedAt)), ("bytes_read", .int(0)), ("bytes_hashed", .int(0)),
             ])
@@ -76,6 +82,15 @@ extension QueueStore {
     public func setUpload(_ id: Int64, url: String?, expiresAt: Int64?) throws {
         try database.run("UPDATE transfers SET upload_url = ?, upload_expires_at = ? WHERE id = ?",
                          [.optionalText(url), .optionalInt(expiresAt), .int(id)])
+    }
+
+    /// A new upload on the server: its handle, and nothing of it confirmed yet (this attempt
+    /// resumes at zero), in one row update.
+    public func startedUpload(_ id: Int64, url: String, expiresAt: Int64?) throws {
+        try database.run("""
+            UPDATE transfers SET upload_url = ?, upload_expires_at = ?, checkpoint_offset = 0, hash_state = NULL, bytes_done = 0,
+                resumed_at = 0 WHERE id = ? AND state = \(TransferState.inProgress.sql)
+            """, [.text(url), .optionalInt(expiresAt), .int(id)])
     }
 
     /// Forgets progress: the next attempt starts from byte zero, saying why.
@@ -107,9 +122,12 @@ extension QueueStore {
     }
 
     /// An upload is about to make its file: the name, size and SHA-256 (when known before
-    /// the request) it will have, committed durably before the request that makes it.
-    public func recordFinishing(_ id: Int64, remotePath: String, bytes: Int64, sha256: String?) throws {
-        try database.transaction(durable: true) {
+    /// the request) it will have, committed before the request that makes it, durably
+    /// unless `durable` is false: the caller knows that a power cut taking the record back
+    /// leaves nothing to repeat (a new file whose SHA-256 the server keeps and reports is
+    /// recognised at its name by the next attempt's look at the target).
+    public func recordFinishing(_ id: Int64, remotePath: String, bytes: Int64, sha256: String?, durable: Bool = true) throws {
+        try database.transaction(durable: durable) {
             _ = try database.run("""
                 UPDATE transfers SET finishing = 1, remote_path = ?, bytes_total = ?, sha256 = ? WHERE id = ? AND state = \(TransferState.inProgress.sql)
                 """, [.text(remotePath), .int(bytes), .optionalText(sha256), .int(id)])
@@ -117,10 +135,15 @@ extension QueueStore {
     }
 
     /// Done: the whole-file digest and the time are stored with the row; `verified` says the
-    /// server showed the finished file (see `Transfer.verifiedAt`). Durable: a completed row
-    /// that a crash took back would be sent again.
-    public func complete(_ id: Int64, sha256: String?, bytes: Int64, verified: Bool = false) throws {
-        try database.transaction(durable: true) {
+    /// server showed the finished file (see `Transfer.verifiedAt`).
+    ///
+    /// Durable, so that a completed row a power cut took back is not sent again, unless
+    /// `madeFileRecorded`: the upload durably recorded the file it made (`recordFinishing`)
+    /// before making it, and its next attempt recognises that file on the server instead of
+    /// sending it again. A verified row stays durable all the same: its original may go to
+    /// the trash next, and must not go while the row could still say anything else.
+    public func complete(_ id: Int64, sha256: String?, bytes: Int64, verified: Bool = false, madeFileRecorded: Bool = false) throws {
+        try database.transaction(durable: verified || !madeFileRecorded) {
             let now = nowMilliseconds()
             let row = try move(id, to: .completed, set: Self.reasonColumns(nil) + [
                 ("sha256", .optionalText(sha256)), ("completed_at", .int(now)),

@@ -19,7 +19,10 @@ public final class ChunkDigest {
     }
 
     /// The digest, in base64 (tus's `Upload-Checksum`).
-    public var base64: String { Data(final).base64EncodedString() }
+    public var base64: String { Self.base64(final) }
+
+    /// A digest in base64.
+    public static func base64(_ digest: [UInt8]) -> String { Data(digest).base64EncodedString() }
 
     /// The digest, in lowercase hex (Nextcloud's `OC-Checksum: SHA256:<hex>`).
     public var hex: String { final.lowercaseHex }
