@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// What a person hands over is on the disk before the command says it is queued: each of
-/// these commits flushes the WAL (`synchronous=FULL`), counted at SQLite's file layer.
+/// these commits flushes the WAL before it returns, counted at SQLite's file layer.
 /// Progress checkpoints do not wait for the disk.
 @Suite("Durable writes")
 struct DurableWriteTests {
@@ -62,6 +62,36 @@ struct DurableWriteTests {
         #expect(try syncs { try store.complete(id, sha256: "ab", bytes: 10, verified: true) } > 0, "completed")
         let done = try #require(try store.transfer(id: id))
         #expect(!done.finishing && done.verifiedAt != nil && done.state == .completed)
+    }
+
+    @Test("a new file whose SHA-256 the server keeps, and a completion its recorded file covers, do not wait for the disk; one whose original may go to the trash does")
+    func recognisableStepsAreNotFlushed() throws {
+        let store = try QueueStore(path: path)
+        let account = try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a")
+        let ids = try store.enqueue([upload(account, "a.jpg"), upload(account, "b.jpg")])
+        for id in ids { try store.start(id, resumedAt: 0) }
+        #expect(try syncs { try store.recordFinishing(ids[0], remotePath: "/Photos/a.jpg", bytes: 10, sha256: "ab", durable: false) } == 0)
+        #expect(try syncs { try store.complete(ids[0], sha256: "ab", bytes: 10, madeFileRecorded: true) } == 0)
+        try store.recordFinishing(ids[1], remotePath: "/Photos/b.jpg", bytes: 10, sha256: "cd")
+        #expect(try syncs { try store.complete(ids[1], sha256: "cd", bytes: 10, verified: true, madeFileRecorded: true) } > 0)
+        #expect(try store.transfer(id: ids[0])?.state == .completed && store.transfer(id: ids[1])?.state == .completed)
+    }
+
+    @Test("durable commits from several threads at once each return with their change on the disk, sharing flushes")
+    func concurrentDurableCommits() throws {
+        let first = try QueueStore(path: path)
+        let account = try first.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a")
+        let threads = 4, each = 25
+        let batches = (0..<threads).map { t in (0..<each).map { i in upload(account, "t\(t)-\(i).jpg") } }
+        let path = path
+        let n = syncs {
+            DispatchQueue.concurrentPerform(iterations: threads) { t in
+                guard let store = try? QueueStore(path: path) else { return }
+                for transfer in batches[t] { _ = try? store.enqueue([transfer]) }
+            }
+        }
+        #expect(try first.transfers().count == threads * each)
+        #expect(n > 0 && n <= threads * each, "\(n) flushes for \(threads * each) commits")
     }
 
     @Test("progress checkpoints do not wait for the disk")

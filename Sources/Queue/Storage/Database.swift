@@ -149,11 +149,33 @@ public final class Database {
     /// and another thread of this process waits for its turn (`WriterTurn`) before it begins.
     /// Nested calls become savepoints inside the outer transaction.
     ///
-    /// `durable` commits with `synchronous=FULL`: the WAL is flushed to the disk before this
-    /// returns, so what a person was told is queued survives a power cut.
+    /// `durable`: the WAL is flushed to the disk before this returns, so what a person was
+    /// told is queued survives a power cut. The flush happens after the commit, out of the
+    /// turn to write, shared with the other durable commits of the moment (`LogFlush`).
     public func transaction<T>(durable: Bool = false, _ body: () throws -> T) throws -> T {
-        if transactionDepth == 0 { return try inWriterTurn { try transactionBody(durable: durable, body) } }
-        return try transactionBody(durable: durable, body)
+        guard transactionDepth == 0 else { return try transactionBody(body) }
+        let value = try inWriterTurn { try transactionBody(body) }
+        if durable && walEnabled, let failed = logFlush.commitMade(flush: syncLog) {
+            throw DatabaseError(code: SQLITE_IOERR | (4 << 8), // SQLITE_IOERR_FSYNC
+                                message: "the queue's changes could not be flushed to the disk: \(String(cString: strerror(failed)))",
+                                path: path, systemErrno: failed)
+        }
+        return value
+    }
+
+    private lazy var logFlush = LogFlush.forFile(path)
+
+    /// Syncs this connection's write-ahead log to the disk through SQLite's own file layer,
+    /// as a `synchronous=FULL` commit would; the errno when that failed.
+    private func syncLog() -> Int32? {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK,
+              let file, let sync = file.pointee.pMethods?.pointee.xSync else { return EIO }
+        guard sync(file, SQLITE_SYNC_NORMAL) == SQLITE_OK else {
+            let failed = sqlite3_system_errno(handle)
+            return failed != 0 ? failed : EIO
+        }
+        return nil
     }
 
     /// Runs `body` in this process's turn to write, within the busy timeout: SQLite waits for
@@ -172,12 +194,8 @@ public final class Database {
         return result
     }
 
-    private func transactionBody<T>(durable: Bool, _ body: () throws -> T) throws -> T {
+    private func transactionBody<T>(_ body: () throws -> T) throws -> T {
         let nested = transactionDepth > 0
-        if durable && !nested && walEnabled {
-            try execute("PRAGMA synchronous=FULL")
-        }
-        defer { if durable && !nested && walEnabled { try? execute("PRAGMA synchronous=NORMAL") } }
         try execute(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE")
         transactionDepth += 1
         defer { transactionDepth -= 1 }
