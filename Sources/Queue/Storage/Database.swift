@@ -155,15 +155,13 @@ public final class Database {
     public func transaction<T>(durable: Bool = false, _ body: () throws -> T) throws -> T {
         guard transactionDepth == 0 else { return try transactionBody(body) }
         let value = try inWriterTurn { try transactionBody(body) }
-        if durable && walEnabled, let failed = logFlush.commitMade(flush: syncLog) {
+        if durable && walEnabled, let failed = writerTurn.logFlush.commitMade(flush: syncLog) {
             throw DatabaseError(code: SQLITE_IOERR | (4 << 8), // SQLITE_IOERR_FSYNC
                                 message: "the queue's changes could not be flushed to the disk: \(String(cString: strerror(failed)))",
                                 path: path, systemErrno: failed)
         }
         return value
     }
-
-    private lazy var logFlush = LogFlush.forFile(path)
 
     /// Syncs this connection's write-ahead log to the disk through SQLite's own file layer,
     /// as a `synchronous=FULL` commit would; the errno when that failed.

@@ -11,6 +11,7 @@ import Platform
 /// it has ended. A sync works on the file, not on one connection's descriptor of it, so one
 /// flush covers every connection's commits before it; commits that arrive while a flush
 /// runs share the next one.
+/// One per database file in a process, kept with its `WriterTurn`.
 final class LogFlush: @unchecked Sendable {
     // Sendable by construction: every field is read and written with `condition` held.
     private let condition = Condition()
@@ -21,7 +22,6 @@ final class LogFlush: @unchecked Sendable {
     /// The error of the last flush, for the commits it was to cover.
     private var failure: (covering: UInt64, errno: Int32)?
 
-    private init() {}
 
     /// Returns once a flush begun after the caller's commit has ended; the errno of a
     /// failed flush otherwise (`EIO`, `ENOSPC`: the commit is in the log, perhaps not on the
@@ -49,16 +49,4 @@ final class LogFlush: @unchecked Sendable {
         }
         return nil
     }
-
-    /// The flusher of the database at `path`, shared by its connections in this process.
-    static func forFile(_ path: String) -> LogFlush {
-        flushers.withLock { flushers in
-            if let flusher = flushers[path] { return flusher }
-            let flusher = LogFlush()
-            flushers[path] = flusher
-            return flusher
-        }
-    }
-
-    private static let flushers = Locked<[String: LogFlush]>([:])
 }

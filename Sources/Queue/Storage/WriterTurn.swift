@@ -21,6 +21,8 @@ import Platform
 final class WriterTurn: @unchecked Sendable {
     // Sendable by construction: the mutex is the only state, and pthread guards it.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// The flushes of the same file's log after durable commits, taken out of the turn.
+    let logFlush = LogFlush()
 
     private init() {
         mutex = .allocate(capacity: 1)
