@@ -5,11 +5,6 @@ import Transport
 /// Starting transfers: budgets per direction, lanes, and the gates that hold some rows
 /// back (a busy server, a password that cannot be read, a Wi-Fi rule, no network).
 extension Agent {
-    /// Rows looked at beyond the free slots in one query. Whatever holds rows back holds
-    /// them in the next query too (the account or rule is left out), so many held rows
-    /// never hide the ones behind them.
-    static let lookahead = 16
-
     func dispatch(_ store: QueueStore) throws {
         let (online, diskFull, pausedByYou) = state.withLock { ($0.online, $0.diskFull, $0.pausedByYou) }
         guard !diskFull, !pausedByYou else { return }
@@ -44,7 +39,11 @@ extension Agent {
             var skipped = state.withLock { s in Set(s.running.filter { $0.value.direction == direction }.keys) }
             var free = slots - skipped.count
             while free > 0 {
-                let limit = free + Self.lookahead
+                // As many rows as there are free slots: a row held back ends this query's
+                // look (its account or rule is left out of the next query, so held rows never
+                // hide the ones behind them), and a small photo's pass would otherwise read
+                // and decode rows it never starts.
+                let limit = free
                 let rows = try store.runnable(direction: direction, now: now, limit: limit, excluding: skipped,
                                               excludingAccounts: heldAccounts, holdingWifiRule: holdingWifiRule,
                                               holdingRules: Set(heldRules.keys))
