@@ -130,6 +130,32 @@ struct NextcloudSmallFileTests {
         }
     }
 
+    @Test("a power cut takes back the record made just before the PUT (it is not flushed to the disk for a new file on Nextcloud): the restarted agent finds the file it sent at its name, no (1), nothing sent again")
+    func recordLostInAPowerCut() async throws {
+        try await offThePool {
+            let scene = try SecondWriterScene(.nextcloud, hold: nil)
+            scene.session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "upload-made"
+            try scene.session.startAgent()
+            try scene.waitForLog("paused at upload-made")
+            scene.session.killAgent()
+            scene.session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+            // What a power cut may leave of commits that were never flushed: the row as it was
+            // before the record of the file being made.
+            let store = try QueueStore(path: scene.session.databasePath)
+            try store.database.run("UPDATE transfers SET finishing = 0, sha256 = NULL WHERE id = 1")
+            let before = try scene.proxy.bytesSent()
+
+            try scene.session.startAgent()
+            try scene.session.waitForAll("completed", count: 1, timeout: 60)
+            #expect(try scene.listing() == [SecondWriterTests.name], "one file, no (1)")
+            #expect(try TestData.sha256(ofFile: scene.onServer(SecondWriterTests.name)) == (try TestData.sha256(ofFile: scene.file)))
+            #expect(try scene.proxy.bytesSent() - before < 64 << 10, "no body sent again")
+            #expect(!scene.session.agentLog.contains("(1)"), "\(scene.session.agentLog.suffix(2000))")
+            let stats = try #require(try scene.running.reference?.stats())
+            #expect((stats["puts"] as? [String: Int])?["\(SecondWriterTests.folder)/\(SecondWriterTests.name)"] == 1, "made once: \(stats)")
+        }
+    }
+
     @Test("a connection reset mid-PUT: no part of the file appears under its name, and the retry sends it whole, saying why it starts again")
     func resetMidPut() async throws {
         try await offThePool {

@@ -114,12 +114,14 @@ extension UploadJob {
                     let whole = RunningSHA256()
                     whole.update(chunk)
                     if makesFile {
-                        // The server keeps that SHA-256 with the file it makes, so a new file
-                        // needs no flush to the disk before the request: if a power cut takes
-                        // the record back, the next attempt's look at the target finds this
-                        // file with this content and completes. A new version stays durable:
-                        // the next attempt would take its own version for someone else's.
-                        try recordFinishing(&row, size: size, sha256: whole.hexDigest, durable: row.replaceable != nil)
+                        // Nextcloud keeps the SHA-256 sent with a file and reports it in its
+                        // listings, so a new file there needs no flush to the disk before the
+                        // request: if a power cut takes the record back, the next attempt's look
+                        // at the target finds this file with this content and completes. A new
+                        // version stays durable (the next attempt would take its own version for
+                        // someone else's), and so does every file elsewhere.
+                        let recognisable = row.replaceable == nil && account.server.kind == .nextcloud
+                        try recordFinishing(&row, size: size, sha256: whole.hexDigest, durable: !recognisable)
                     }
                     let quiet = ProgressRecorder(progress: settings.progress, position: offset, next: nil)
                     confirmed = try upload.send(.buffer(chunk, observer: quiet), to: handle, at: offset, of: target,
