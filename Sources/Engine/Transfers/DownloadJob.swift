@@ -78,10 +78,11 @@ final class DownloadJob {
         try store.checkpoint(transfer.id, offset: offset, hashState: offset > 0 ? sha.state : nil,
                              counters: ResumeCounters(resumedAt: offset), resetAttempts: false)
 
-        let hasher = PipelinedHasher(sha)
-        defer { hasher.stop() }
+        // Hashed on the transfer's own thread, a written buffer at a time while it is still in
+        // the cache: on two cores a hashing thread of its own cost a copy of every byte and a
+        // wake-up per buffer, and the download took longer than hashing inline.
         // Counts into memory only; the agent writes the row (no database inside callbacks).
-        let recorder = ProgressRecorder(progress: settings.progress, position: offset, next: hasher)
+        let recorder = ProgressRecorder(progress: settings.progress, position: offset, next: sha)
         let result: DownloadResult
         do {
             result = try dav.download(transfer.remotePath, to: file.descriptor, from: offset, ifRange: item.rangeValidator,
@@ -94,9 +95,8 @@ final class DownloadJob {
         }
         progressed = true
         try forgetCheckpoint(ifStartedOver: recorder, file: file)
-        hasher.drain()
         // A 200 restarted the hash before its first byte: it covers exactly the file.
-        let digest = hasher.sha.hexDigest
+        let digest = sha.hexDigest
         guard result.isComplete else {
             throw Classified(Reason(.connectionReset, "the server ended the download early"))
         }

@@ -6,7 +6,7 @@ import COpenSSL
 /// Uses OpenSSL's SHA256_CTX, the one context whose fields are public (and which uses
 /// the SHA extensions where the CPU has them). The saved form is explicit, field by field,
 /// little-endian, behind a format version, never a memory dump.
-public final class RunningSHA256: ByteObserver {
+public final class RunningSHA256: RestartableObserver {
     private var context = SHA256_CTX()
     /// How many bytes the hash covers.
     public private(set) var count: Int64 = 0
@@ -56,6 +56,12 @@ public final class RunningSHA256: ByteObserver {
     }
 
     public func observe(_ bytes: UnsafeRawBufferPointer) { update(bytes) }
+
+    /// Forgets every byte: a hash of nothing, for a file that starts again from byte 0.
+    public func startOver() {
+        SHA256_Init(&context)
+        count = 0
+    }
 
     /// The digest so far, as lower-case hex, without disturbing the running state.
     public var hexDigest: String {
