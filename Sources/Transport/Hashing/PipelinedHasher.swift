@@ -1,11 +1,12 @@
 import Platform
 
-/// Hashes bytes on a thread of its own, so hashing overlaps with sending.
+/// Hashes an upload's bytes on a thread of its own, so hashing overlaps with sending.
+/// (A download hashes on its transfer's thread, each gathered buffer right after the file
+/// took it: see `ExchangeContext`.)
 ///
 /// `observe` copies each piece into one of a few fixed buffers and returns at once; a
-/// buffer goes to the hashing thread once it is full (libcurl hands a download over in
-/// pieces of a few dozen kB, and waking the thread for each cost more than hashing them),
-/// and the thread works through them in order. Memory is bounded by the buffers
+/// buffer goes to the hashing thread once it is full (waking the thread for each small
+/// piece cost more than hashing it), and the thread works through them in order. Memory is bounded by the buffers
 /// (`depth` × `bufferSize`), whatever the file size. Read the digest or state only after
 /// `drain()`, which hands over the last buffer and waits for every byte handed in so far.
 ///
@@ -16,7 +17,7 @@ import Platform
 ///
 /// The buffers are 256 KiB: three of them are resident for the whole transfer, and the
 /// hashing thread is the pipeline's slowest stage whatever their size. Uploads into a
-/// local tus sink and 1 GiB downloads ran as fast with 256 KiB as with 1 MiB (4x the
+/// local tus sink ran as fast with 256 KiB as with 1 MiB (4x the
 /// hand-overs, a few thousand a second, cost no measurable CPU); 128 KiB began to cost.
 public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
     // Sendable by construction: every mutable field below is read and written only while
