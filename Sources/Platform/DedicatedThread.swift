@@ -43,14 +43,24 @@ public struct DedicatedThread: Sendable {
     /// Lets the thread clean up after itself when it ends. Call instead of `join()`.
     public func detach() { pthread_detach(handle) }
 
-    /// Starts `body` on a thread that nobody joins, named `name`. When the system has no
-    /// thread to give, that is logged and nothing runs: the caller's records show the work
-    /// as still running, and nothing is done twice.
-    public static func startDetached(name: String, _ body: @escaping @Sendable () -> Void) {
-        do { try DedicatedThread(name: name, body).detach() } catch {
+    /// Starts `body` on a thread that nobody joins, named `name`. False, and logged, when
+    /// the system has no thread to give: `body` never runs, and the caller undoes what it
+    /// set up for it (or the work would be waited for forever).
+    public static func startDetached(name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
+        do {
+            if let refused = refusedForTests, name.hasPrefix(refused) { throw SystemError("pthread_create", errno: EAGAIN) }
+            try DedicatedThread(name: name, body).detach()
+        } catch {
             Log.error("\(name): \(error)")
+            return false
         }
+        return true
     }
+
+    /// With `INSTANT_UPLOAD_TEST_NO_THREAD=<prefix>` in the environment, the threads whose
+    /// names start with it are refused as if the system had none (the tests of what the
+    /// callers do then). Read here and nowhere else; without it this does nothing.
+    private static let refusedForTests: String? = getenv("INSTANT_UPLOAD_TEST_NO_THREAD").map { String(cString: $0) }
 
     /// Runs `body` on a thread of its own and waits for its result.
     public static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) throws(SystemError) -> T {

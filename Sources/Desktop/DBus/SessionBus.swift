@@ -69,7 +69,8 @@ final class SessionBus: Sendable {
     /// Starts the dispatch thread. `onSignals` runs on it, with no lock held.
     func start(name: String, onSignals: @escaping @Sendable ([BusSignal]) -> Void) {
         connection.withLock { $0.collectSignals() }
-        DedicatedThread.startDetached(name: name) { [self] in dispatchLoop(onSignals) }
+        // Without a thread (logged) no signal is delivered; calls still work.
+        _ = DedicatedThread.startDetached(name: name) { [self] in dispatchLoop(onSignals) }
     }
 
     /// Ends the dispatch thread; the connection closes when the last reference goes.

@@ -70,8 +70,15 @@ public final class ControlSocketServer: @unchecked Sendable {
         }
         guard starting else { return }
         looping.store(true, ordering: .sequentiallyConsistent)
-        DedicatedThread.startDetached(name: "control-socket") { [self] in
+        let running = DedicatedThread.startDetached(name: "control-socket") { [self] in
             acceptLoop()
+            looping.store(false, ordering: .sequentiallyConsistent)
+            ended.signal()
+        }
+        if !running {
+            // The doorbell is deaf (the agent still looks at the queue every few seconds);
+            // `close()` must not wait for a loop that never ran.
+            Log.error("control socket: no thread to answer on; commands reach the agent only at its next look at the queue")
             looping.store(false, ordering: .sequentiallyConsistent)
             ended.signal()
         }

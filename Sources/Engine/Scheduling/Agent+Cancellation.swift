@@ -29,7 +29,7 @@ extension Agent {
         let path = options.paths.queueDatabase
         let settings = options.settings
         let passwords = self.passwords
-        DedicatedThread.startDetached(name: "cancel-\(row.id)") { [self] in
+        let running = DedicatedThread.startDetached(name: "cancel-\(row.id)") { [self] in
             do {
                 let store = try QueueStore(path: path)
                 try CancelJob(id: row.id, settings: settings, cancellation: cancellation).run(store: store) { account in
@@ -42,5 +42,7 @@ extension Agent {
             state.withLock { _ = $0.cancelling.removeValue(forKey: row.id) }
             wake()
         }
+        // The row keeps its cancel request: a later pass tries again.
+        if !running { state.withLock { _ = $0.cancelling.removeValue(forKey: row.id) } }
     }
 }

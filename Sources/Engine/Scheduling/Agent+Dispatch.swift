@@ -161,7 +161,7 @@ extension Agent {
         let serverInfo = self.serverInfo
         let transfer = started
         Log.debug("starting \(row.direction.rawValue) \(row.id): \(row.name)")
-        DedicatedThread.startDetached(name: "transfer-\(row.id)") { [self] in
+        let running = DedicatedThread.startDetached(name: "transfer-\(row.id)") { [self] in
             let outcome: JobOutcome
             do {
                 let jobStore = try jobStores.take()
@@ -180,6 +180,11 @@ extension Agent {
                 outcome = c.isTransient ? .retry(c, progressed: false) : .failed(c.reason)
             }
             finished(transfer.id, outcome)
+        }
+        if !running {
+            // Nothing runs it: recorded as ended now, it waits its backoff and is tried again,
+            // rather than holding its slot as in progress until the agent restarts.
+            finished(transfer.id, .retry(Classification(reason: Reason(.noResources)), progressed: false))
         }
         return true
     }

@@ -51,10 +51,12 @@ final class CredentialCache: Sendable {
             return (.asking, true)
         }
         if ask {
-            DedicatedThread.startDetached(name: "password-\(account.id)") { [self] in
+            let running = DedicatedThread.startDetached(name: "password-\(account.id)") { [self] in
                 record(lookup(account), for: account)
                 answered()
             }
+            // Not asking after all: a later pass asks again.
+            if !running { entries.withLock { _ = $0.removeValue(forKey: account.id) } }
         }
         return entry
     }

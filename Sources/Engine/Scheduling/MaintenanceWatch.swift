@@ -1,3 +1,4 @@
+import Glibc
 import Platform
 import Queue
 import Transport
@@ -109,10 +110,11 @@ final class MaintenanceWatch: Sendable {
     }
 
     private func check(_ account: Account, answered: @escaping @Sendable () -> Void) {
-        DedicatedThread.startDetached(name: "status-\(account.id)") { [self] in
+        let running = DedicatedThread.startDetached(name: "status-\(account.id)") { [self] in
             record(Result { try ask(account) }, for: account)
             answered()
         }
+        if !running { record(.failure(SystemError("pthread_create", errno: EAGAIN)), for: account) }
     }
 
     private func record(_ result: Result<ServerStatus?, Error>, for account: Account) {

@@ -59,12 +59,15 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
     case sourceChanged = "source_changed"
     case uploadExpired = "upload_expired"
     case uploadLost = "upload_lost"
+    // Transient too (declared last: the codes' order is kept for what lists them by it).
+    /// This computer had no thread (or the memory for one) to run the transfer on.
+    case noResources = "no_resources"
 
     /// Transient reasons put a row in `retrying`; the others in `failed`.
     public var isTransient: Bool {
         switch self {
         case .offline, .wifi, .paused, .battery, .credentials, .diskFull, .unreachable, .timeout, .connectionReset, .serverError,
-             .serverBusy, .maintenance, .checksumMismatch, .queueDatabase, .sourceChanged, .uploadExpired, .uploadLost:
+             .serverBusy, .maintenance, .checksumMismatch, .queueDatabase, .noResources, .sourceChanged, .uploadExpired, .uploadLost:
             return true
         default:
             return false
@@ -87,6 +90,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         case .maintenance: "the server is in maintenance mode"
         case .checksumMismatch: "a chunk arrived damaged and is sent again"
         case .queueDatabase: "the queue database could not be written for a moment"
+        case .noResources: "this computer had no memory or threads to spare to start it"
         case .auth: "the server did not accept the password"
         case .rejectedByServer: "the server refused the file"
         case .targetMissing: "the folder on the server no longer exists"
@@ -116,6 +120,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         case .timeout, .connectionReset, .serverError, .serverBusy, .maintenance, .checksumMismatch, .queueDatabase,
              .sourceChanged, .uploadExpired, .uploadLost:
             "nothing: it is retried by itself"
+        case .noResources: "nothing: it is retried by itself; if it lasts, close some programs"
         case .unreachable: "nothing: it is retried by itself; if it lasts, check the address and that the server is running"
         case .auth: "log in again: `instant-upload account add` with the new password, then `instant-upload retry ID`"
         case .rejectedByServer: "discard it: `instant-upload cancel ID`"

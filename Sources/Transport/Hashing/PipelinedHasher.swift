@@ -53,7 +53,16 @@ public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
         condition.lock()
         free = (0..<depth).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64) }
         condition.unlock()
-        DedicatedThread.startDetached(name: "sha256") { [self] in work() }
+        guard DedicatedThread.startDetached(name: "sha256", { [self] in work() }) else {
+            // No thread to be had: the rest is hashed as it comes, on the caller's thread.
+            threadStarted = false
+            condition.lock()
+            for b in free { b.deallocate() }
+            free = []
+            condition.unlock()
+            inlineLeft = .max
+            return
+        }
     }
 
     deinit {
@@ -70,6 +79,7 @@ public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
                 return
             }
             startThread()
+            guard threadStarted else { return sha.update(bytes) }
         }
         var offset = 0
         while offset < bytes.count {
