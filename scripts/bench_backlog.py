@@ -174,30 +174,39 @@ def main() -> int:
     parser.add_argument("--small", type=int, default=2000)
     parser.add_argument("--large", type=int, default=200_000)
     parser.add_argument("--measure", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3, help="pairs of runs; the median ratio is reported")
     parser.add_argument("--json", help="write the figures to this file as well")
     parser.add_argument("--profile", help="record the agent with `perf record -g` into this file (the long backlog's run)")
     args = parser.parse_args()
     binary = os.path.abspath(os.path.join(REPO, args.bin, "instant-upload"))
-    results = []
-    for backlog in (args.small, args.large):
-        r = run(binary, backlog, args.measure, profile=args.profile if backlog == args.large else None)
-        results.append(r)
-        print(f"backlog {backlog:>7,}: {r['files_per_s']:6.1f} files/s, agent CPU {r['cpu_ms_per_file']:.2f} ms per file, "
-              f"{r['requests_per_file']:.2f} requests per file "
-              f"(first {r['measured_files']:,} completions; files made in {r['made_s']:.1f} s, queued by `upload` in "
-              f"{r['queued_s']:.1f} s, agent start to first completion {r['start_s']:.2f} s and {r['start_cpu_s']:.2f} s CPU; "
-              f"{r['failed']} failed)")
-    small, large = results
-    ratio = large["files_per_s"] / small["files_per_s"]
+    # Each rate is measured over a couple of seconds, so one pair of runs on a shared machine
+    # can land on either side of the goal: the pairs are run `--rounds` times, alternating,
+    # and the round with the median ratio is the one reported.
+    rounds = []
+    for _ in range(args.rounds):
+        results = []
+        for backlog in (args.small, args.large):
+            r = run(binary, backlog, args.measure, profile=args.profile if backlog == args.large else None)
+            results.append(r)
+            print(f"backlog {backlog:>7,}: {r['files_per_s']:6.1f} files/s, agent CPU {r['cpu_ms_per_file']:.2f} ms per file, "
+                  f"{r['requests_per_file']:.2f} requests per file "
+                  f"(first {r['measured_files']:,} completions; files made in {r['made_s']:.1f} s, queued by `upload` in "
+                  f"{r['queued_s']:.1f} s, agent start to first completion {r['start_s']:.2f} s and {r['start_cpu_s']:.2f} s CPU; "
+                  f"{r['failed']} failed)")
+        rounds.append((results[1]["files_per_s"] / results[0]["files_per_s"], results))
+    ratios = [ratio for ratio, _ in rounds]
+    ratio, (small, large) = sorted(rounds, key=lambda r: r[0])[len(rounds) // 2]
+    results = [small, large]
     cpu = max(small["cpu_ms_per_file"], large["cpu_ms_per_file"])
     print(f"backlog: {large['backlog']:,} queued runs at {ratio:.2f}x the rate of {small['backlog']:,} queued "
-          f"(goal >= {RATE_GOAL}): {'PASS' if ratio >= RATE_GOAL else 'MISS'}")
+          f"(median of {len(ratios)} rounds: {', '.join(f'{x:.2f}x' for x in ratios)}; goal >= {RATE_GOAL}): "
+          f"{'PASS' if ratio >= RATE_GOAL else 'MISS'}")
     print(f"backlog: at most {cpu:.2f} ms of agent CPU per small file (goal <= {CPU_GOAL_MS} ms): "
           f"{'PASS' if cpu <= CPU_GOAL_MS else 'MISS'}")
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:
-            json.dump({"runs": results, "rate_ratio": ratio, "cpu_ms_per_file": cpu}, f, indent=2)
+            json.dump({"runs": results, "rate_ratio": ratio, "rate_ratios": ratios, "cpu_ms_per_file": cpu}, f, indent=2)
     return 0
 
 
