@@ -108,11 +108,7 @@ struct NextcloudSmallFileTests {
     func killedInsideThePut() async throws {
         try await offThePool {
             let scene = try SecondWriterScene(.nextcloud, hold: nil)
-            scene.session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "upload-made"
-            try scene.session.startAgent()
-            try scene.waitForLog("paused at upload-made")
-            scene.session.killAgent()
-            scene.session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+            try scene.killAgent(at: "upload-made")
             let sha = try TestData.sha256(ofFile: scene.file)
             let row = try #require(try QueueStore(path: scene.session.databasePath).transfer(id: 1))
             #expect(row.state == .inProgress && row.finishing && row.sha256 == sha,
@@ -134,11 +130,7 @@ struct NextcloudSmallFileTests {
     func recordLostInAPowerCut() async throws {
         try await offThePool {
             let scene = try SecondWriterScene(.nextcloud, hold: nil)
-            scene.session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "upload-made"
-            try scene.session.startAgent()
-            try scene.waitForLog("paused at upload-made")
-            scene.session.killAgent()
-            scene.session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+            try scene.killAgent(at: "upload-made")
             // What a power cut may leave of commits that were never flushed: the row as it was
             // before the record of the file being made.
             let store = try QueueStore(path: scene.session.databasePath)

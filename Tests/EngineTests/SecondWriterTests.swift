@@ -64,11 +64,7 @@ struct SecondWriterTests {
     func killedInsideTheFinishingRequest(_ kind: ServerKind) async throws {
         try await offThePool {
             let scene = try SecondWriterScene(kind, hold: nil, size: Self.size(for: kind))
-            scene.session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "upload-made"
-            try scene.session.startAgent()
-            try scene.waitForLog("paused at upload-made")
-            scene.session.killAgent()
-            scene.session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+            try scene.killAgent(at: "upload-made")
             let row = try #require(try QueueStore(path: scene.session.databasePath).transfer(id: 1))
             #expect(row.state == .inProgress && row.finishing, "the row recorded what it was making: \(row.state) \(row.finishing)")
             let before = try scene.proxy.bytesSent()
@@ -98,11 +94,7 @@ struct SecondWriterTests {
     func sameSizeFileIsNotTakenForOurs() async throws {
         try await offThePool {
             let scene = try SecondWriterScene(.apache, hold: nil)
-            scene.session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "upload-finishing"
-            try scene.session.startAgent()
-            try scene.waitForLog("paused at upload-finishing")
-            scene.session.killAgent()
-            scene.session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+            try scene.killAgent(at: "upload-finishing")
             let theirs = try scene.saveTheirs()
 
             try scene.session.startAgent()
@@ -174,6 +166,16 @@ struct SecondWriterScene {
                                                     "-T", theirs, url])
         guard ["201", "204", "200"].contains(r.stdout) else { throw TestFailure("their PUT to \(url) answered \(r.stdout): \(r.stderr)") }
         return try TestData.sha256(ofFile: theirs)
+    }
+
+    /// Starts the agent with its transfer set to pause at the crash window `window`
+    /// (`INSTANT_UPLOAD_TEST_PAUSE`), kills it there, and leaves the next start unpaused.
+    func killAgent(at window: String) throws {
+        session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = window
+        defer { session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE") }
+        try session.startAgent()
+        try waitForLog("paused at \(window)")
+        session.killAgent()
     }
 
     func waitForLog(_ text: String, timeout: Double = 60) throws {
