@@ -71,13 +71,13 @@ struct DurableWriteTests {
         let ids = try store.enqueue([upload(account, "a.jpg"), upload(account, "b.jpg")])
         for id in ids { try store.start(id, resumedAt: 0) }
         #expect(try syncs { try store.recordFinishing(ids[0], remotePath: "/Photos/a.jpg", bytes: 10, sha256: "ab", durable: false) } == 0)
-        #expect(try syncs { try store.complete(ids[0], sha256: "ab", bytes: 10, madeFileRecorded: true) } == 0)
+        #expect(try syncs { try store.complete(ids[0], sha256: "ab", bytes: 10) } == 0)
         try store.recordFinishing(ids[1], remotePath: "/Photos/b.jpg", bytes: 10, sha256: "cd")
-        #expect(try syncs { try store.complete(ids[1], sha256: "cd", bytes: 10, verified: true, madeFileRecorded: true) } > 0)
+        #expect(try syncs { try store.complete(ids[1], sha256: "cd", bytes: 10, verified: true) } > 0)
         #expect(try store.transfer(id: ids[0])?.state == .completed && store.transfer(id: ids[1])?.state == .completed)
     }
 
-    @Test("durable commits from several threads at once each return with their change on the disk, sharing flushes")
+    @Test("durable commits from several threads at once each return with their change on the disk, with at most one flush per commit (commits of the same moment may share one)")
     func concurrentDurableCommits() throws {
         let first = try QueueStore(path: path)
         let account = try first.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a")

@@ -71,8 +71,7 @@ extension Agent {
         }
         switch outcome {
         case .completed(let sha, let bytes, let verified):
-            try store.complete(id, sha256: sha, bytes: bytes, verified: verified,
-                               madeFileRecorded: row.direction == .upload && row.finishing)
+            try store.complete(id, sha256: sha, bytes: bytes, verified: verified)
             recovered(accountID: row.accountID)
             Log.info("\(row.direction == .upload ? "uploaded" : "downloaded") \(row.name) -> \(row.direction == .upload ? "\(row.accountName):\(row.remotePath)" : row.localPath.display)")
         case .failed(let reason):

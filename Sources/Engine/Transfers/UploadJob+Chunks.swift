@@ -89,7 +89,11 @@ extension UploadJob {
             default:
                 break
             }
-            let recorder = ProgressRecorder(progress: settings.progress, position: offset, next: hasher)
+            // The whole file in one checksummed request: its checksum is the file's SHA-256,
+            // so the bytes are hashed once, for it, and the running hash takes that state once
+            // the server has them all (rather than hashing them again as they are sent).
+            let wholeFileChecksummed = finalByte == nil && checksum == .sha256 && chunkBuffer != nil && offset == 0 && length == size
+            let recorder = ProgressRecorder(progress: settings.progress, position: offset, next: wholeFileChecksummed ? nil : hasher)
             let sentFrom = offset
             let began = MonotonicClock.seconds()
             let confirmed: UploadStanding.Confirmed
@@ -107,10 +111,7 @@ extension UploadJob {
                 let chunk = UnsafeRawBufferPointer(UnsafeMutableRawBufferPointer(rebasing: chunkBuffer[0..<Int(length)]))
                 try source.read(into: UnsafeMutableRawBufferPointer(mutating: chunk), at: offset)
                 counters.bytesRead += length
-                if checksum == .sha256, offset == 0, length == size {
-                    // The whole file in one request: its checksum is the file's SHA-256, so the
-                    // bytes are hashed once, here, and the running hash takes that state once
-                    // the server has them all.
+                if wholeFileChecksummed {
                     let whole = RunningSHA256()
                     whole.update(chunk)
                     if makesFile {
@@ -123,11 +124,9 @@ extension UploadJob {
                         let recognisable = row.replaceable == nil && account.server.kind == .nextcloud
                         try recordFinishing(&row, size: size, sha256: whole.hexDigest, durable: !recognisable)
                     }
-                    let quiet = ProgressRecorder(progress: settings.progress, position: offset, next: nil)
-                    confirmed = try upload.send(.buffer(chunk, observer: quiet), to: handle, at: offset, of: target,
+                    confirmed = try upload.send(.buffer(chunk, observer: recorder), to: handle, at: offset, of: target,
                                                 checksum: (checksum, ChunkDigest.base64(whole.digest)))
                     if confirmed.offset == size { hasher.replace(with: whole) }
-                    counters.bytesHashed += length
                 } else {
                     let digest = ChunkDigest(checksum)
                     digest.update(chunk)

@@ -155,12 +155,17 @@ public final class Database {
     public func transaction<T>(durable: Bool = false, _ body: () throws -> T) throws -> T {
         guard transactionDepth == 0 else { return try transactionBody(body) }
         let value = try inWriterTurn { try transactionBody(body) }
-        if durable && walEnabled, let failed = writerTurn.logFlush.commitMade(flush: syncLog) {
-            throw DatabaseError(code: SQLITE_IOERR | (4 << 8), // SQLITE_IOERR_FSYNC
-                                message: "the queue's changes could not be flushed to the disk: \(String(cString: strerror(failed)))",
-                                path: path, systemErrno: failed)
-        }
+        if durable { try flushLog() }
         return value
+    }
+
+    /// Brings this connection's commits so far to the disk, as a durable transaction does
+    /// after its commit; for a caller that learns only from the transaction whether it must.
+    public func flushLog() throws(DatabaseError) {
+        guard walEnabled, let failed = writerTurn.logFlush.commitMade(flush: syncLog) else { return }
+        throw DatabaseError(code: SQLITE_IOERR | (4 << 8), // SQLITE_IOERR_FSYNC
+                            message: "the queue's changes could not be flushed to the disk: \(String(cString: strerror(failed)))",
+                            path: path, systemErrno: failed)
     }
 
     /// Syncs this connection's write-ahead log to the disk through SQLite's own file layer,

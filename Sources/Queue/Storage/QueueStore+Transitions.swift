@@ -137,13 +137,13 @@ extension QueueStore {
     /// Done: the whole-file digest and the time are stored with the row; `verified` says the
     /// server showed the finished file (see `Transfer.verifiedAt`).
     ///
-    /// Durable, so that a completed row a power cut took back is not sent again, unless
-    /// `madeFileRecorded`: the upload durably recorded the file it made (`recordFinishing`)
-    /// before making it, and its next attempt recognises that file on the server instead of
-    /// sending it again. A verified row stays durable all the same: its original may go to
-    /// the trash next, and must not go while the row could still say anything else.
-    public func complete(_ id: Int64, sha256: String?, bytes: Int64, verified: Bool = false, madeFileRecorded: Bool = false) throws {
-        try database.transaction(durable: verified || !madeFileRecorded) {
+    /// Flushed to the disk, so that a completed row a power cut took back is not sent again,
+    /// unless the row was an upload that recorded the file it made before making it
+    /// (`recordFinishing`): its next attempt recognises that file on the server instead of
+    /// sending it again. A verified row is flushed all the same: its original may go to the
+    /// trash next, and must not go while the row could still say anything else.
+    public func complete(_ id: Int64, sha256: String?, bytes: Int64, verified: Bool = false) throws {
+        let row = try database.transaction {
             let now = nowMilliseconds()
             let row = try move(id, to: .completed, set: Self.reasonColumns(nil) + [
                 ("sha256", .optionalText(sha256)), ("completed_at", .int(now)),
@@ -154,7 +154,10 @@ extension QueueStore {
             // A watch rule's memory learns the content it took, for later copies of it.
             try noteUploadCompleted(id, sha256: sha256)
             if let row { try noteLocalDrive(completed: row, sha256: sha256) }
+            return row
         }
+        let madeFileRecorded = row?.direction == .upload && row?.finishing == true
+        if verified || !madeFileRecorded { try database.flushLog() }
     }
 
     /// A transient failure: wait, then try again. `countAttempt` is false for clean stops.
