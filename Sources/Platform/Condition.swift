@@ -1,7 +1,7 @@
 import Glibc
 
 /// A pthread mutex with a condition variable: for a producer and a consumer that sleep until
-/// the other has changed what they share (`PipelinedHasher`'s buffers).
+/// the other has changed what they share (`PipelinedHasher`'s buffers, `ReusedThreads`' jobs).
 ///
 /// The caller keeps the shared state itself and touches it only between `lock()` and
 /// `unlock()`; `wait()` is called with the lock held, and holds it again when it returns.
@@ -18,7 +18,12 @@ public final class Condition: @unchecked Sendable {
         pthread_mutex_init(mutex, nil)
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
-        pthread_cond_init(condition, nil)
+        // Timed waits count on the monotonic clock: setting the date does not shorten them.
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
@@ -34,6 +39,21 @@ public final class Condition: @unchecked Sendable {
     /// Releases the lock, sleeps until a `broadcast()` (or a spurious wake-up: check the
     /// state again), and takes the lock back.
     public func wait() { pthread_cond_wait(condition, mutex) }
+
+    /// As `wait()`, for `seconds` at most; false when they passed without a wake-up.
+    public func wait(seconds: Double) -> Bool {
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let whole = max(0, seconds).rounded(.down)
+        var nanoseconds = Int(deadline.tv_nsec) + Int((max(0, seconds) - whole) * 1e9)
+        deadline.tv_sec += Int(whole) + nanoseconds / 1_000_000_000
+        nanoseconds %= 1_000_000_000
+        deadline.tv_nsec = nanoseconds
+        return pthread_cond_timedwait(condition, mutex, &deadline) == 0
+    }
+
+    /// Wakes one thread sleeping in `wait()`.
+    public func signal() { pthread_cond_signal(condition) }
 
     /// Wakes every thread sleeping in `wait()`.
     public func broadcast() { pthread_cond_broadcast(condition) }

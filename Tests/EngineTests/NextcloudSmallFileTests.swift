@@ -52,6 +52,14 @@ struct NextcloudSmallFileTests {
                 }
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/Photos/Trip").count == files.count)
+            // A file made by its one PUT has no checkpoint after it: its completion says what
+            // was read and hashed, each byte once.
+            let store = try QueueStore(path: s.databasePath)
+            for id in 1...Int64(small) {
+                let row = try #require(try store.transfer(id: id))
+                #expect(row.counters == ResumeCounters(resumedAt: 0, bytesRead: row.bytesTotal, bytesHashed: row.bytesTotal),
+                        "\(row.name): \(row.counters)")
+            }
 
             let requests = stats["requests"] as? [String: Int] ?? [:]
             let puts = stats["puts"] as? [String: Int] ?? [:]

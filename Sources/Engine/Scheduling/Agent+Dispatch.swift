@@ -161,7 +161,7 @@ extension Agent {
         let serverInfo = self.serverInfo
         let transfer = started
         Log.debug("starting \(row.direction.rawValue) \(row.id): \(row.name)")
-        let running = DedicatedThread.startDetached(name: "transfer-\(row.id)") { [self] in
+        let running = transferThreads.run(name: "transfer-\(row.id)") { [self] in
             let outcome: JobOutcome
             do {
                 let jobStore = try jobStores.take()

@@ -70,8 +70,8 @@ extension Agent {
             return
         }
         switch outcome {
-        case .completed(let sha, let bytes, let verified):
-            try store.complete(id, sha256: sha, bytes: bytes, verified: verified)
+        case .completed(let sha, let bytes, let verified, let counters):
+            try store.complete(id, sha256: sha, bytes: bytes, verified: verified, counters: counters)
             recovered(accountID: row.accountID)
             Log.info("\(row.direction == .upload ? "uploaded" : "downloaded") \(row.name) -> \(row.direction == .upload ? "\(row.accountName):\(row.remotePath)" : row.localPath.display)")
         case .failed(let reason):

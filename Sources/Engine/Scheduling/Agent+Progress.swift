@@ -6,23 +6,25 @@ import Queue
 /// times a second while anything runs, so that `queue` and `status` see live progress and a
 /// locked database holds up this thread, never a transfer's socket.
 extension Agent {
-    /// Writes each running transfer's position to its row, if it moved since the last write.
+    /// Writes each running transfer's position to its row, if it moved since the last write,
+    /// all in one commit.
     /// Never fails a pass: a write the database refuses now is tried again next time.
     func writeProgress(_ store: QueueStore) {
         let moved = state.withLock { s in
-            s.running.compactMap { id, running -> (Int64, Int64)? in
+            s.running.compactMap { id, running -> (id: Int64, bytesDone: Int64)? in
                 let position = running.progress.position
                 return position == running.progressWritten ? nil : (id, position)
             }
         }
-        for (id, position) in moved {
-            do {
-                try store.progress(id, bytesDone: position)
-                state.withLock { $0.running[id]?.progressWritten = position }
-            } catch {
-                Log.debug("transfer \(id): its progress could not be written this time: \(error)")
-                return
-            }
+        guard !moved.isEmpty else { return }
+        do {
+            try store.progress(moved)
+        } catch {
+            Log.debug("the progress of \(moved.count) transfer(s) could not be written this time: \(error)")
+            return
+        }
+        state.withLock { s in
+            for (id, position) in moved { s.running[id]?.progressWritten = position }
         }
     }
 }

@@ -139,6 +139,8 @@ public final class Agent: Sendable {
     let passwords: CredentialCache
     let maintenance: MaintenanceWatch
     let jobStores: JobStores
+    /// The transfers' threads, each kept a few seconds for the next transfer.
+    let transferThreads = ReusedThreads()
 
     public init(options: Options) {
         self.options = options

@@ -161,7 +161,11 @@ extension UploadJob {
                 try store.setUpload(row.id, url: handle, expiresAt: expiresAt)
                 row.uploadExpiresAt = expiresAt
             }
-            try store.checkpoint(row.id, offset: offset, hashState: hasher.state, counters: counters, resetAttempts: offset > sentFrom)
+            if !(makesFile && offset == size) {
+                // A PUT that made the whole file needs no resume point: the row records that
+                // file (`recordFinishing`), and the completion takes the counters.
+                try store.checkpoint(row.id, offset: offset, hashState: hasher.state, counters: counters, resetAttempts: offset > sentFrom)
+            }
             row.checkpoint = Checkpoint(offset: offset, hashState: hasher.state)
             hasher.markChunkStart()
         }

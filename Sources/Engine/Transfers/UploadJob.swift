@@ -153,6 +153,12 @@ final class UploadJob {
 
         var row = transfer
         if row.finishing, let made = try recogniseMadeFile(row, source: source, capabilities: capabilities) { return made }
+        if capabilities.finalStep == .wholeFileSend {
+            // A direct PUT holds nothing on the server until it has made the file: each attempt
+            // begins with the look at the target, as a new upload does, and so also finds a
+            // file that the last one made after a power cut took back its record of it.
+            row.uploadURL = nil
+        }
         var server = ResumePolicy.Server.notAsked
         var askedAfterRefusal = false
         var digest: String?
@@ -191,7 +197,7 @@ final class UploadJob {
                     switch try check.verdict(size: size, digest: { try wholeFileDigest(source) }) {
                     case .alreadyThere(let sha):
                         Log.info("upload \(row.id): \(row.remotePath) is already on the server with the same content; nothing to send")
-                        return .completed(sha256: sha, bytes: size, verified: true)
+                        return .completed(sha256: sha, bytes: size, verified: true, counters: counters)
                     case .uploadTo(let path):
                         row.remotePath = path
                     }
@@ -252,11 +258,11 @@ final class UploadJob {
                 }
                 CrashWindow.fileMade.pauseIfTesting(transfer: row.id, cancellation: cancellation)
                 serverInfo.noteMade(row.remotePath, in: row.remoteFolder, on: Self.capabilityKey(account))
-                guard mustCheckMadeFile(row) else { return .completed(sha256: sha, bytes: size) }
+                guard mustCheckMadeFile(row) else { return .completed(sha256: sha, bytes: size, counters: counters) }
                 let made = try verifyOnServer(row.remotePath, size: size, digest: sha)
                 // The version made, so that the next edit of a downloaded file replaces this one.
                 if let etag = made?.etag { try store.recordMadeVersion(row.id, etag: etag) }
-                return .completed(sha256: sha, bytes: size, verified: made != nil)
+                return .completed(sha256: sha, bytes: size, verified: made != nil, counters: counters)
             }
         }
         throw ProtocolViolation("the server's answers about the upload went round in circles")

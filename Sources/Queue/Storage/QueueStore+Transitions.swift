@@ -78,6 +78,17 @@ extension QueueStore {
         try database.run("UPDATE transfers SET bytes_done = ? WHERE id = ? AND state = \(TransferState.inProgress.sql)", [.int(bytesDone), .int(id)])
     }
 
+    /// The progress of several rows, in one commit.
+    public func progress(_ positions: [(id: Int64, bytesDone: Int64)]) throws {
+        guard positions.count > 1 else {
+            if let only = positions.first { try progress(only.id, bytesDone: only.bytesDone) }
+            return
+        }
+        try database.transaction {
+            for position in positions { try progress(position.id, bytesDone: position.bytesDone) }
+        }
+    }
+
     /// The server's upload resource for this row, or nil to forget it (a new upload starts).
     public func setUpload(_ id: Int64, url: String?, expiresAt: Int64?) throws {
         try database.run("UPDATE transfers SET upload_url = ?, upload_expires_at = ? WHERE id = ?",
@@ -135,17 +146,21 @@ extension QueueStore {
     }
 
     /// Done: the whole-file digest and the time are stored with the row; `verified` says the
-    /// server showed the finished file (see `Transfer.verifiedAt`).
+    /// server showed the finished file (see `Transfer.verifiedAt`); `counters`, when given,
+    /// are what the transfer read and hashed since its last checkpoint said.
     ///
     /// Flushed to the disk, so that a completed row a power cut took back is not sent again,
     /// unless the row was an upload that recorded the file it made before making it
     /// (`recordFinishing`): its next attempt recognises that file on the server instead of
     /// sending it again. A verified row is flushed all the same: its original may go to the
     /// trash next, and must not go while the row could still say anything else.
-    public func complete(_ id: Int64, sha256: String?, bytes: Int64, verified: Bool = false) throws {
+    public func complete(_ id: Int64, sha256: String?, bytes: Int64, verified: Bool = false, counters: ResumeCounters? = nil) throws {
         let row = try database.transaction {
             let now = nowMilliseconds()
-            let row = try move(id, to: .completed, set: Self.reasonColumns(nil) + [
+            let counted: [(String, SQLValue)] = counters.map {
+                [("resumed_at", .int($0.resumedAt)), ("bytes_read", .int($0.bytesRead)), ("bytes_hashed", .int($0.bytesHashed))]
+            } ?? []
+            let row = try move(id, to: .completed, set: Self.reasonColumns(nil) + counted + [
                 ("sha256", .optionalText(sha256)), ("completed_at", .int(now)),
                 ("bytes_done", .int(bytes)), ("bytes_total", .int(bytes)), ("next_attempt_at", .null),
                 ("hash_state", .null), ("upload_url", .null), ("upload_expires_at", .null),
