@@ -24,8 +24,8 @@ extension Agent {
         var firstError: Error?
         for item in batch {
             do {
-                try apply(item.outcome, to: item.id, cause: item.cause, store: store)
-                guard let row = try store.transfer(id: item.id) else { continue }
+                let applied = try apply(item.outcome, to: item.id, cause: item.cause, store: store)
+                guard let row = try applied ?? store.transfer(id: item.id) else { continue }
                 if row.state == .failed { failed.append(row) }
                 if row.state == .completed, row.origin != .auto { state.withLock { $0.manualDone.append(row) } }
                 if row.state == .completed, case .completed = item.outcome { options.onCompleted?(row) }
@@ -63,17 +63,19 @@ extension Agent {
         if !tell.isEmpty { options.onAttention?(tell) }
     }
 
-    private func apply(_ outcome: JobOutcome, to id: Int64, cause: StopCause?, store: QueueStore) throws {
-        guard let row = try store.transfer(id: id) else { return }
+    /// The row as the outcome left it, where the transition read it already.
+    private func apply(_ outcome: JobOutcome, to id: Int64, cause: StopCause?, store: QueueStore) throws -> Transfer? {
+        guard let row = try store.transfer(id: id) else { return nil }
         if cause == .cancel || row.cancelRequested {
             startCancel(row)
-            return
+            return nil
         }
         switch outcome {
         case .completed(let sha, let bytes, let verified, let counters):
-            try store.complete(id, sha256: sha, bytes: bytes, verified: verified, counters: counters)
+            let completed = try store.complete(id, sha256: sha, bytes: bytes, verified: verified, counters: counters)
             recovered(accountID: row.accountID)
             Log.info("\(row.direction == .upload ? "uploaded" : "downloaded") \(row.name) -> \(row.direction == .upload ? "\(row.accountName):\(row.remotePath)" : row.localPath.display)")
+            return completed
         case .failed(let reason):
             try store.fail(id, reason: reason)
             // The server refused the password: read it again for the next transfer, so a
@@ -100,5 +102,6 @@ extension Agent {
         case .stopped:
             try store.requeue(id, reason: heldReason(for: row, cause: cause))
         }
+        return nil
     }
 }

@@ -154,8 +154,11 @@ extension QueueStore {
     /// (`recordFinishing`): its next attempt recognises that file on the server instead of
     /// sending it again. A verified row is flushed all the same: its original may go to the
     /// trash next, and must not go while the row could still say anything else.
-    public func complete(_ id: Int64, sha256: String?, bytes: Int64, verified: Bool = false, counters: ResumeCounters? = nil) throws {
-        let row = try database.transaction {
+    ///
+    /// The row as completed, read in the same transaction.
+    @discardableResult
+    public func complete(_ id: Int64, sha256: String?, bytes: Int64, verified: Bool = false, counters: ResumeCounters? = nil) throws -> Transfer? {
+        let (row, completed) = try database.transaction {
             let now = nowMilliseconds()
             let counted: [(String, SQLValue)] = counters.map {
                 [("resumed_at", .int($0.resumedAt)), ("bytes_read", .int($0.bytesRead)), ("bytes_hashed", .int($0.bytesHashed))]
@@ -169,10 +172,11 @@ extension QueueStore {
             // A watch rule's memory learns the content it took, for later copies of it.
             try noteUploadCompleted(id, sha256: sha256)
             if let row { try noteLocalDrive(completed: row, sha256: sha256) }
-            return row
+            return (row, try transfer(id: id))
         }
         let madeFileRecorded = row?.direction == .upload && row?.finishing == true
         if verified || !madeFileRecorded { try database.flushLog() }
+        return completed
     }
 
     /// A transient failure: wait, then try again. `countAttempt` is false for clean stops.
