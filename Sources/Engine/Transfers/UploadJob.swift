@@ -27,6 +27,8 @@ final class UploadJob {
     var progressed = false
     /// The protocol sends whole files only: a broken try starts again from zero.
     var wholeFileOnly = false
+    /// The protocol makes the file with one PUT to its name, and keeps nothing before it.
+    var directPut = false
     /// The bytes are all on the server and the file is being made of them.
     var finishing = false
 
@@ -147,13 +149,14 @@ final class UploadJob {
         try chooseProtocol(size: size, handle: transfer.uploadURL)
         let capabilities = try serverInfo.info(for: capabilitiesKey) { try upload.capabilities() }
         wholeFileOnly = capabilities.wholeFileOnly
+        directPut = capabilities.finalStep == .wholeFileSend
         if let max = capabilities.maxSize, size > max {
             throw Classified(Reason(.tooLarge, "the file is \(size) bytes; the server accepts at most \(max)"))
         }
 
         var row = transfer
         if row.finishing, let made = try recogniseMadeFile(row, source: source, capabilities: capabilities) { return made }
-        if capabilities.finalStep == .wholeFileSend {
+        if directPut {
             // A direct PUT holds nothing on the server until it has made the file: each attempt
             // begins with the look at the target, as a new upload does, and so also finds a
             // file that the last one made after a power cut took back its record of it.
@@ -296,7 +299,9 @@ final class UploadJob {
     /// A new upload on the server for the row's target, remembered with the row.
     func startUpload(_ row: inout Transfer, _ source: SourceFile) throws {
         let started = try upload.start(target(row, source))
-        try store.startedUpload(row.id, url: started.handle, expiresAt: started.expiresAt)
+        // A direct PUT's handle is its target's path and stands for nothing on the server:
+        // the row learns of the upload with the file it makes (`recordFinishing`).
+        if !directPut { try store.startedUpload(row.id, url: started.handle, expiresAt: started.expiresAt) }
         row.uploadURL = started.handle
         row.uploadExpiresAt = started.expiresAt
         row.checkpoint = Checkpoint()

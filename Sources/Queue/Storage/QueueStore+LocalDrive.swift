@@ -73,7 +73,7 @@ extension QueueStore {
         try database.transaction(durable: true) {
             let waiting = try database.query("""
                 SELECT id FROM transfers WHERE local_path = ? AND new_version_of IS NOT NULL AND direction = 'upload'
-                    AND state IN \(TransferState.sql(.queued, .retrying)) AND upload_url IS NULL
+                    AND state IN \(TransferState.sql(.queued, .retrying)) AND upload_url IS NULL AND finishing = 0
                 """, [.blob(file.localPath.bytes)]) { try $0.int64("id") }.first
             if let waiting {
                 try database.run("""

@@ -15,8 +15,9 @@ extension QueueStore {
     public enum Claimants: Sendable {
         /// Every other upload row that still has work ahead.
         case all
-        /// Only those queued before this row, or already sending there: when two new rows
-        /// want one name, the older keeps it and the newer moves aside.
+        /// Only those queued before this row, or already sending there (an upload on the
+        /// server, or the file being made by a direct PUT): when two new rows want one name,
+        /// the older keeps it and the newer moves aside.
         case olderOrStarted
     }
 
@@ -25,7 +26,7 @@ extension QueueStore {
     /// is on the server yet.
     public func isRemotePathClaimed(_ remotePath: String, accountID: Int64, byOtherThan id: Int64,
                                     claimants: Claimants = .all) throws -> Bool {
-        let which = claimants == .all ? "" : " AND (id < ? OR upload_url IS NOT NULL)"
+        let which = claimants == .all ? "" : " AND (id < ? OR upload_url IS NOT NULL OR finishing = 1)"
         var arguments: [SQLValue] = [.int(accountID), .text(remotePath), .int(id)]
         if claimants == .olderOrStarted { arguments.append(.int(id)) }
         return try database.query("""
