@@ -40,6 +40,22 @@ struct ResumeRecordTests {
         #expect(try store.claimRemotePath(ids[0], "/P/b.jpg", accountID: account.id, claimants: .olderOrStarted) == false)
     }
 
+    @Test("a direct PUT claims its name with the record of the file it makes: refused, with nothing recorded, while an older row is headed there; then it keeps the name from that row")
+    func claimedWithTheRecord() throws {
+        let (store, account) = try makeStore()
+        let ids = try uploads(account, ["/P/d.jpg", "/P/d.jpg"], store: store)
+        _ = try store.start(ids[1], resumedAt: 0)
+        #expect(try store.recordFinishing(ids[1], remotePath: "/P/d.jpg", bytes: 10, sha256: nil, claimingFor: account.id) == false)
+        #expect(try store.transfer(id: ids[1])?.finishing == false, "nothing recorded")
+        _ = try store.start(ids[0], resumedAt: 0)
+        try store.fail(ids[0], reason: Reason(.integrity))
+        #expect(try store.recordFinishing(ids[1], remotePath: "/P/d.jpg", bytes: 10, sha256: nil, claimingFor: account.id))
+        #expect(try store.transfer(id: ids[1])?.finishing == true)
+        let newer = try uploads(account, ["/P/d.jpg"], store: store)[0]
+        #expect(try store.claimRemotePath(newer, "/P/d.jpg", accountID: account.id, claimants: .olderOrStarted) == false,
+                "the file being made holds the name")
+    }
+
     @Test("finished rows claim nothing; restarts count up until the person retries")
     func finishedRowsAndRestarts() throws {
         let (store, account) = try makeStore()

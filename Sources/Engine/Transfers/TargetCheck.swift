@@ -18,6 +18,9 @@ struct TargetCheck {
     let row: Transfer
     /// Where folders the server showed a moment ago are remembered, and the server's key.
     var folders: (cache: ServerInfoCache, server: String)?
+    /// The name free on the server is claimed later, in the commit that records the file
+    /// being made (a direct PUT, which writes nothing to the row before it).
+    var claimsLater = false
 
     enum Verdict: Equatable {
         /// The server already holds the file (its SHA-256).
@@ -37,6 +40,7 @@ struct TargetCheck {
         } else {
             // A listing came from the folder, or made it; without one the folder is made here.
             if folders == nil { try makeFolders(row.remoteFolder) }
+            if claimsLater { return .uploadTo(wanted) }
             if try store.claimRemotePath(row.id, wanted, accountID: row.accountID, claimants: .olderOrStarted) { return .uploadTo(wanted) }
         }
         let chosen = try freeName(instead: wanted)

@@ -21,8 +21,13 @@ extension UploadJob {
 
     /// Commits, before the request that makes the file, what that request will make;
     /// durably unless the caller says the server itself will tell (see `store.recordFinishing`).
+    /// The name is claimed in the same commit when the look at the target left it unclaimed;
+    /// `NameClaimed` when another upload in the queue claimed it meanwhile.
     func recordFinishing(_ row: inout Transfer, size: Int64, sha256: String?, durable: Bool = true) throws {
-        try store.recordFinishing(row.id, remotePath: row.remotePath, bytes: size, sha256: sha256, durable: durable)
+        guard try store.recordFinishing(row.id, remotePath: row.remotePath, bytes: size, sha256: sha256, durable: durable,
+                                        claimingFor: nameUnclaimed ? row.accountID : nil)
+        else { throw NameClaimed(path: row.remotePath) }
+        nameUnclaimed = false
         row.finishing = true
         row.sha256 = sha256
         CrashWindow.aboutToMakeFile.pauseIfTesting(transfer: row.id, cancellation: cancellation)
@@ -196,4 +201,9 @@ extension UploadJob {
         guard let theirs = item.sha256, theirs.lowercased() != digest.lowercased() else { return item }
         throw Classified(Reason(.integrity, "the server's copy does not match the file (SHA-256 \(theirs.prefix(12))… instead of \(digest.prefix(12))…)"))
     }
+}
+
+/// Another upload in the queue claimed the name an upload was about to make its file at.
+struct NameClaimed: Error {
+    let path: String
 }

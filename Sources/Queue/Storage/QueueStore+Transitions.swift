@@ -137,11 +137,21 @@ extension QueueStore {
     /// unless `durable` is false: the caller knows that a power cut taking the record back
     /// leaves nothing to repeat (a new file whose SHA-256 the server keeps and reports is
     /// recognised at its name by the next attempt's look at the target).
-    public func recordFinishing(_ id: Int64, remotePath: String, bytes: Int64, sha256: String?, durable: Bool = true) throws {
+    ///
+    /// `claimingFor`: the name is also claimed here, in the same commit, as `claimRemotePath`
+    /// claims it (older rows and started ones keep theirs); false, and nothing recorded,
+    /// when another row of that account claims it.
+    @discardableResult
+    public func recordFinishing(_ id: Int64, remotePath: String, bytes: Int64, sha256: String?, durable: Bool = true,
+                                claimingFor accountID: Int64? = nil) throws -> Bool {
         try database.transaction(durable: durable) {
+            if let accountID, try isRemotePathClaimed(remotePath, accountID: accountID, byOtherThan: id, claimants: .olderOrStarted) {
+                return false
+            }
             _ = try database.run("""
                 UPDATE transfers SET finishing = 1, remote_path = ?, bytes_total = ?, sha256 = ? WHERE id = ? AND state = \(TransferState.inProgress.sql)
                 """, [.text(remotePath), .int(bytes), .optionalText(sha256), .int(id)])
+            return true
         }
     }
 
