@@ -35,8 +35,11 @@ public final class ReusedThreads: @unchecked Sendable {
             return true
         }
         condition.unlock()
+        // Handed over rather than captured, so that what the job holds is let go when it
+        // ends, not when its thread does.
+        let first = Locked<Job?>(Job(name: name, body: body))
         return DedicatedThread.startDetached(name: name) { [self] in
-            body()
+            if let job = first.withLock({ job in defer { job = nil }; return job }) { job.body() }
             serve()
         }
     }

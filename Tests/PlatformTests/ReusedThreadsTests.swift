@@ -42,6 +42,25 @@ struct ReusedThreadsTests {
         for _ in 1...4 { release.signal() }
     }
 
+    @Test("what a job holds is let go when the job ends, while its thread waits for the next")
+    func jobLetGo() {
+        final class Held: Sendable {}
+        let threads = ReusedThreads(idleSeconds: 30)
+        for round in 1...2 {
+            weak var watched: Held?
+            let done = DispatchSemaphore(value: 0)
+            do {
+                let held = Held()
+                watched = held
+                #expect(threads.run(name: "hold-\(round)") { withExtendedLifetime(held) {}; done.signal() })
+            }
+            #expect(done.wait(timeout: .now() + 10) == .success)
+            let deadline = Date().addingTimeInterval(10)
+            while watched != nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            #expect(watched == nil, "round \(round): released")
+        }
+    }
+
     @Test("a thread that waited its idle time for a job ends")
     func endsWhenIdle() throws {
         let threads = ReusedThreads(idleSeconds: 0.2)
