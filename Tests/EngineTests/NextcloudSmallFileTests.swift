@@ -81,6 +81,28 @@ struct NextcloudSmallFileTests {
         }
     }
 
+    @Test("two queued files headed for one name, sent at once: the older keeps it, the newer moves aside before its PUT, so no PUT is refused")
+    func twoRowsOneName() async throws {
+        try await offThePool {
+            let server = try ReferenceServer(face: .nextcloud)
+            let s = try AgentHarness()
+            try s.writeConfig("[agent]\nautostart = false\n")
+            try s.addAccount(address: server.address())
+            let a = try s.home.randomFile("a/photo.jpg", size: 30_000, seed: 11)
+            let b = try s.home.randomFile("b/photo.jpg", size: 30_000, seed: 12)
+            #expect(try s.cli(["upload", "--to", "/Same", a, b]).status == 0)
+            try server.control("POST", "stats/reset")
+            try s.startAgent()
+            try s.waitForAll("completed", count: 2, timeout: 60)
+            #expect(try TestData.sha256(ofFile: server.tree() + "/Same/photo.jpg") == (try TestData.sha256(ofFile: a)), "the older keeps the name")
+            #expect(try TestData.sha256(ofFile: server.tree() + "/Same/photo (1).jpg") == (try TestData.sha256(ofFile: b)))
+            // The names were settled in the queue, where each record of a file made claims its
+            // name: a PUT the server refused (412) would count twice here.
+            let puts = try server.stats()["puts"] as? [String: Int] ?? [:]
+            #expect(puts == ["Same/photo.jpg": 1, "Same/photo (1).jpg": 1], "\(puts)")
+        }
+    }
+
     @Test("a different file saved at the name just before the PUT: the server refuses it (412), theirs survives, ours completes as name (1).ext")
     func differentFileSavedBeforeThePut() async throws {
         try await offThePool {

@@ -21,13 +21,13 @@ extension UploadJob {
 
     /// Commits, before the request that makes the file, what that request will make;
     /// durably unless the caller says the server itself will tell (see `store.recordFinishing`).
-    /// The name is claimed in the same commit when the look at the target left it unclaimed;
-    /// `NameClaimed` when another upload in the queue claimed it meanwhile.
+    /// A direct PUT's new file claims its name in the same commit (the look at the target left
+    /// it unclaimed); `NameClaimed` when another upload in the queue claimed it meanwhile.
     func recordFinishing(_ row: inout Transfer, size: Int64, sha256: String?, durable: Bool = true) throws {
+        let claiming = directPut && row.replaceable == nil
         guard try store.recordFinishing(row.id, remotePath: row.remotePath, bytes: size, sha256: sha256, durable: durable,
-                                        claimingFor: nameUnclaimed ? row.accountID : nil)
+                                        claimingFor: claiming ? row.accountID : nil)
         else { throw NameClaimed(path: row.remotePath) }
-        nameUnclaimed = false
         row.finishing = true
         row.sha256 = sha256
         CrashWindow.aboutToMakeFile.pauseIfTesting(transfer: row.id, cancellation: cancellation)

@@ -27,11 +27,9 @@ final class UploadJob {
     var progressed = false
     /// The protocol sends whole files only: a broken try starts again from zero.
     var wholeFileOnly = false
-    /// The protocol makes the file with one PUT to its name, and keeps nothing before it.
+    /// The protocol makes the file with one PUT to its name, and keeps nothing before it: a
+    /// new file's name is claimed in the commit that records the file made (`recordFinishing`).
     var directPut = false
-    /// The name the look at the target found free is claimed with the record of the file
-    /// made (`recordFinishing`), not before: a direct PUT's one commit before its request.
-    var nameUnclaimed = false
     /// The bytes are all on the server and the file is being made of them.
     var finishing = false
 
@@ -201,7 +199,6 @@ final class UploadJob {
                 if row.replaceable == nil {
                     let check = TargetCheck(dav: dav, store: store, row: row, folders: (serverInfo, Self.capabilityKey(account)),
                                             claimsLater: directPut)
-                    nameUnclaimed = directPut
                     switch try check.verdict(size: size, digest: { try wholeFileDigest(source) }) {
                     case .alreadyThere(let sha):
                         Log.info("upload \(row.id): \(row.remotePath) is already on the server with the same content; nothing to send")
@@ -233,7 +230,6 @@ final class UploadJob {
                 } catch let claimed as NameClaimed {
                     // Another upload in the queue claimed the name since the look at the target.
                     row.remotePath = try TargetCheck(dav: dav, store: store, row: row).freeName(instead: claimed.path)
-                    nameUnclaimed = false
                     Log.info("upload \(row.id): another upload in the queue is headed for \(claimed.path); this one is sent as \(row.remotePath)")
                     try startUpload(&row, source)
                     server = .holds(offset: 0, length: size)

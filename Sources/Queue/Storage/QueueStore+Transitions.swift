@@ -80,10 +80,6 @@ extension QueueStore {
 
     /// The progress of several rows, in one commit.
     public func progress(_ positions: [(id: Int64, bytesDone: Int64)]) throws {
-        guard positions.count > 1 else {
-            if let only = positions.first { try progress(only.id, bytesDone: only.bytesDone) }
-            return
-        }
         try database.transaction {
             for position in positions { try progress(position.id, bytesDone: position.bytesDone) }
         }
