@@ -31,7 +31,6 @@ import glob
 import os
 import re
 import shutil
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -39,6 +38,7 @@ import time
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_batch import completed  # noqa: E402
 from bench_watch import PASSWORD, REPO, USER, Scene  # noqa: E402
 
 OUT = os.path.join(REPO, "packaging", "hot-functions.txt")
@@ -60,14 +60,6 @@ def wrapper(home: str, binary: str, profiles: str) -> str:
                 f"--compress-pos=no --dump-line=no --dump-instr=no --demangle=no {binary} \"$@\"\n")
     os.chmod(path, stat.S_IRWXU)
     return path
-
-
-def completed(scene: Scene) -> int:
-    db = sqlite3.connect(f"file:{scene.home}/state/instant-upload/queue.sqlite3?mode=ro", uri=True)
-    try:
-        return db.execute("SELECT count(*) FROM transfers WHERE state = 'completed'").fetchone()[0]
-    finally:
-        db.close()
 
 
 def wait_completed(scene: Scene, count: int, timeout: float = 900) -> None:
