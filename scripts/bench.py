@@ -304,6 +304,92 @@ def measure(argv: list[str], env: dict | None = None, stdin: bytes | None = None
     return sample
 
 
+class PeakMap:
+    """Where a program's resident memory is at its peak: polls the process running `argv`
+    and keeps /proc/PID/smaps from the moment its RSS was highest, summed per mapping.
+
+    Used on the agent's own upload (`run --until-idle`), so a missed memory goal is reported
+    with what the memory is, measured in the same run rather than written down once."""
+
+    def __init__(self, argv: list[str]):
+        self.argv = [a.encode() for a in argv]
+        self.best_kib = 0
+        self.smaps = ""
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.poll, daemon=True)
+        self.thread.start()
+
+    def find(self) -> int | None:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if f.read().split(b"\0")[:-1] == self.argv:
+                        return int(entry)
+            except OSError:
+                continue
+        return None
+
+    def poll(self):
+        pid = None
+        while not self.stop.is_set():
+            pid = pid or self.find()
+            if pid:
+                try:
+                    with open(f"/proc/{pid}/status") as f:
+                        rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+                    if rss > self.best_kib:
+                        with open(f"/proc/{pid}/smaps") as f:
+                            self.smaps = f.read()
+                        self.best_kib = rss
+                except (OSError, StopIteration):
+                    pid = None
+            time.sleep(0.002)
+
+    def finish(self, program: str) -> dict | None:
+        """Resident kB at the sampled peak: the program's own file, the libraries it is linked
+        with, what was loaded later (libcurl and its libraries), anonymous memory; and the
+        largest mappings by file."""
+        self.stop.set()
+        self.thread.join(5)
+        if not self.smaps:
+            return None
+        linked = set()
+        r = subprocess.run(["ldd", program], capture_output=True, text=True)
+        for line in r.stdout.splitlines():
+            words = line.split()
+            # "libsqlite3.so.0 => /lib/x86_64-linux-gnu/libsqlite3.so.0 (0x...)", or the loader's own line
+            path = words[2] if len(words) >= 3 and words[1] == "=>" else (words[0] if words else "")
+            if path.startswith("/"):
+                linked.add(os.path.realpath(path))
+        by_file: dict[str, int] = {}
+        name = ""
+        for line in self.smaps.splitlines():
+            head = line.split(maxsplit=5)
+            if len(head) >= 5 and "-" in head[0] and ":" not in head[0]:
+                name = head[5].strip() if len(head) == 6 else "[anonymous]"
+                if not name.startswith("/") and name not in ("[heap]", "[stack]"):
+                    name = "[anonymous]"
+            elif line.startswith("Rss:"):
+                by_file[name] = by_file.get(name, 0) + int(line.split()[1])
+        real_program = os.path.realpath(program)
+        groups = {"the program": 0, "libraries linked at start": 0, "libraries loaded later (libcurl and its own)": 0,
+                  "anonymous, heap and stacks": 0}
+        for path, kib in by_file.items():
+            if os.path.realpath(path) == real_program:
+                groups["the program"] += kib
+            elif not path.startswith("/"):
+                groups["anonymous, heap and stacks"] += kib
+            elif os.path.realpath(path) in linked:
+                groups["libraries linked at start"] += kib
+            else:
+                groups["libraries loaded later (libcurl and its own)"] += kib
+        largest = sorted(((os.path.basename(p) if p.startswith("/") else p, k) for p, k in by_file.items()),
+                         key=lambda x: -x[1])[:8]
+        return {"rss_kib": self.best_kib, "groups": groups, "largest": largest}
+
+
 def start_server(argv: list[str], log_path: str, env: dict | None = None) -> tuple[subprocess.Popen, str]:
     log = open(log_path, "wb")
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, env=env, cwd=REPO, start_new_session=True)
@@ -533,9 +619,12 @@ class Bench:
         if r.returncode != 0:
             raise BenchFailure(f"upload failed ({r.returncode}): {r.stderr.strip()}")
         sink_before = self.sink_stats() if account == "s" else None
+        peak = PeakMap([self.agent, "run", "--until-idle"]) if account == "s" else None
         s = measure([self.agent, "run", "--until-idle"], env=self.agent_env, timeout=self.timeout_for(size))
         items = self.queue()
         extra = {"chunk_mb": chunk_mb, "enqueue_s": enqueue_s}
+        if peak:
+            extra["peak_map"] = peak.finish(self.agent)
         try:
             if s.status != 0:
                 raise BenchFailure(f"run --until-idle exited {s.status}: {s.stderr.strip()[-800:]}")

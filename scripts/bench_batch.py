@@ -25,6 +25,8 @@ import argparse
 import json
 import os
 import resource
+import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -133,6 +135,60 @@ def agent_run(scene: Scene, server, photos: str, count: int) -> dict:
     return {"seconds": seconds, "cpu_s": scene.cpu_seconds() - cpu0, "requests": server.requests() - requests0}
 
 
+def agent_profile(scene: Scene, photos: str, count: int) -> dict:
+    """Where the agent's CPU goes in this batch: the same photos sent again, into a folder of
+    their own, with `perf record` on the agent, apart from the timed run so that the
+    profiler's cost stays out of the figures. Shares by library (the kernel's work for the
+    agent included) and the busiest functions."""
+    if not shutil.which("perf"):
+        return {"missing": "perf is not installed (Debian package linux-perf)"}
+    data = f"{scene.home}/agent.perf"
+    before = completed(scene)
+    perf = subprocess.Popen(["perf", "record", "-q", "-F", "1999", "-p", str(scene.agent.pid), "-o", data],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(0.3)  # attached before the first file goes
+    if perf.poll() is not None:
+        return {"missing": f"perf record could not follow the agent: {perf.stderr.read().decode(errors='replace')[-300:]}"}
+    scene.cli("upload", photos, "--to", "/profiled")
+    deadline = time.monotonic() + 1800
+    while completed(scene) < before + count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    perf.send_signal(signal.SIGINT)
+    perf.wait(60)
+
+    def report(sort: str, limit: float) -> list[tuple[float, list[str]]]:
+        r = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "--sort", sort, "-g", "none",
+                            "--percent-limit", str(limit)], capture_output=True, text=True)
+        rows = []
+        for line in r.stdout.splitlines():
+            words = line.split()
+            if len(words) >= 2 and words[0].endswith("%") and not line.startswith("#"):
+                rows.append((float(words[0].rstrip("%")), words[1:]))
+        return rows
+
+    by_library = [(pct, words[0]) for pct, words in report("dso", 0.5)]
+    functions = []
+    for pct, words in report("dso,sym", 1.0)[:12]:
+        library, symbol = words[0], " ".join(words[2:]) if len(words) > 2 else "?"
+        functions.append((pct, library, demangle(symbol)))
+    return {"by_library": by_library, "functions": functions}
+
+
+def profile_words(profile: dict) -> str:
+    """The profile in one line: shares by library, the kernel's first."""
+    if "missing" in profile:
+        return f"no profile: {profile['missing']}"
+    return ", ".join(f"{name} {pct:.0f}%" for pct, name in profile["by_library"])
+
+
+def demangle(symbol: str) -> str:
+    """A Swift symbol as a person reads it (the toolchain's `swift demangle`), else as is."""
+    if not symbol.startswith("$s") or not shutil.which("swift"):
+        return symbol
+    r = subprocess.run(["swift", "demangle", "--simplified", "--compact", symbol], capture_output=True, text=True)
+    return r.stdout.strip() or symbol
+
+
 def rclone_run(scene: Scene, server, photos: str, count: int) -> dict:
     obscured = subprocess.run(["rclone", "obscure", PASSWORD], capture_output=True, text=True, check=True).stdout.strip()
     env = dict(os.environ, RCLONE_CONFIG_BENCH_TYPE="webdav", RCLONE_CONFIG_BENCH_URL=server.webdav,
@@ -164,7 +220,7 @@ def curl_run(scene: Scene, server, photos: str, count: int) -> dict:
     return {"seconds": seconds, "cpu_s": children_cpu() - cpu0, "requests": server.requests() - requests0}
 
 
-def run(binary: str, kind: str, count: int, size: int, tools: list[str]) -> dict:
+def run(binary: str, kind: str, count: int, size: int, tools: list[str], profile: bool = True) -> dict:
     scene = Scene(binary)
     server = None
     try:
@@ -188,6 +244,8 @@ def run(binary: str, kind: str, count: int, size: int, tools: list[str]) -> dict
             r.update(files_per_s=count / r["seconds"], requests_per_file=r["requests"] / count,
                      cpu_ms_per_file=r["cpu_s"] / count * 1000)
             results[tool] = r
+        if "agent" in tools and profile:
+            results["agent"]["profile"] = agent_profile(scene, photos, count)
         return {"server": server.name, "kind": kind, "files": count, "size": size, "tools": results}
     finally:
         if server:
@@ -213,6 +271,7 @@ def main() -> int:
     parser.add_argument("--batch", action="append", help="COUNTxBYTES (default: 1000x300000 and 10000x30000)")
     parser.add_argument("--server", action="append", choices=("apache", "nextcloud"), help="default: both")
     parser.add_argument("--json", help="write the figures to this file as well")
+    parser.add_argument("--no-profile", action="store_true", help="leave out the agent's profiled second run")
     parser.add_argument("--tools", default="curl,rclone,agent",
                         help="which of curl, rclone and agent to run (default: all three; verdicts need all three)")
     args = parser.parse_args()
@@ -221,12 +280,15 @@ def main() -> int:
     runs = []
     for count, size in batches:
         for kind in args.server or ["apache", "nextcloud"]:
-            r = run(binary, kind, count, size, args.tools.split(","))
+            r = run(binary, kind, count, size, args.tools.split(","), profile=not args.no_profile)
             runs.append(r)
             print(f"batch {count:,} x {size // 1000} kB to {r['server']}:")
             for tool, t in r["tools"].items():
                 print(f"  {tool:6} {t['files_per_s']:7.1f} files/s  {t['seconds']:6.1f} s  {t['requests_per_file']:5.2f} requests/file  "
                       f"CPU {t['cpu_ms_per_file']:.2f} ms/file")
+            profile = r["tools"].get("agent", {}).get("profile")
+            if profile:
+                print(f"  agent CPU by library (perf, the same photos again): {profile_words(profile)}")
             for text, ok in verdicts(r):
                 print(f"  {'PASS' if ok else 'MISS'} {text}")
     if args.json:

@@ -58,10 +58,14 @@ def machine() -> list[str]:
 class Goals:
     def __init__(self):
         self.rows: list[tuple[str, str, str, str]] = []
+        # What this run measured about a goal (a memory map, a profile), told beside a MISS.
+        self.found: dict[str, str] = {}
 
-    def add(self, goal: str, measured: str | None, ok: bool | None, command: str):
+    def add(self, goal: str, measured: str | None, ok: bool | None, command: str, found: str | None = None):
         verdict = "not measured" if measured is None else ("PASS" if ok else "MISS")
         self.rows.append((goal, measured or "-", verdict, f"`{command}`"))
+        if found:
+            self.found[goal] = found
 
     def table(self) -> list[str]:
         lines = ["| goal | measured | verdict | command |", "|---|---|---|---|"]
@@ -81,7 +85,8 @@ def bench_goals(goals: Goals, bench: dict | None) -> list[str]:
     sinks = [m for k, m in medians.items() if k.startswith("sink-agent")]
     if sinks:
         worst = max(m["rss_mb_max"] for m in sinks)
-        goals.add("agent peak RSS < 20 MB while uploading 1 and 4 GiB", f"{worst:.1f} MB", worst < 20, command)
+        goals.add("agent peak RSS < 20 MB while uploading 1 and 4 GiB", f"{worst:.1f} MB", worst < 20, command,
+                  found=memory_words(bench))
     else:
         goals.add("agent peak RSS < 20 MB while uploading 1 and 4 GiB", None, None, command)
     da, dc, ds = medians.get("dl-agent"), medians.get("dl-curl"), medians.get("dl-curl-sync")
@@ -140,6 +145,37 @@ def backlog_goals(goals: Goals, backlog: dict | None) -> list[str]:
             + f" over {r['measured_files']:,} completions (Apache mod_dav on loopback)" for r in backlog["runs"]]
 
 
+def memory_words(bench: dict) -> str | None:
+    """Where the agent's memory was at the peak of its largest upload into the sink, from the
+    map bench.py kept (/proc/PID/smaps when the RSS sampled was highest)."""
+    for key in ("sink-agent-large", "sink-agent-16", "sink-agent-64"):
+        client = next((c for c in bench["clients"] if c["key"] == key), None)
+        maps = [r["peak_map"] for r in (client or {}).get("runs", []) if r.get("peak_map")]
+        if maps:
+            peak = max(maps, key=lambda m: m["rss_kib"])
+            parts = ", ".join(f"{what} {kib / 1000:.1f} MB" for what, kib in peak["groups"].items())
+            largest = ", ".join(f"{name} {kib / 1000:.1f}" for name, kib in peak["largest"])
+            return (f"Measured in this run, at the highest RSS sampled during the agent's {size_words(client['size'])} "
+                    f"upload ({peak['rss_kib'] / 1000:.1f} MB, /proc/PID/smaps): {parts}. Largest (MB): {largest}.")
+    return None
+
+
+def size_words(size: int) -> str:
+    return f"{size / 2**30:.0f} GiB" if size >= 2**30 else f"{size / 2**20:.0f} MiB"
+
+
+def profile_words(profile: dict | None) -> str | None:
+    """The agent's profile of a batch (bench_batch.py, perf record): shares by library, busiest functions."""
+    if not profile:
+        return None
+    if "missing" in profile:
+        return f"No profile in this run: {profile['missing']}."
+    libraries = ", ".join(f"{name} {pct:.0f}%" for pct, name in profile["by_library"])
+    functions = "; ".join(f"{symbol} ({library}) {pct:.1f}%" for pct, library, symbol in profile["functions"][:8])
+    return (f"Measured in this run (perf record on the agent, the same photos sent again): the agent's CPU by library: "
+            f"{libraries}. Busiest functions: {functions}.")
+
+
 def batch_goals(goals: Goals, batch: dict | None) -> list[str]:
     command = "make bench (scripts/bench_batch.py)"
     runs = (batch or {}).get("runs", [])
@@ -155,7 +191,8 @@ def batch_goals(goals: Goals, batch: dict | None) -> list[str]:
         goals.add(f"{what}: files/s >= rclone's and >= 1/1.3 of the curl floor",
                   f"{agent['files_per_s']:.0f} vs rclone {rclone['files_per_s']:.0f} ({agent['files_per_s'] / rclone['files_per_s']:.2f}x), "
                   f"floor {floor['files_per_s']:.0f} ({agent['files_per_s'] / floor['files_per_s']:.2f}x)",
-                  agent["files_per_s"] >= rclone["files_per_s"] and agent["files_per_s"] >= floor["files_per_s"] / 1.3, command)
+                  agent["files_per_s"] >= rclone["files_per_s"] and agent["files_per_s"] >= floor["files_per_s"] / 1.3, command,
+                  found=profile_words(agent.get("profile")))
         goals.add(f"{what}: <= 3 requests per new file (and up to 4 per folder)",
                   f"{agent['requests_per_file']:.3f} ({agent['requests']:,} for {r['files']:,} files)",
                   agent["requests"] <= 3 * r["files"] + 4, command)
@@ -223,16 +260,16 @@ def icu_packed_size(program: str, address: int, length: int) -> int | None:
 # (perf record --call-graph dwarf; /proc/PID/smaps). Printed only beside a MISS.
 WHY_MISSED = {
     "agent peak RSS": (
-        "At the peak of a 1 GiB upload (/proc/PID/smaps, sampled): the program's own pages about 9.6 MB (code 7.4 MB, "
-        "mostly the Swift standard library and FoundationEssentials, linked in statically; the kernel maps code in 64 kB "
-        "blocks around each page touched, so this follows how scattered the hot code is); the C libraries it starts with "
-        "about 8.5 MB (libcrypto 3.2, libc 1.5, libsqlite3 1.25, libstdc++ 1.0, libsystemd and the rest); libcurl and the "
-        "libraries Debian builds it with about 4.3 MB (GnuTLS, p11-kit, Kerberos, LDAP, SSH, RTMP: none used, all "
-        "loaded); 2.3 MB anonymous (three 256 KiB hash stages and libcurl's 256 KiB upload buffer, other threads' malloc "
-        "arenas, stacks) and 0.7 MB heap. Done: packed relocations (DT_RELR, -0.7 MB), 256 KiB hash stages and upload "
-        "buffer (-2.7 MB), GnuTLS's unused load-time setup skipped (-0.6 MB): 30.6 to 26 MB. What is left would take "
-        "a libcurl without the unused protocols (or an HTTP/1.1 client of our own on OpenSSL) and the program's hot "
-        "code laid out together (a symbol ordering file from a profile)."),
+        "The program's own pages are mostly the Swift runtime, standard library and FoundationEssentials, linked in "
+        "statically; the kernel keeps code resident in 64 kB blocks around each page touched, so they follow how "
+        "scattered the code that runs is. The functions a profile saw run are laid out first, together "
+        "(packaging/hot-functions.txt), but the compiler keeps each module's internal functions, and the standard "
+        "library's, in one section that moves only as a whole. libcrypto's share is its relocations and the tables "
+        "OpenSSL sets up when it starts, whoever starts it (the SHA-256 or libcurl). libcurl's own libraries (GnuTLS, "
+        "p11-kit, Kerberos, LDAP, SSH, RTMP) are loaded with it and never used. Done: packed relocations, 256 KiB hash "
+        "stages and upload buffer, GnuTLS's load-time setup skipped, the hot code laid out together, no symbols "
+        "exported (30.6 to under 23 MB). What is left would take a libcurl built without the protocols it never uses, "
+        "or an HTTP/1.1 client of our own on OpenSSL."),
     "download <= 1.2x": (
         "Runs on this shared two-core machine spread by about 0.15x. The download gathers libcurl's 16 kB pieces into "
         "256 KiB writes, starts each towards the disk behind the write position, and hashes it on the same thread."),
@@ -247,12 +284,13 @@ WHY_MISSED = {
         "the disk before the MOVE (shared between transfers of the same moment), so that a power cut never sends a "
         "photo twice."),
     "to reference server, Nextcloud face: files/s": (
-        "One conditional PUT per file, as Nextcloud's desktop client sends it. The agent's own work per file is now "
-        "about 0.8 ms of CPU for a 30 kB photo and 1.3 ms for a 300 kB one (with its read and one SHA-256), on the same "
-        "two cores as the server: the queue's transactions (the row taken, the name claimed, the upload begun, the file "
-        "about to be made, the end), one thread per transfer, the scheduler's pass. No flush to the disk is left on "
-        "this path: the server keeps each file's SHA-256, so a file whose record a power cut took back is recognised "
-        "at its name. The floor is curl with nothing to record."),
+        "One conditional PUT per file, as Nextcloud's desktop client sends it, on the same two cores as the server. "
+        "Per file the agent commits four transactions to its queue (the row taken; the file about to be made, with its "
+        "name claimed; the end; its share of a progress write), runs about eight small reads in the scheduler's pass, "
+        "and hands the transfer to a kept thread and back: the kernel's share is mostly those (the queue's writes and "
+        "locks, threads waking) and the socket. No flush to the disk is left on this path: the server keeps each "
+        "file's SHA-256, so a file whose record a power cut took back is recognised at its name. The floor is curl "
+        "with nothing to record."),
     "`--help` < 10 ms": (
         "Most of the start is the dynamic loader: relocating and mapping the C libraries (libcurl, whose thirty "
         "libraries were the largest part, is now loaded at the first request)."),
@@ -265,8 +303,9 @@ def why_missed(goals: Goals) -> list[str]:
         if verdict != "MISS":
             continue
         why = next((text for key, text in WHY_MISSED.items() if key in goal), None)
-        if why:
-            lines.append(f"- **{goal}**: {why}")
+        said = " ".join(text for text in (goals.found.get(goal), why) if text)
+        if said:
+            lines.append(f"- **{goal}**: {said}")
     return lines
 
 
