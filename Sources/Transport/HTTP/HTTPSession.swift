@@ -38,13 +38,15 @@ public final class HTTPSession {
         self.credentials = credentials
     }
 
-    deinit { if let handle { ccurl_easy_cleanup(handle) } }
+    deinit { if let handle { IdleHandles.giveBack(handle) } }
 
-    /// The easy handle, made at the first request.
+    /// The easy handle: an ended session's if one is idle, else made at the first request.
     private func easyHandle() throws(TransportError) -> UnsafeMutableRawPointer {
         if let handle { return handle }
         if let failure = Self.loadFailure { throw TransportError(kind: .other, message: failure) }
-        guard let made = ccurl_easy_init() else { throw TransportError(kind: .other, message: "libcurl could not make a handle (out of memory?)") }
+        guard let made = IdleHandles.take() ?? ccurl_easy_init() else {
+            throw TransportError(kind: .other, message: "libcurl could not make a handle (out of memory?)")
+        }
         handle = made
         return made
     }
@@ -153,6 +155,34 @@ public final class HTTPSession {
         var status = 0
         ccurl_get_long(handle, CURLINFO_RESPONSE_CODE, &status)
         return HTTPResponse(status: status, headers: context.headers, body: context.body)
+    }
+}
+
+/// Easy handles of ended sessions, kept for the next ones. The agent runs a session or two per
+/// file, and a new handle cost libcurl a socketpair, its own multi handle and three signal
+/// actions, for every photo of a card. A kept handle is reset: none of a session's options,
+/// credentials or callbacks reach the next; its connections were the share's all along.
+enum IdleHandles {
+    /// As many as transfers run at once, and their lookups beside them.
+    static let kept = 8
+    private struct Handles: @unchecked Sendable {
+        // Unsafe only in name: reached under the lock, and a handle is used by one session at a time.
+        var idle: [UnsafeMutableRawPointer] = []
+    }
+    private static let handles = Locked(Handles())
+
+    static func take() -> UnsafeMutableRawPointer? {
+        handles.withLock { $0.idle.popLast() }
+    }
+
+    static func giveBack(_ handle: UnsafeMutableRawPointer) {
+        ccurl_easy_reset(handle)
+        let isKept = handles.withLock { h in
+            guard h.idle.count < kept else { return false }
+            h.idle.append(handle)
+            return true
+        }
+        if !isKept { ccurl_easy_cleanup(handle) }
     }
 }
 
