@@ -105,6 +105,8 @@ public final class Agent: Sendable {
         var appliedPause: ReasonCode?
         /// The figures `status` reads for the current batch: its rate and when it started.
         var batch = BatchRecord()
+        /// When running transfers' progress was last written (monotonic seconds).
+        var progressWrittenAt: Double = 0
 
         /// Stops a running transfer at its last checkpoint, for `cause`. A transfer already
         /// stopping keeps its first cause, unless `cause` is a cancel, which always wins (the
