@@ -17,8 +17,10 @@ extension Agent {
     }
 
     private func recordBatchStart(_ store: QueueStore) throws {
+        // A running transfer's row is in progress: the queue is busy without asking.
+        let (phase, running) = state.withLock { ($0.batch.phase, !$0.running.isEmpty) }
+        if phase == .busy && running { return }
         let idle = try store.isIdle()
-        let phase = state.withLock { $0.batch.phase }
         if phase == (idle ? .idle : .busy) { return }
         let nowIdle = try store.markBatch()
         state.withLock { $0.batch.phase = nowIdle ? .idle : .busy }
@@ -42,11 +44,11 @@ extension Agent {
             return
         }
         let progress = try store.runningProgress()
-        var ended: [Int64: Int64?] = [:]
-        for id in counted where progress[id] == nil { ended[id] = try store.transfer(id: id)?.bytesDone }
+        let gone = counted.filter { progress[$0] == nil }
+        let ended = gone.isEmpty ? [:] : try store.bytesDone(of: gone)
         let rate = state.withLock { s -> Double? in
             for (id, bytes) in progress where counted.contains(id) { s.batch.throughput.saw(id, at: bytes) }
-            for (id, bytes) in ended { s.batch.throughput.ended(id, at: bytes) }
+            for id in gone { s.batch.throughput.ended(id, at: ended[id]) }
             s.batch.lastSample = now
             return s.batch.throughput.rate(at: now)
         }

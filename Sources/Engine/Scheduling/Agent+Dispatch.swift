@@ -147,8 +147,8 @@ extension Agent {
         let cancellation = CancellationFlag()
         let progress = TransferProgress(started.bytesDone)
         state.withLock { s in
-            s.running[row.id] = Running(direction: row.direction, accountID: row.accountID, cancellation: cancellation,
-                                        progress: progress, progressWritten: started.bytesDone)
+            s.running[row.id] = Running(direction: row.direction, accountID: row.accountID, isManual: row.origin != .auto,
+                                        cancellation: cancellation, progress: progress, progressWritten: started.bytesDone)
             s.batch.throughput.started(row.id, at: started.bytesDone)
         }
         let options = self.options

@@ -37,8 +37,9 @@ extension Agent {
             }
         }
         tellAttention(failed)
-        let done = state.withLock { $0.manualDone }
-        if !done.isEmpty, try store.isIdle(countingAuto: false) {
+        // While a person's transfer still runs, theirs are not all done: no need to ask.
+        let (done, manualRunning) = state.withLock { s in (s.manualDone, s.running.values.contains { $0.isManual }) }
+        if !done.isEmpty, !manualRunning, try store.isIdle(countingAuto: false) {
             state.withLock { $0.manualDone.removeAll() }
             options.onBatchDone?(done)
         }

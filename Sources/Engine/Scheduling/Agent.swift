@@ -59,6 +59,8 @@ public final class Agent: Sendable {
     struct Running: Sendable {
         var direction: Direction
         var accountID: Int64
+        /// Asked for by a person (upload, download, share-to), not by a watch rule.
+        var isManual = false
         var cancellation: CancellationFlag
         var stopCause: StopCause?
         /// The transfer's bytes as it counts them, and what of it the row holds.
