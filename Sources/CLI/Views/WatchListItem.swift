@@ -13,9 +13,14 @@ struct WatchListItem {
     /// What the agent does with the rule now: `watching`, `scanning_periodically`,
     /// `folder_missing`, `paused`, `not_watching` (see the troubles), `starting` (the agent
     /// has not picked the rule up yet) or `agent_not_running`.
+    /// A pause is the config's: the agent's word for the rule lags a moment behind a change
+    /// (it reads the config when it is told), and a rule just paused or resumed must not show
+    /// as it was.
     var state: String {
-        guard agentRunning else { return rule.paused ? "paused" : "agent_not_running" }
-        return overview.status?.state ?? (rule.paused ? "paused" : "starting")
+        if rule.paused { return "paused" }
+        guard agentRunning else { return "agent_not_running" }
+        guard let reported = overview.status?.state, reported != "paused" else { return "starting" }
+        return reported
     }
 
     /// What keeps the rule from doing its whole job.
