@@ -268,7 +268,7 @@ WHY_MISSED = {
         "OpenSSL sets up when it starts, whoever starts it (the SHA-256 or libcurl). libcurl's own libraries (GnuTLS, "
         "p11-kit, Kerberos, LDAP, SSH, RTMP) are loaded with it and never used. Done: packed relocations, 256 KiB hash "
         "stages and upload buffer, GnuTLS's load-time setup skipped, the hot code laid out together, no symbols "
-        "exported (30.6 to under 23 MB). What is left would take a libcurl built without the protocols it never uses, "
+        "exported (30.6 to about 23 MB). What is left would take a libcurl built without the protocols it never uses, "
         "or an HTTP/1.1 client of our own on OpenSSL."),
     "download <= 1.2x": (
         "Runs on this shared two-core machine spread by about 0.15x. The download gathers libcurl's 16 kB pieces into "
