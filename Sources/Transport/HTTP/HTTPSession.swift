@@ -34,17 +34,27 @@ public final class HTTPSession {
         ProcessEnvironment.setForThisProcessOnly("GNUTLS_NO_IMPLICIT_INIT", "1")
     }
 
+    /// Where the handle comes from and goes back to.
+    private let handles: IdleHandles
+
     public init(credentials: Credentials? = nil) {
         self.credentials = credentials
+        handles = .shared
     }
 
-    deinit { if let handle { IdleHandles.giveBack(handle) } }
+    /// A session that takes its handle from `handles` and gives it back there.
+    init(credentials: Credentials? = nil, handles: IdleHandles) {
+        self.credentials = credentials
+        self.handles = handles
+    }
+
+    deinit { if let handle { handles.giveBack(handle) } }
 
     /// The easy handle: an ended session's if one is idle, else made at the first request.
     private func easyHandle() throws(TransportError) -> UnsafeMutableRawPointer {
         if let handle { return handle }
         if let failure = Self.loadFailure { throw TransportError(kind: .other, message: failure) }
-        guard let made = IdleHandles.take() ?? ccurl_easy_init() else {
+        guard let made = handles.take() ?? ccurl_easy_init() else {
             throw TransportError(kind: .other, message: "libcurl could not make a handle (out of memory?)")
         }
         handle = made
@@ -162,20 +172,30 @@ public final class HTTPSession {
 /// file, and a new handle cost libcurl a socketpair, its own multi handle and three signal
 /// actions, for every photo of a card. A kept handle is reset: none of a session's options,
 /// credentials or callbacks reach the next; its connections were the share's all along.
-enum IdleHandles {
-    /// As many as transfers run at once, and their lookups beside them.
-    static let kept = 8
+final class IdleHandles: Sendable {
+    /// The process's: as many as transfers run at once, and their lookups beside them.
+    static let shared = IdleHandles(keeping: 8)
+
     private struct Handles: @unchecked Sendable {
         // Unsafe only in name: reached under the lock, and a handle is used by one session at a time.
         var idle: [UnsafeMutableRawPointer] = []
     }
-    private static let handles = Locked(Handles())
+    private let handles = Locked(Handles())
+    private let kept: Int
 
-    static func take() -> UnsafeMutableRawPointer? {
+    init(keeping kept: Int) {
+        self.kept = kept
+    }
+
+    /// How many handles wait for a session.
+    var count: Int { handles.withLock { $0.idle.count } }
+
+    func take() -> UnsafeMutableRawPointer? {
         handles.withLock { $0.idle.popLast() }
     }
 
-    static func giveBack(_ handle: UnsafeMutableRawPointer) {
+    /// Keeps `handle` reset for the next session, or cleans it up when enough are kept.
+    func giveBack(_ handle: UnsafeMutableRawPointer) {
         ccurl_easy_reset(handle)
         let isKept = handles.withLock { h in
             guard h.idle.count < kept else { return false }
