@@ -36,6 +36,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import start_server  # noqa: E402
 from bench_backlog import requests_so_far, start_apache  # noqa: E402
+from bench_report import profile_libraries  # noqa: E402
 from bench_watch import PASSWORD, REPO, USER, Scene  # noqa: E402
 
 RCLONE_GOAL = 1.0
@@ -167,26 +168,22 @@ def agent_profile(scene: Scene, photos: str, count: int) -> dict:
         return rows
 
     by_library = [(pct, words[0]) for pct, words in report("dso", 0.5)]
-    functions = []
-    for pct, words in report("dso,sym", 1.0)[:12]:
-        library, symbol = words[0], " ".join(words[2:]) if len(words) > 2 else "?"
-        functions.append((pct, library, demangle(symbol)))
-    return {"by_library": by_library, "functions": functions}
+    busiest = [(pct, words[0], " ".join(words[2:]) if len(words) > 2 else "?") for pct, words in report("dso,sym", 1.0)[:12]]
+    names = demangled([symbol for _, _, symbol in busiest])
+    return {"by_library": by_library, "functions": [(pct, library, names[symbol]) for pct, library, symbol in busiest]}
 
 
-def profile_words(profile: dict) -> str:
-    """The profile in one line: shares by library, the kernel's first."""
-    if "missing" in profile:
-        return f"no profile: {profile['missing']}"
-    return ", ".join(f"{name} {pct:.0f}%" for pct, name in profile["by_library"])
-
-
-def demangle(symbol: str) -> str:
-    """A Swift symbol as a person reads it (the toolchain's `swift demangle`), else as is."""
-    if not symbol.startswith("$s") or not shutil.which("swift"):
-        return symbol
-    r = subprocess.run(["swift", "demangle", "--simplified", "--compact", symbol], capture_output=True, text=True)
-    return r.stdout.strip() or symbol
+def demangled(symbols: list[str]) -> dict[str, str]:
+    """Swift symbols as a person reads them, in one run of the toolchain's `swift demangle`;
+    other names, or all of them without the toolchain, as they are."""
+    names = {symbol: symbol for symbol in symbols}
+    swift = sorted({symbol for symbol in symbols if symbol.startswith("$s")})
+    if swift and shutil.which("swift"):
+        r = subprocess.run(["swift", "demangle", "--simplified", "--compact", *swift], capture_output=True, text=True)
+        lines = r.stdout.splitlines()
+        if r.returncode == 0 and len(lines) == len(swift):
+            names.update((symbol, line or symbol) for symbol, line in zip(swift, lines))
+    return names
 
 
 def rclone_run(scene: Scene, server, photos: str, count: int) -> dict:
@@ -288,7 +285,7 @@ def main() -> int:
                       f"CPU {t['cpu_ms_per_file']:.2f} ms/file")
             profile = r["tools"].get("agent", {}).get("profile")
             if profile:
-                print(f"  agent CPU by library (perf, the same photos again): {profile_words(profile)}")
+                print(f"  agent CPU by library (perf, the same photos again): {profile_libraries(profile)}")
             for text, ok in verdicts(r):
                 print(f"  {'PASS' if ok else 'MISS'} {text}")
     if args.json:

@@ -164,16 +164,23 @@ def size_words(size: int) -> str:
     return f"{size / 2**30:.0f} GiB" if size >= 2**30 else f"{size / 2**20:.0f} MiB"
 
 
+def profile_libraries(profile: dict) -> str:
+    """A batch's profile (bench_batch.py, perf record) in one line: the agent's CPU by library,
+    the busiest first; or why there is none."""
+    if "missing" in profile:
+        return f"no profile in this run: {profile['missing']}"
+    return ", ".join(f"{name} {pct:.0f}%" for pct, name in profile["by_library"])
+
+
 def profile_words(profile: dict | None) -> str | None:
-    """The agent's profile of a batch (bench_batch.py, perf record): shares by library, busiest functions."""
+    """The agent's profile of a batch, for a missed goal: shares by library, busiest functions."""
     if not profile:
         return None
     if "missing" in profile:
-        return f"No profile in this run: {profile['missing']}."
-    libraries = ", ".join(f"{name} {pct:.0f}%" for pct, name in profile["by_library"])
+        return profile_libraries(profile).capitalize() + "."
     functions = "; ".join(f"{symbol} ({library}) {pct:.1f}%" for pct, library, symbol in profile["functions"][:8])
     return (f"Measured in this run (perf record on the agent, the same photos sent again): the agent's CPU by library: "
-            f"{libraries}. Busiest functions: {functions}.")
+            f"{profile_libraries(profile)}. Busiest functions: {functions}.")
 
 
 def batch_goals(goals: Goals, batch: dict | None) -> list[str]:
@@ -285,8 +292,8 @@ WHY_MISSED = {
         "photo twice."),
     "to reference server, Nextcloud face: files/s": (
         "One conditional PUT per file, as Nextcloud's desktop client sends it, on the same two cores as the server. "
-        "Per file the agent commits four transactions to its queue (the row taken; the file about to be made, with its "
-        "name claimed; the end; its share of a progress write), runs about eight small reads in the scheduler's pass, "
+        "Per file the agent commits three transactions to its queue (the row taken; the file about to be made, with its "
+        "name claimed; the end), runs about seven small reads in the scheduler's pass, "
         "and hands the transfer to a kept thread and back: the kernel's share is mostly those (the queue's writes and "
         "locks, threads waking) and the socket. No flush to the disk is left on this path: the server keeps each "
         "file's SHA-256, so a file whose record a power cut took back is recognised at its name. The floor is curl "
