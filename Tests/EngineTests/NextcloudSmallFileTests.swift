@@ -14,13 +14,19 @@ import Transport
 struct NextcloudSmallFileTests {
     static let limit = Int(UploadJob.onePutLimit)
 
+    /// A reference server with Nextcloud's face, and a home with an account on it; no agent yet.
+    func scene() throws -> (ReferenceServer, AgentHarness) {
+        let server = try ReferenceServer(face: .nextcloud)
+        let s = try AgentHarness()
+        try s.writeConfig("[agent]\nautostart = false\n")
+        try s.addAccount(address: server.address())
+        return (server, s)
+    }
+
     @Test("a batch of small files: each arrives intact with its mtime and checksum, by one PUT and no upload folder; one at the limit too, and one byte over it goes chunked")
     func batchOfSmallFiles() async throws {
         try await offThePool {
-            let server = try ReferenceServer(face: .nextcloud)
-            let s = try AgentHarness()
-            try s.writeConfig("[agent]\nautostart = false\n")
-            try s.addAccount(address: server.address())
+            let (server, s) = try scene()
             let small = 20
             var files: [String] = []
             for i in 0..<small {
@@ -84,10 +90,7 @@ struct NextcloudSmallFileTests {
     @Test("two queued files headed for one name, sent at once: the older keeps it, the newer moves aside before its PUT, so no PUT is refused")
     func twoRowsOneName() async throws {
         try await offThePool {
-            let server = try ReferenceServer(face: .nextcloud)
-            let s = try AgentHarness()
-            try s.writeConfig("[agent]\nautostart = false\n")
-            try s.addAccount(address: server.address())
+            let (server, s) = try scene()
             let a = try s.home.randomFile("a/photo.jpg", size: 30_000, seed: 11)
             let b = try s.home.randomFile("b/photo.jpg", size: 30_000, seed: 12)
             #expect(try s.cli(["upload", "--to", "/Same", a, b]).status == 0)
@@ -181,10 +184,7 @@ struct NextcloudSmallFileTests {
     @Test("a connection reset mid-PUT: no part of the file appears under its name, and the retry sends it whole, saying why it starts again")
     func resetMidPut() async throws {
         try await offThePool {
-            let server = try ReferenceServer(face: .nextcloud)
-            let s = try AgentHarness()
-            try s.writeConfig("[agent]\nautostart = false\n")
-            try s.addAccount(address: server.address())
+            let (server, s) = try scene()
             let size = 3 << 20
             let file = try s.home.randomFile("clip.mov", size: size, seed: 5)
             try server.makeFolder("Clips")
