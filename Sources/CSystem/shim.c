@@ -1,12 +1,16 @@
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stddef.h>
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 #include "CSystem.h"
 
 int csystem_peer_uid(int fd, uid_t *uid) {
@@ -66,4 +70,24 @@ int csystem_spawn(pid_t *pid, const char *path, int stdin_fd, int stdout_fd, int
 
 int csystem_set_mmap_threshold(int bytes) {
     return mallopt(M_MMAP_THRESHOLD, bytes);
+}
+
+ssize_t csystem_write_nosigpipe(int fd, const void *bytes, size_t count) {
+    sigset_t pipe_only, old, pending;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    sigpending(&pending);
+    int was_pending = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    ssize_t n = write(fd, bytes, count);
+    int saved = errno;
+    /* The SIGPIPE this write queued, taken back before the mask is: Linux queues one when
+     * the reader goes while the write waits, even for a write that returns a partial count. */
+    if (!was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+        struct timespec now = {0, 0};
+        while (sigtimedwait(&pipe_only, NULL, &now) < 0 && errno == EINTR) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
+    return n;
 }

@@ -24,6 +24,32 @@ struct ControlSocketTests {
         server.close() // a second close does nothing: no descriptor is closed twice
     }
 
+    @Test("a client that went away before its answer: the answer is dropped, no SIGPIPE ends the process, and the next client is answered")
+    func clientGoneBeforeItsAnswer() throws {
+        let asked = DispatchSemaphore(value: 0)
+        let gone = DispatchSemaphore(value: 0)
+        let server = try ControlSocketServer(path: path) { request in
+            if request == "slow" {
+                asked.signal()
+                gone.wait()
+            }
+            return "ok"
+        }
+        server.start()
+        defer { server.close() }
+        let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = try ControlSocketServer.address(path)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(connected == 0)
+        #expect("slow\n".withCString { write(client, $0, 5) } == 5)
+        asked.wait()
+        close(client)
+        gone.signal()
+        #expect(ControlSocketClient.send("ping", to: path) == "ok")
+    }
+
     @Test("a request being answered as close() is called gets its answer, and close() returns only after it")
     func closeWaitsForTheRequestBeingAnswered() throws {
         let entered = DispatchSemaphore(value: 0)

@@ -35,6 +35,11 @@ int csystem_set_lease(int fd, int type);
  * of its own, or a session of its own with `new_session`. Returns 0 or an errno value. */
 int csystem_spawn(pid_t *pid, const char *path, int stdin_fd, int stdout_fd, int stderr_fd, int new_session,
                   char *const argv[], char *const envp[]);
+/* write(2) that never raises SIGPIPE: to a pipe whose reader is gone it fails with EPIPE,
+ * and the process (a command that is not the agent keeps SIGPIPE's default, which ends it)
+ * goes on to say so. The signal is blocked on the calling thread for the call, and the one
+ * the write queued is taken back. */
+ssize_t csystem_write_nosigpipe(int fd, const void *bytes, size_t count);
 #endif
 #include "CConnectivity.h"
 #include "CFiles.h"

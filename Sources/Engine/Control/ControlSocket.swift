@@ -144,7 +144,8 @@ public final class ControlSocketServer: @unchecked Sendable {
         guard n > 0 else { return }
         let request = String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace()
         let reply = handler(request) + "\n"
-        _ = reply.withCString { write(client, $0, strlen($0)) }
+        // A client that gave up waiting is gone: no SIGPIPE for its answer.
+        _ = reply.withCString { Glibc.send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
     }
 
     static func address(_ path: String) throws(SystemError) -> sockaddr_un {
@@ -179,7 +180,8 @@ public enum ControlSocketClient {
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let line = request + "\n"
-        guard line.withCString({ write(fd, $0, strlen($0)) }) > 0 else { return nil }
+        // An agent that closed the connection is no agent here, not a SIGPIPE ending the command.
+        guard line.withCString({ Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }) > 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let n = read(fd, &buffer, buffer.count)
         guard n > 0 else { return nil }

@@ -51,9 +51,10 @@ extension ChildProcess {
         for fd in [outPipe[1], errPipe[1], inPipe[0], null] where fd >= 0 { close(fd) }
         if let input {
             // Small (a password): it fits the pipe's buffer; a child that reads nothing and
-            // exits makes this EPIPE, which is no reason to fail.
-            _ = input.utf8CString.withUnsafeBytes { bytes in write(inPipe[1], bytes.baseAddress, max(0, bytes.count - 1)) }
-            close(inPipe[1])
+            // exits makes this fail, which is no reason to fail the run.
+            let stdin = PipeEnd(fileDescriptor: inPipe[1])
+            stdin.write(input.utf8)
+            stdin.close()
         }
 
         let clock = ContinuousClock()

@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 
 /// One end of a pipe to a child process, closed when the last reference goes (or by `close()`).
@@ -40,13 +41,14 @@ public final class PipeEnd: Sendable {
         }
     }
 
-    /// Writes all of `bytes`; false when the other end is gone.
+    /// Writes all of `bytes`; false when the other end is gone (a child that exited without
+    /// reading), which never raises SIGPIPE: that would end a command before it said why.
     @discardableResult
     public func write(_ bytes: some Collection<UInt8>) -> Bool {
         let bytes = Array(bytes)
         var done = 0
         while done < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fileDescriptor, $0.baseAddress! + done, bytes.count - done) }
+            let n = bytes.withUnsafeBytes { csystem_write_nosigpipe(fileDescriptor, $0.baseAddress! + done, bytes.count - done) }
             if n < 0 { if errno == EINTR { continue }; return false }
             done += n
         }
