@@ -69,8 +69,12 @@ struct NextcloudResumeTests {
             let kills = 3
             var rng = SystemRandomNumberGenerator()
             var sent = try scene.stat("chunk_bytes")
+            let store = try QueueStore(path: scene.session.databasePath)
             for kill in 1...kills {
                 try scene.session.startAgent()
+                // Once a chunk is confirmed, so that the server holds some of the file for the
+                // last run to go on from: a slowed chunk takes longer than the random wait below.
+                if kill == 1 { try scene.waitForCheckpoint(store, atLeast: 1) }
                 // Killed while sending: once the server has more of the file than before this
                 // run (however long the agent took to start), at a random moment after that.
                 let deadline = Date().addingTimeInterval(60)
@@ -90,7 +94,7 @@ struct NextcloudResumeTests {
             let received = try scene.stat("chunk_bytes")
             #expect(received <= scene.size + kills * (5 << 20), "the server read \(received) bytes for a \(scene.size)-byte file")
             // The last run went on from the chunks the server held; none started over.
-            let row = try scene.row(try QueueStore(path: scene.session.databasePath))
+            let row = try scene.row(store)
             #expect(row.counters.resumedAt > 0, "the last run resumed at \(row.counters.resumedAt)")
             #expect(!scene.session.agentLog.contains("no longer has the partial upload"))
         }

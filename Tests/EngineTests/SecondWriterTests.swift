@@ -90,6 +90,25 @@ struct SecondWriterTests {
         }
     }
 
+    @Test("killed after the server confirmed the last chunk, before the row did: the restarted agent sends nothing again, joins the chunks, and its row says the run went on from the whole file")
+    func killedBeforeTheCheckpoint() async throws {
+        try await offThePool {
+            let scene = try SecondWriterScene(.nextcloud, hold: nil, size: Self.size(for: .nextcloud))
+            try scene.killAgent(at: "upload-confirmed")
+            let killed = try #require(try QueueStore(path: scene.session.databasePath).transfer(id: 1))
+            #expect(killed.checkpoint.offset < Int64(scene.size), "the row had not recorded the last chunk")
+            let before = try scene.proxy.bytesSent()
+
+            try scene.session.startAgent()
+            try scene.session.waitForAll("completed", count: 1, timeout: 60)
+            #expect(try TestData.sha256(ofFile: scene.onServer(Self.name)) == (try TestData.sha256(ofFile: scene.file)))
+            #expect(try scene.proxy.bytesSent() - before < 64 << 10, "no chunk sent again")
+            let done = try #require(try QueueStore(path: scene.session.databasePath).transfer(id: 1))
+            #expect(done.counters.resumedAt == Int64(scene.size) && done.counters.bytesRead == Int64(scene.size) - killed.checkpoint.offset,
+                    "the run went on from the whole file, reading only what its checkpoint lacked: \(done.counters)")
+        }
+    }
+
     @Test("killed just before the request that makes the file, while someone saves a file of the same size at the name on a server without checksums: theirs is not taken for ours")
     func sameSizeFileIsNotTakenForOurs() async throws {
         try await offThePool {
