@@ -94,6 +94,24 @@ struct DurableWriteTests {
         #expect(n > 0 && n <= threads * each, "\(n) flushes for \(threads * each) commits")
     }
 
+    @Test("a durable step inside a larger transaction (the agent's pass) makes that transaction durable: it is flushed once, after the commit that holds it")
+    func nestedDurableStepFlushesTheOuterCommit() throws {
+        let store = try QueueStore(path: path)
+        let account = try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a")
+        let ids = try store.enqueue([upload(account, "a.jpg"), upload(account, "b.jpg")])
+        for id in ids { try store.start(id, resumedAt: 0) }
+        try store.recordFinishing(ids[0], remotePath: "/Photos/a.jpg", bytes: 10, sha256: "ab")
+        #expect(try syncs { try store.database.transaction { try store.progress(ids[1], bytesDone: 5) } } == 0, "nothing durable inside")
+        let n = try syncs {
+            try store.database.transaction {
+                try store.complete(ids[0], sha256: "ab", bytes: 10, verified: true)
+                try store.progress(ids[1], bytesDone: 6)
+            }
+        }
+        #expect(n == 1, "\(n) flushes")
+        #expect(try store.transfer(id: ids[0])?.state == .completed)
+    }
+
     @Test("progress checkpoints do not wait for the disk")
     func checkpointsAreNotFlushed() throws {
         let store = try QueueStore(path: path)

@@ -5,7 +5,8 @@ import Transport
 /// Starting transfers: budgets per direction, lanes, and the gates that hold some rows
 /// back (a busy server, a password that cannot be read, a Wi-Fi rule, no network).
 extension Agent {
-    func dispatch(_ store: QueueStore) throws {
+    /// Inside the pass's transaction: a started row's thread begins once it is committed.
+    func dispatch(_ store: QueueStore, _ after: inout AfterCommit) throws {
         let (online, diskFull, pausedByYou) = state.withLock { ($0.online, $0.diskFull, $0.pausedByYou) }
         guard !diskFull, !pausedByYou else { return }
         let now = nowMilliseconds()
@@ -18,7 +19,9 @@ extension Agent {
             return answer
         }
         let accounts = Dictionary(uniqueKeysWithValues: try store.accounts().map { ($0.id, $0) })
-        for id in maintenance.takeEnded() { try store.clearWaiting(code: .maintenance, accountID: id) }
+        let ended = maintenance.takeEnded()
+        for id in ended { try store.clearWaiting(code: .maintenance, accountID: id) }
+        if !ended.isEmpty { after.onRollback { [self] in maintenance.giveBackEnded(ended) } }
         // Accounts that take no new work in this pass (any direction), and what their rows
         // should say when it is news to them (a busy server's rows already say so).
         var heldAccounts: Set<Int64> = []
@@ -84,7 +87,7 @@ extension Agent {
                         lookedAtAll = false
                         break
                     }
-                    if try launch(row, account: account, credentials: credentials, store: store) { free -= 1 }
+                    if try launch(row, account: account, credentials: credentials, store: store, &after) { free -= 1 }
                 }
                 if lookedAtAll && rows.count < limit { break }
             }
@@ -140,17 +143,29 @@ extension Agent {
         }
     }
 
-    /// Moves the row to `in_progress` and runs its job on a thread of its own. False when
-    /// the row was gone or changed meanwhile.
-    private func launch(_ row: Transfer, account: Account, credentials: Credentials, store: QueueStore) throws -> Bool {
+    /// Moves the row to `in_progress` and, once that is committed, runs its job on a thread
+    /// of its own. False when the row was gone or changed meanwhile.
+    private func launch(_ row: Transfer, account: Account, credentials: Credentials, store: QueueStore,
+                        _ after: inout AfterCommit) throws -> Bool {
         guard let started = try store.start(row.id, resumedAt: row.checkpoint.offset) else { return false }
         let cancellation = CancellationFlag()
         let progress = TransferProgress(started.bytesDone)
+        // Counted at once against its slot and its account's limit, for the rest of this pass.
         state.withLock { s in
             s.running[row.id] = Running(direction: row.direction, accountID: row.accountID, isManual: row.origin != .auto,
                                         cancellation: cancellation, progress: progress, progressWritten: started.bytesDone)
-            s.batch.throughput.started(row.id, at: started.bytesDone)
         }
+        after.onRollback { [self] in state.withLock { _ = $0.running.removeValue(forKey: row.id) } }
+        after.onCommit { [self] in
+            state.withLock { $0.batch.throughput.started(row.id, at: started.bytesDone) }
+            runJob(started, account: account, credentials: credentials, cancellation: cancellation, progress: progress)
+        }
+        return true
+    }
+
+    /// Runs a started row's job on a thread of its own; its outcome comes back through `finished`.
+    private func runJob(_ row: Transfer, account: Account, credentials: Credentials, cancellation: CancellationFlag,
+                     progress: TransferProgress) {
         let options = self.options
         let settings = {
             var s = options.settings
@@ -159,7 +174,7 @@ extension Agent {
             return s
         }()
         let serverInfo = self.serverInfo
-        let transfer = started
+        let transfer = row
         Log.debug("starting \(row.direction.rawValue) \(row.id): \(row.name)")
         let running = transferThreads.run(name: "transfer-\(row.id)") { [self] in
             let outcome: JobOutcome
@@ -186,6 +201,5 @@ extension Agent {
             // rather than holding its slot as in progress until the agent restarts.
             finished(transfer.id, .retry(Classification(reason: Reason(.noResources)), progressed: false))
         }
-        return true
     }
 }

@@ -12,23 +12,27 @@ extension Agent {
         wake()
     }
 
-    /// Records every outcome that came in (and those the database refused before). One
-    /// that cannot be written now is kept for the next pass, never lost; the first such
-    /// error is thrown once all were tried.
-    func applyFinished(_ store: QueueStore) throws {
+    /// Records every outcome that came in (and those the database refused before), inside
+    /// the pass's transaction; the person and the watch rules hear of them once it is
+    /// committed. One that cannot be written now is kept for the next pass, never lost (all
+    /// of them when the whole transaction rolls back); the first such error is returned.
+    func recordFinished(_ store: QueueStore, _ after: inout AfterCommit) -> Error? {
         let batch = state.withLock { s in
             defer { s.unapplied.removeAll(); s.finished.removeAll() }
             return s.unapplied + s.finished
         }
         var failed: [Transfer] = []
+        var doneByHand: [Transfer] = []
+        var completed: [Transfer] = []
         var firstError: Error?
         for item in batch {
             do {
-                let applied = try apply(item.outcome, to: item.id, cause: item.cause, store: store)
+                let applied = try apply(item.outcome, to: item.id, cause: item.cause, store: store, &after)
+                after.onRollback { [self] in state.withLock { $0.unapplied.append(item) } }
                 guard let row = try applied ?? store.transfer(id: item.id) else { continue }
                 if row.state == .failed { failed.append(row) }
-                if row.state == .completed, row.origin != .auto { state.withLock { $0.manualDone.append(row) } }
-                if row.state == .completed, case .completed = item.outcome { options.onCompleted?(row) }
+                if row.state == .completed, row.origin != .auto { doneByHand.append(row) }
+                if row.state == .completed, case .completed = item.outcome { completed.append(row) }
             } catch let e as IllegalTransition {
                 Log.error("transfer \(item.id): \(e)")
             } catch {
@@ -36,27 +40,44 @@ extension Agent {
                 state.withLock { $0.unapplied.append(item) }
             }
         }
-        tellAttention(failed)
-        // While a person's transfer still runs, theirs are not all done: no need to ask.
-        let (done, manualRunning) = state.withLock { s in (s.manualDone, s.running.values.contains { $0.isManual }) }
-        if !done.isEmpty, !manualRunning, try store.isIdle(countingAuto: false) {
-            state.withLock { $0.manualDone.removeAll() }
-            options.onBatchDone?(done)
+        // As the pass found them, before it started anything new.
+        let allEnded = state.withLock { $0.running.isEmpty && $0.finished.isEmpty }
+        after.onCommit { [self] in
+            state.withLock { $0.manualDone += doneByHand }
+            for row in completed { options.onCompleted?(row) }
+            tellAttention(failed, allEnded: allEnded)
+            tellBatchDone(store)
         }
-        if let firstError { throw firstError }
+        return firstError
     }
 
-    /// Failures that come close together are told together: once nothing else is running
-    /// and no ended transfer waits to be applied (one that ended while this pass wrote is
-    /// told with these, on the next pass), or a few seconds after the first.
-    private func tellAttention(_ failed: [Transfer]) {
+    /// Records what came in, in a transaction of its own: the agent's last act before it stops.
+    func recordOutcomes(_ store: QueueStore) throws {
+        var failure: Error?
+        try inOneCommit(store) { after in failure = recordFinished(store, &after) }
+        if let failure { throw failure }
+    }
+
+    /// The person's "all done": once the last of their transfers ended and nothing they
+    /// asked for waits. While one of theirs still runs, there is no need to ask the queue;
+    /// when it cannot answer, the next pass asks again.
+    private func tellBatchDone(_ store: QueueStore) {
+        let (done, manualRunning) = state.withLock { s in (s.manualDone, s.running.values.contains { $0.isManual }) }
+        guard !done.isEmpty, !manualRunning, (try? store.isIdle(countingAuto: false)) == true else { return }
+        state.withLock { $0.manualDone.removeAll() }
+        options.onBatchDone?(done)
+    }
+
+    /// Failures that come close together are told together: once nothing else was running
+    /// and no ended transfer waited to be applied as the pass recorded them (one that ended
+    /// while it wrote is told with these, on the next pass), or a few seconds after the first.
+    private func tellAttention(_ failed: [Transfer], allEnded: Bool) {
         let now = MonotonicClock.seconds()
         let tell: [Transfer] = state.withLock { s in
             if !failed.isEmpty {
                 if s.pendingFailed.isEmpty { s.firstPendingAt = now }
                 s.pendingFailed += failed
             }
-            let allEnded = s.running.isEmpty && s.finished.isEmpty
             guard !s.pendingFailed.isEmpty, allEnded || now - s.firstPendingAt >= Self.attentionDelay else { return [] }
             defer { s.pendingFailed.removeAll() }
             return s.pendingFailed
@@ -64,8 +85,11 @@ extension Agent {
         if !tell.isEmpty { options.onAttention?(tell) }
     }
 
-    /// The row as the outcome left it, where the transition read it already.
-    private func apply(_ outcome: JobOutcome, to id: Int64, cause: StopCause?, store: QueueStore) throws -> Transfer? {
+    /// The row as the outcome left it, where the transition read it already. What the
+    /// rest of this pass must go by (a busy server, a refused password) changes at once;
+    /// what is told waits for the commit.
+    private func apply(_ outcome: JobOutcome, to id: Int64, cause: StopCause?, store: QueueStore,
+                       _ after: inout AfterCommit) throws -> Transfer? {
         guard let row = try store.transfer(id: id) else { return nil }
         if cause == .cancel || row.cancelRequested {
             startCancel(row)
@@ -75,14 +99,18 @@ extension Agent {
         case .completed(let sha, let bytes, let verified, let counters):
             let completed = try store.complete(id, sha256: sha, bytes: bytes, verified: verified, counters: counters)
             recovered(accountID: row.accountID)
-            Log.info("\(row.direction == .upload ? "uploaded" : "downloaded") \(row.name) -> \(row.direction == .upload ? "\(row.accountName):\(row.remotePath)" : row.localPath.display)")
+            after.onCommit {
+                Log.info("\(row.direction == .upload ? "uploaded" : "downloaded") \(row.name) -> \(row.direction == .upload ? "\(row.accountName):\(row.remotePath)" : row.localPath.display)")
+            }
             return completed
         case .failed(let reason):
             try store.fail(id, reason: reason)
             // The server refused the password: read it again for the next transfer, so a
             // changed password is picked up once the person has saved it.
             if reason.code == .auth { passwords.forget(accountID: row.accountID) }
-            Log.warning("\(row.name): \(reason.message)")
+            after.onCommit {
+                Log.warning("\(row.name): \(reason.message)")
+            }
         case .retry(_, _) where isHeldByPerson(row):
             // Paused meanwhile: it waits for the person, not for a backoff.
             try store.requeue(id, reason: heldReason(for: row, cause: cause))
@@ -98,8 +126,10 @@ extension Agent {
             let (delay, reason) = options.backoff.wait(after: classification, attempt: attempts)
             let at = nowMilliseconds() + Int64(saturating: delay * 1000)
             try store.retryLater(id, reason: reason, at: at, attempts: attempts)
-            let tenths = Int64(saturating: (delay * 10).rounded())
-            Log.info("\(row.name): \(reason.message); retrying in \(tenths / 10).\(tenths % 10) s (attempt \(attempts))")
+            after.onCommit {
+                let tenths = Int64(saturating: (delay * 10).rounded())
+                Log.info("\(row.name): \(reason.message); retrying in \(tenths / 10).\(tenths % 10) s (attempt \(attempts))")
+            }
         case .stopped:
             try store.requeue(id, reason: heldReason(for: row, cause: cause))
         }

@@ -222,7 +222,7 @@ public final class Agent: Sendable {
         }
         // One last try at what is still unrecorded; rows left running are taken back by
         // the next agent from their checkpoints.
-        try? applyFinished(store)
+        try? recordOutcomes(store)
         Log.info("agent stopped")
     }
 
@@ -244,17 +244,25 @@ public final class Agent: Sendable {
     }
 
     /// One look at the queue: record what finished, act on cancellations and gates, start
-    /// what may start.
+    /// what may start; all of it in one commit (see `AfterCommit`). A card of small photos
+    /// runs a pass for nearly every photo, and a commit each for its completion and for the
+    /// next row's start cost more than the two writes. An outcome the database refused is
+    /// kept for the next pass, and the pass fails once the rest is committed.
     private func pass(_ store: QueueStore, stopping: Bool) throws {
-        // Renames the folder watchers saw reach rows in progress here, before any outcome
-        // is recorded, so a row completes under the name its file has now.
-        try store.applyRequestedMoves()
-        try applyFinished(store)
+        var refused: Error?
+        try inOneCommit(store) { after in
+            // Renames the folder watchers saw reach rows in progress here, before any outcome
+            // is recorded, so a row completes under the name its file has now.
+            try store.applyRequestedMoves()
+            refused = recordFinished(store, &after)
+            guard !stopping, refused == nil else { return }
+            try handleCancellations(store)
+            try applyPersonsPause(store)
+            try applyPause(store, &after)
+            try dispatch(store, &after)
+        }
+        if let refused { throw refused }
         guard !stopping else { return }
-        try handleCancellations(store)
-        try applyPersonsPause(store)
-        try applyPause(store)
-        try dispatch(store)
         writeProgress(store)
         recordBatch(store)
     }
@@ -317,7 +325,7 @@ public final class Agent: Sendable {
     /// Writes a change of the whole queue's pause to the rows once: every waiting row says
     /// why (retrying ones go back to queued), and the pause is recorded for `status`; when
     /// it lifts, those notes are cleared. (A full disk is told by the agent itself.)
-    private func applyPause(_ store: QueueStore) throws {
+    private func applyPause(_ store: QueueStore, _ after: inout AfterCommit) throws {
         let (wanted, applied) = state.withLock { ($0.recordedPause, $0.appliedPause) }
         guard wanted != applied else { return }
         if let applied { try store.clearWaiting(code: applied) }
@@ -327,6 +335,6 @@ public final class Agent: Sendable {
             try store.pauseAllWaiting(reason: wanted == .paused ? .queuePaused : Reason(wanted), sparing: local)
         }
         try store.setAgentValue("paused_reason", wanted?.rawValue)
-        state.withLock { $0.appliedPause = wanted }
+        after.onCommit { [self] in state.withLock { $0.appliedPause = wanted } }
     }
 }

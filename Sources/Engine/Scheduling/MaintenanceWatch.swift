@@ -98,6 +98,11 @@ final class MaintenanceWatch: Sendable {
         }
     }
 
+    /// Takes back accounts `takeEnded` gave out whose rows' notes could not be cleared.
+    func giveBackEnded(_ accounts: Set<Int64>) {
+        ended.withLock { $0.formUnion(accounts) }
+    }
+
     /// Seconds until the next account in maintenance is due to be asked again.
     var secondsUntilNextCheck: Double? {
         let now = MonotonicClock.seconds()

@@ -66,6 +66,7 @@ public final class Database {
     /// A statement for `sql`, from the cache when it is there and not in use (a query run
     /// from inside another's row handler with the same SQL gets a fresh one).
     private func prepared(_ sql: String) throws(DatabaseError) -> Statement {
+        try checkTransactionOpen()
         if let cached = statements[sql], !cached.inUse {
             cached.inUse = true
             return cached
@@ -95,8 +96,10 @@ public final class Database {
     }
 
     func error(_ rc: Int32) -> DatabaseError {
-        DatabaseError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), path: path,
-                      systemErrno: sqlite3_system_errno(handle))
+        let error = DatabaseError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), path: path,
+                                  systemErrno: sqlite3_system_errno(handle))
+        if transactionDepth > 0, endedBy == nil, sqlite3_get_autocommit(handle) != 0 { endedBy = error }
+        return error
     }
 
     /// Runs one or more statements that return no rows.
@@ -151,12 +154,35 @@ public final class Database {
     ///
     /// `durable`: the WAL is flushed to the disk before this returns, so what a person was
     /// told is queued survives a power cut. The flush happens after the commit, out of the
-    /// turn to write, shared with the other durable commits of the moment (`LogFlush`).
+    /// turn to write, shared with the other durable commits of the moment (`LogFlush`). A
+    /// nested call that asks for it makes the outer transaction durable: its changes are
+    /// committed only with the outer ones.
+    ///
+    /// Should SQLite end the transaction by itself (it may after a full disk or an I/O
+    /// error, even when the caller caught that error and went on), every later statement
+    /// inside it fails with that error rather than run and commit on its own.
     public func transaction<T>(durable: Bool = false, _ body: () throws -> T) throws -> T {
-        guard transactionDepth == 0 else { return try transactionBody(body) }
+        guard transactionDepth == 0 else {
+            let value = try transactionBody(body)
+            if durable { outerIsDurable = true }
+            return value
+        }
+        outerIsDurable = durable
+        endedBy = nil
         let value = try inWriterTurn { try transactionBody(body) }
-        if durable { try flushLog() }
+        if outerIsDurable { try flushLog() }
         return value
+    }
+
+    /// Whether the outermost transaction flushes the log once committed.
+    private var outerIsDurable = false
+    /// The error after which SQLite rolled back the open transaction by itself.
+    private var endedBy: DatabaseError?
+
+    /// Throws when a transaction is open in name only: SQLite rolled it back after an error.
+    private func checkTransactionOpen() throws(DatabaseError) {
+        guard transactionDepth > 0, sqlite3_get_autocommit(handle) != 0 else { return }
+        throw endedBy ?? DatabaseError(code: SQLITE_ABORT, message: "the transaction was rolled back", path: path)
     }
 
     /// Brings this connection's commits so far to the disk, as a durable transaction does
@@ -199,11 +225,13 @@ public final class Database {
 
     private func transactionBody<T>(_ body: () throws -> T) throws -> T {
         let nested = transactionDepth > 0
+        try checkTransactionOpen()
         try execute(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE")
         transactionDepth += 1
         defer { transactionDepth -= 1 }
         do {
             let value = try body()
+            try checkTransactionOpen()
             try execute(nested ? "RELEASE nested" : "COMMIT")
             return value
         } catch {

@@ -1,0 +1,52 @@
+import Queue
+import TestSupport
+import Testing
+
+/// A transaction is all or nothing, also when SQLite ends it by itself after an error the
+/// caller caught and went on from (a full disk or an I/O error may do that): nothing after
+/// it runs, and commits, on its own.
+@Suite("Transactions")
+struct TransactionTests {
+    let folder = TemporaryFolder("iu-transactions")
+
+    func database() throws -> Database {
+        let db = try Database(path: folder.path + "/t.sqlite3")
+        try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+        return db
+    }
+
+    func ids(_ db: Database) throws -> [Int] { try db.query("SELECT id FROM t ORDER BY id") { $0.int(0) } }
+
+    @Test("a savepoint that fails takes back only its own changes")
+    func failedSavepoint() throws {
+        let db = try database()
+        try db.transaction {
+            try db.run("INSERT INTO t (id) VALUES (1)")
+            _ = try? db.transaction { () throws -> Void in
+                try db.run("INSERT INTO t (id) VALUES (2)")
+                try db.run("INSERT INTO t (id) VALUES (1)") // a duplicate key
+            }
+            try db.run("INSERT INTO t (id) VALUES (3)")
+        }
+        #expect(try ids(db) == [1, 3])
+    }
+
+    @Test("after SQLite rolled the transaction back, the statements and savepoints that follow fail, and the transaction fails with them")
+    func endedTransactionRunsNothingMore() throws {
+        let db = try database()
+        var afterwards: [String] = []
+        #expect(throws: DatabaseError.self) {
+            try db.transaction {
+                try db.run("INSERT INTO t (id) VALUES (1)")
+                try db.execute("ROLLBACK") // as SQLite does by itself after some errors
+                do { try db.run("INSERT INTO t (id) VALUES (2)") } catch { afterwards.append("insert") }
+                do { _ = try db.transaction { try db.run("INSERT INTO t (id) VALUES (3)") } } catch { afterwards.append("savepoint") }
+                do { _ = try db.query("SELECT 1") { $0.int(0) } } catch { afterwards.append("query") }
+            }
+        }
+        #expect(afterwards == ["insert", "savepoint", "query"])
+        #expect(try ids(db).isEmpty, "nothing was committed on its own")
+        _ = try db.transaction { try db.run("INSERT INTO t (id) VALUES (4)") }
+        #expect(try ids(db) == [4], "the next transaction works")
+    }
+}
