@@ -158,14 +158,15 @@ extension Agent {
         after.onRollback { [self] in state.withLock { _ = $0.running.removeValue(forKey: row.id) } }
         after.onCommit { [self] in
             state.withLock { $0.batch.throughput.started(row.id, at: started.bytesDone) }
-            runJob(started, account: account, credentials: credentials, cancellation: cancellation, progress: progress)
+            runJob(started, account: account, credentials: credentials, store: store, cancellation: cancellation, progress: progress)
         }
         return true
     }
 
-    /// Runs a started row's job on a thread of its own; its outcome comes back through `finished`.
-    private func runJob(_ row: Transfer, account: Account, credentials: Credentials, cancellation: CancellationFlag,
-                     progress: TransferProgress) {
+    /// Runs a started row's job on a thread of its own, on the scheduler's connection (whose
+    /// page cache then stays warm for both); its outcome comes back through `finished`.
+    private func runJob(_ row: Transfer, account: Account, credentials: Credentials, store: QueueStore,
+                        cancellation: CancellationFlag, progress: TransferProgress) {
         let options = self.options
         let settings = {
             var s = options.settings
@@ -179,18 +180,16 @@ extension Agent {
         let running = transferThreads.run(name: "transfer-\(row.id)") { [self] in
             let outcome: JobOutcome
             do {
-                let jobStore = try jobStores.take()
-                defer { jobStores.giveBack(jobStore) }
                 switch transfer.direction {
                 case .upload:
-                    outcome = try UploadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,
+                    outcome = try UploadJob(transfer: transfer, account: account, credentials: credentials, store: store,
                                         settings: settings, serverInfo: serverInfo, cancellation: cancellation).run()
                 case .download:
-                    outcome = DownloadJob(transfer: transfer, account: account, credentials: credentials, store: jobStore,
+                    outcome = DownloadJob(transfer: transfer, account: account, credentials: credentials, store: store,
                                           settings: settings, downloads: options.paths.localDrive, cancellation: cancellation).run()
                 }
             } catch {
-                // The job could not begin (its queue connection, an account it cannot use).
+                // The job could not begin (an account it cannot use).
                 let c = FailureClassifier.classify(error)
                 outcome = c.isTransient ? .retry(c, progressed: false) : .failed(c.reason)
             }

@@ -9,8 +9,8 @@ import Transport
 ///
 /// Concurrency in a sentence: the scheduling loop runs on the thread that called `run()`
 /// and owns all row transitions; each transfer, each cancellation's clean-up on the server
-/// and each password lookup runs on a thread of its own (with its own database connection
-/// where it needs one) and reports back through `state`, ringing the doorbell.
+/// and each password lookup runs on a thread of its own (the transfers share the loop's
+/// database connection) and reports back through `state`, ringing the doorbell.
 public final class Agent: Sendable {
     public struct Options: Sendable {
         public var paths: XDGPaths
@@ -142,13 +142,11 @@ public final class Agent: Sendable {
     let serverInfo = ServerInfoCache()
     let passwords: CredentialCache
     let maintenance: MaintenanceWatch
-    let jobStores: JobStores
     /// The transfers' threads, each kept a few seconds for the next transfer.
     let transferThreads = ReusedThreads()
 
     public init(options: Options) {
         self.options = options
-        jobStores = JobStores(path: options.paths.queueDatabase, limit: options.uploadSlots + options.downloadSlots)
         passwords = CredentialCache(lookup: options.credentials)
         maintenance = MaintenanceWatch(ask: MaintenanceWatch.statusPage(settings: options.settings))
     }

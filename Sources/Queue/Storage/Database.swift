@@ -2,9 +2,19 @@ import CSQLite
 import Glibc
 import Platform
 
-/// One SQLite connection. Owns the `sqlite3*`; not Sendable: use it from one thread at a time.
-public final class Database {
+/// One SQLite connection, which threads may share. Owns the `sqlite3*`.
+///
+/// Each statement, and each transaction from its `BEGIN` to its `COMMIT`, has the connection
+/// to itself (a lock a thread may take again inside what it holds), so one thread's
+/// statements never join another's transaction. Sharing is what keeps a page cache warm:
+/// SQLite throws a connection's cached pages away whenever another connection committed,
+/// so the agent's scheduler, on a connection of its own, read most of its pages again from
+/// the file on every pass, after each transfer's writes.
+public final class Database: @unchecked Sendable {
+    // Sendable by construction: everything below is reached only in `turn`.
     let handle: OpaquePointer
+    /// The connection's own turn, waited for no longer than the busy timeout.
+    private let turn = TimedTurn()
     public let path: String
     /// This process's turn to write to the file (see `WriterTurn`).
     private let writerTurn: WriterTurn
@@ -28,15 +38,24 @@ public final class Database {
         handle = db
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
-        do {
-            // Reading the schema proves the file is a database at all (SQLITE_NOTADB otherwise)
-            // without changing a byte of it.
-            _ = try query("SELECT count(*) FROM sqlite_master") { _ in () }
-            try execute("PRAGMA foreign_keys=ON")
-        } catch {
-            sqlite3_close_v2(db)
-            throw error
-        }
+        // Reading the schema proves the file is a database at all (SQLITE_NOTADB otherwise)
+        // without changing a byte of it. Should it fail, the deinitializer closes the
+        // connection (it runs for an object whose properties are all set).
+        _ = try query("SELECT count(*) FROM sqlite_master") { _ in () }
+        try execute("PRAGMA foreign_keys=ON")
+    }
+
+    /// Runs `body` with the connection to itself, waiting for it no longer than the busy
+    /// timeout (as SQLite waits for another program): busy when it did not come in time. A
+    /// thread that holds the connection while another program holds the database never
+    /// makes the others wait for more than their own timeout.
+    private func alone<T>(_ body: () throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+        guard let value = try turn.run(waitingAtMost: busyTimeout, { _ throws(DatabaseError) in try body() }) else { throw connectionBusy }
+        return value
+    }
+
+    private var connectionBusy: DatabaseError {
+        DatabaseError(code: SQLITE_BUSY, message: "database is locked (another thread of this agent held the connection)", path: path)
     }
 
     /// WAL lets readers and one writer work at once; set only on a file known to be ours.
@@ -104,13 +123,19 @@ public final class Database {
 
     /// Runs one or more statements that return no rows.
     public func execute(_ sql: String) throws(DatabaseError) {
-        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
-        guard rc == SQLITE_OK else { throw error(rc) }
+        try alone { () throws(DatabaseError) in
+            let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+            guard rc == SQLITE_OK else { throw error(rc) }
+        }
     }
 
     /// Prepares `sql`, binds `arguments`, steps through every row.
     @discardableResult
     public func query<T>(_ sql: String, _ arguments: [SQLValue] = [], row: (Row) throws -> T) throws(DatabaseError) -> [T] {
+        try alone { () throws(DatabaseError) -> [T] in try queryAlone(sql, arguments, row: row) }
+    }
+
+    private func queryAlone<T>(_ sql: String, _ arguments: [SQLValue], row: (Row) throws -> T) throws(DatabaseError) -> [T] {
         let statement = try prepared(sql)
         defer { statement.finish() }
         try statement.bind(arguments)
@@ -127,6 +152,10 @@ public final class Database {
     /// transaction it waits for this process's turn to write first.
     @discardableResult
     public func run(_ sql: String, _ arguments: [SQLValue] = []) throws(DatabaseError) -> Int {
+        try alone { () throws(DatabaseError) -> Int in try runAlone(sql, arguments) }
+    }
+
+    private func runAlone(_ sql: String, _ arguments: [SQLValue]) throws(DatabaseError) -> Int {
         let statement = try prepared(sql)
         defer { statement.finish() }
         try statement.bind(arguments)
@@ -140,10 +169,8 @@ public final class Database {
         return Int(sqlite3_changes(handle))
     }
 
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
-
-    /// True while a transaction is open on this connection.
-    public var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    /// The row the last insert made; read it inside the transaction that inserted.
+    public var lastInsertRowID: Int64 { turn.run { sqlite3_last_insert_rowid(handle) } }
 
     private var transactionDepth = 0
 
@@ -162,15 +189,20 @@ public final class Database {
     /// error, even when the caller caught that error and went on), every later statement
     /// inside it fails with that error rather than run and commit on its own.
     public func transaction<T>(durable: Bool = false, _ body: () throws -> T) throws -> T {
-        guard transactionDepth == 0 else {
-            let value = try transactionBody(body)
-            if durable { outerIsDurable = true }
-            return value
+        let taken = try turn.run(waitingAtMost: busyTimeout) { _ throws -> (T, Bool) in
+            guard transactionDepth == 0 else {
+                let value = try transactionBody(body)
+                if durable { outerIsDurable = true }
+                return (value, false)
+            }
+            outerIsDurable = durable
+            endedBy = nil
+            let value = try inWriterTurn { try transactionBody(body) }
+            return (value, outerIsDurable)
         }
-        outerIsDurable = durable
-        endedBy = nil
-        let value = try inWriterTurn { try transactionBody(body) }
-        if outerIsDurable { try flushLog() }
+        guard let (value, flush) = taken else { throw connectionBusy }
+        // Out of the connection's turn: its other users go on meanwhile.
+        if flush { try flushLog() }
         return value
     }
 
@@ -196,14 +228,23 @@ public final class Database {
 
     /// Syncs this connection's write-ahead log to the disk through SQLite's own file layer,
     /// as a `synchronous=FULL` commit would; the errno when that failed.
+    /// The log file's handle is read in the connection's turn, the sync runs outside it: the
+    /// log stays open while the connection is, and a sync only reads the file's descriptor.
     private func syncLog() -> Int32? {
-        var file: UnsafeMutablePointer<sqlite3_file>?
-        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK,
-              let file, let sync = file.pointee.pMethods?.pointee.xSync else { return EIO }
+        let file = turn.run { () -> UnsafeMutablePointer<sqlite3_file>? in
+            var file: UnsafeMutablePointer<sqlite3_file>?
+            guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK else { return nil }
+            return file
+        }
+        guard let file, let sync = file.pointee.pMethods?.pointee.xSync else { return EIO }
+        let saved = errno
+        errno = 0
         guard sync(file, SQLITE_SYNC_NORMAL) == SQLITE_OK else {
-            let failed = sqlite3_system_errno(handle)
+            let failed = errno
+            errno = saved
             return failed != 0 ? failed : EIO
         }
+        errno = saved
         return nil
     }
 

@@ -10,8 +10,8 @@ public func nowMilliseconds() -> Int64 {
 
 /// The durable queue. Every process opens its own; the SQLite file is the source of truth.
 ///
-/// Not Sendable: it owns a connection. The agent gives each thread that needs one its own.
-public final class QueueStore {
+/// Threads may share one (see `Database`): the agent's transfers use the scheduler's.
+public final class QueueStore: Sendable {
     public let database: Database
 
     /// Opens the queue at `path` (creating its folder 0700), migrating the schema.
