@@ -1,3 +1,6 @@
+import Dispatch
+import Glibc
+import Platform
 import Queue
 import TestSupport
 import Testing
@@ -48,5 +51,50 @@ struct TransactionTests {
         #expect(try ids(db).isEmpty, "nothing was committed on its own")
         _ = try db.transaction { try db.run("INSERT INTO t (id) VALUES (4)") }
         #expect(try ids(db) == [4], "the next transaction works")
+    }
+
+    @Test("threads sharing a connection: a statement from one thread waits for another's transaction to end and is never part of it")
+    func sharedConnectionKeepsTransactionsApart() throws {
+        let db = try database()
+        let inside = DispatchSemaphore(value: 0)
+        let other = DispatchSemaphore(value: 0)
+        let thread = try DedicatedThread {
+            inside.wait()
+            // While the first thread's transaction is open: this insert must wait for it.
+            _ = try? db.run("INSERT INTO t (id) VALUES (2)")
+            other.signal()
+        }
+        defer { thread.join() }
+        struct Undone: Error {}
+        #expect(throws: Undone.self) {
+            try db.transaction {
+                try db.run("INSERT INTO t (id) VALUES (1)")
+                inside.signal()
+                usleep(200_000)
+                throw Undone()
+            }
+        }
+        other.wait()
+        #expect(try ids(db) == [2], "the other thread's insert was committed on its own, after the rollback")
+    }
+
+    @Test("a thread waits for a shared connection no longer than the busy timeout, and is told it is busy")
+    func sharedConnectionWaitIsBounded() throws {
+        let db = try Database(path: folder.path + "/t.sqlite3", busyTimeoutMilliseconds: 300)
+        try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+        let inside = DispatchSemaphore(value: 0)
+        let answered = DispatchSemaphore(value: 0)
+        let outcome = Locked<DatabaseError?>(nil)
+        let thread = try DedicatedThread {
+            inside.wait()
+            do { _ = try db.query("SELECT count(*) FROM t") { $0.int(0) } } catch { outcome.withLock { $0 = error as? DatabaseError } }
+            answered.signal()
+        }
+        defer { thread.join() }
+        _ = try db.transaction { () throws -> Void in
+            inside.signal()
+            _ = answered.wait(timeout: .now() + 10) // held past the other thread's timeout
+        }
+        #expect(outcome.withLock { $0?.isBusy } == true, "\(String(describing: outcome.withLock { $0 }))")
     }
 }
