@@ -44,6 +44,8 @@ extension Agent {
             return
         }
         let progress = try store.runningProgress()
+        // Rows the scheduler counted as ended already left `counted`; these are ones that
+        // stopped running without an outcome here (taken away by another program).
         let gone = counted.filter { progress[$0] == nil }
         let ended = gone.isEmpty ? [:] : try store.bytesDone(of: gone)
         let rate = state.withLock { s -> Double? in

@@ -29,7 +29,11 @@ extension Agent {
             do {
                 let applied = try apply(item.outcome, to: item.id, cause: item.cause, store: store, &after)
                 after.onRollback { [self] in state.withLock { $0.unapplied.append(item) } }
-                guard let row = try applied ?? store.transfer(id: item.id) else { continue }
+                let row = try applied ?? store.transfer(id: item.id)
+                // The batch's rate counts the row's bytes up to where it stopped, from here
+                // rather than from a read of every row that ended since the last sample.
+                after.onCommit { [self] in state.withLock { $0.batch.throughput.ended(item.id, at: row?.bytesDone) } }
+                guard let row else { continue }
                 if row.state == .failed { failed.append(row) }
                 if row.state == .completed, row.origin != .auto { doneByHand.append(row) }
                 if row.state == .completed, case .completed = item.outcome { completed.append(row) }
