@@ -86,12 +86,25 @@ public final class Database: @unchecked Sendable {
     /// from inside another's row handler with the same SQL gets a fresh one).
     private func prepared(_ sql: String) throws(DatabaseError) -> Statement {
         try checkTransactionOpen()
+        return try cached(sql, explained: Self.explainsPlans)
+    }
+
+    /// Runs a statement of transaction control (`BEGIN IMMEDIATE`, `COMMIT`, a savepoint),
+    /// prepared once like any other: a pass of the scheduler begins and ends a transaction and
+    /// a few savepoints, and `sqlite3_exec` parsed each of them again every time.
+    private func control(_ sql: String) throws(DatabaseError) {
+        let statement = try cached(sql, explained: false)
+        defer { statement.finish() }
+        while try statement.step() {}
+    }
+
+    private func cached(_ sql: String, explained: Bool) throws(DatabaseError) -> Statement {
         if let cached = statements[sql], !cached.inUse {
             cached.inUse = true
             return cached
         }
         let statement = try Statement(self, sql)
-        if Self.explainsPlans { explain(sql) }
+        if explained { explain(sql) }
         if statements[sql] == nil {
             if statements.count >= Self.statementCacheSize { statements.removeAll() }
             statements[sql] = statement
@@ -267,16 +280,21 @@ public final class Database: @unchecked Sendable {
     private func transactionBody<T>(_ body: () throws -> T) throws -> T {
         let nested = transactionDepth > 0
         try checkTransactionOpen()
-        try execute(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE")
+        try control(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE")
         transactionDepth += 1
         defer { transactionDepth -= 1 }
         do {
             let value = try body()
             try checkTransactionOpen()
-            try execute(nested ? "RELEASE nested" : "COMMIT")
+            try control(nested ? "RELEASE nested" : "COMMIT")
             return value
         } catch {
-            try? execute(nested ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK")
+            if nested {
+                try? control("ROLLBACK TO nested")
+                try? control("RELEASE nested")
+            } else {
+                try? control("ROLLBACK")
+            }
             throw error
         }
     }
