@@ -151,8 +151,10 @@ sanitize: venv
 # guard, like the debug build's.
 DIST_PROGRAM := $(DIST_BIN)/instant-upload
 dist: $(DIST_PROGRAM)
-$(DIST_PROGRAM): Package.swift $(shell find Sources -type f) | $(APT_STAMP)
+$(DIST_PROGRAM): Package.swift packaging/hot-functions.txt $(shell find Sources -type f) | $(APT_STAMP)
 	@mkdir -p .build
+	@# SwiftPM does not see the linker's order file: a program older than it is linked again.
+	@if [ -e $(DIST_PROGRAM) ] && [ packaging/hot-functions.txt -nt $(DIST_PROGRAM) ]; then rm -f $(DIST_PROGRAM); fi
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product instant-upload 2>&1 | tee $(DIST_BUILD_LOG)
 	@touch $(DIST_PROGRAM)
 
