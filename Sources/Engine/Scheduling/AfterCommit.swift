@@ -25,13 +25,13 @@ struct AfterCommit {
     }
 }
 
-extension Agent {
-    /// Runs `body` in one write transaction on `store`, then what it asked to run after the
-    /// commit, or, when the transaction failed, what it asked to undo (and rethrows).
-    func inOneCommit(_ store: QueueStore, _ body: (inout AfterCommit) throws -> Void) throws {
+extension AfterCommit {
+    /// Runs `body` in one write transaction on `database`, then what it asked to run after
+    /// the commit, or, when the transaction failed, what it asked to undo (and rethrows).
+    static func transaction(on database: Database, _ body: (inout AfterCommit) throws -> Void) throws {
         var after = AfterCommit()
         do {
-            try store.database.transaction { try body(&after) }
+            try database.transaction { try body(&after) }
         } catch {
             after.finish(committed: false)
             throw error

@@ -28,8 +28,8 @@ extension Agent {
         for item in batch {
             do {
                 let applied = try apply(item.outcome, to: item.id, cause: item.cause, store: store, &after)
-                after.onRollback { [self] in state.withLock { $0.unapplied.append(item) } }
                 let row = try applied ?? store.transfer(id: item.id)
+                after.onRollback { [self] in state.withLock { $0.unapplied.append(item) } }
                 // The batch's rate counts the row's bytes up to where it stopped, from here
                 // rather than from a read of every row that ended since the last sample.
                 after.onCommit { [self] in state.withLock { $0.batch.throughput.ended(item.id, at: row?.bytesDone) } }
@@ -58,7 +58,7 @@ extension Agent {
     /// Records what came in, in a transaction of its own: the agent's last act before it stops.
     func recordOutcomes(_ store: QueueStore) throws {
         var failure: Error?
-        try inOneCommit(store) { after in failure = recordFinished(store, &after) }
+        try AfterCommit.transaction(on: store.database) { after in failure = recordFinished(store, &after) }
         if let failure { throw failure }
     }
 

@@ -248,7 +248,7 @@ public final class Agent: Sendable {
     /// kept for the next pass, and the pass fails once the rest is committed.
     private func pass(_ store: QueueStore, stopping: Bool) throws {
         var refused: Error?
-        try inOneCommit(store) { after in
+        try AfterCommit.transaction(on: store.database) { after in
             // Renames the folder watchers saw reach rows in progress here, before any outcome
             // is recorded, so a row completes under the name its file has now.
             try store.applyRequestedMoves()

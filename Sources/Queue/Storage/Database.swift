@@ -49,8 +49,9 @@ public final class Database: @unchecked Sendable {
     /// timeout (as SQLite waits for another program): busy when it did not come in time. A
     /// thread that holds the connection while another program holds the database never
     /// makes the others wait for more than their own timeout.
-    private func alone<T>(_ body: () throws(DatabaseError) -> T) throws(DatabaseError) -> T {
-        guard let value = try turn.run(waitingAtMost: busyTimeout, { _ throws(DatabaseError) in try body() }) else { throw connectionBusy }
+    /// `body` is told how much of the timeout is left for the rest of its waiting.
+    private func alone<T>(_ body: (_ secondsLeft: Double) throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+        guard let value = try turn.run(waitingAtMost: busyTimeout, body) else { throw connectionBusy }
         return value
     }
 
@@ -136,7 +137,7 @@ public final class Database: @unchecked Sendable {
 
     /// Runs one or more statements that return no rows.
     public func execute(_ sql: String) throws(DatabaseError) {
-        try alone { () throws(DatabaseError) in
+        try alone { _ throws(DatabaseError) in
             let rc = sqlite3_exec(handle, sql, nil, nil, nil)
             guard rc == SQLITE_OK else { throw error(rc) }
         }
@@ -145,7 +146,7 @@ public final class Database: @unchecked Sendable {
     /// Prepares `sql`, binds `arguments`, steps through every row.
     @discardableResult
     public func query<T>(_ sql: String, _ arguments: [SQLValue] = [], row: (Row) throws -> T) throws(DatabaseError) -> [T] {
-        try alone { () throws(DatabaseError) -> [T] in try queryAlone(sql, arguments, row: row) }
+        try alone { _ throws(DatabaseError) -> [T] in try queryAlone(sql, arguments, row: row) }
     }
 
     private func queryAlone<T>(_ sql: String, _ arguments: [SQLValue], row: (Row) throws -> T) throws(DatabaseError) -> [T] {
@@ -165,15 +166,15 @@ public final class Database: @unchecked Sendable {
     /// transaction it waits for this process's turn to write first.
     @discardableResult
     public func run(_ sql: String, _ arguments: [SQLValue] = []) throws(DatabaseError) -> Int {
-        try alone { () throws(DatabaseError) -> Int in try runAlone(sql, arguments) }
+        try alone { left throws(DatabaseError) -> Int in try runAlone(sql, arguments, within: left) }
     }
 
-    private func runAlone(_ sql: String, _ arguments: [SQLValue]) throws(DatabaseError) -> Int {
+    private func runAlone(_ sql: String, _ arguments: [SQLValue], within budget: Double) throws(DatabaseError) -> Int {
         let statement = try prepared(sql)
         defer { statement.finish() }
         try statement.bind(arguments)
         if transactionDepth == 0 && sqlite3_stmt_readonly(statement.pointer) == 0 {
-            do { try inWriterTurn { while try statement.step() {} } } catch let error as DatabaseError { throw error } catch {
+            do { try inWriterTurn(within: budget) { while try statement.step() {} } } catch let error as DatabaseError { throw error } catch {
                 throw DatabaseError(code: SQLITE_ERROR, message: "\(error)", path: path)
             }
         } else {
@@ -202,7 +203,7 @@ public final class Database: @unchecked Sendable {
     /// error, even when the caller caught that error and went on), every later statement
     /// inside it fails with that error rather than run and commit on its own.
     public func transaction<T>(durable: Bool = false, _ body: () throws -> T) throws -> T {
-        let taken = try turn.run(waitingAtMost: busyTimeout) { _ throws -> (T, Bool) in
+        let taken = try turn.run(waitingAtMost: busyTimeout) { left throws -> (T, Bool) in
             guard transactionDepth == 0 else {
                 let value = try transactionBody(body)
                 if durable { outerIsDurable = true }
@@ -210,7 +211,7 @@ public final class Database: @unchecked Sendable {
             }
             outerIsDurable = durable
             endedBy = nil
-            let value = try inWriterTurn { try transactionBody(body) }
+            let value = try inWriterTurn(within: left) { try transactionBody(body) }
             return (value, outerIsDurable)
         }
         guard let (value, flush) = taken else { throw connectionBusy }
@@ -261,11 +262,12 @@ public final class Database: @unchecked Sendable {
         return nil
     }
 
-    /// Runs `body` in this process's turn to write, within the busy timeout: SQLite waits for
-    /// another program only as long as the wait for the turn left. Busy when the turn did not
-    /// come in time, as SQLite itself would have said.
-    private func inWriterTurn<T>(_ body: () throws -> T) throws -> T {
-        let result = try writerTurn.run(waitingAtMost: busyTimeout) { left -> T in
+    /// Runs `body` in this process's turn to write, within what is left of the busy timeout
+    /// (`budget`, after the wait for the connection): SQLite waits for another program only
+    /// as long as the waits for the turns left, so a write never waits longer than the
+    /// timeout in all. Busy when the turn did not come in time, as SQLite itself would have said.
+    private func inWriterTurn<T>(within budget: Double, _ body: () throws -> T) throws -> T {
+        let result = try writerTurn.run(waitingAtMost: budget) { left -> T in
             let shortened = left < busyTimeout - 0.001
             if shortened { sqlite3_busy_timeout(handle, max(1, Int32(saturating: left * 1000))) }
             defer { if shortened { sqlite3_busy_timeout(handle, Int32(saturating: busyTimeout * 1000)) } }

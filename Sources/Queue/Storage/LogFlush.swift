@@ -25,8 +25,8 @@ final class LogFlush: @unchecked Sendable {
 
     /// Returns once a flush begun after the caller's commit has ended; the errno of a
     /// failed flush otherwise (`EIO`, `ENOSPC`: the commit is in the log, perhaps not on the
-    /// disk). `flush` syncs the log through the caller's own connection, which this thread
-    /// alone uses: whichever waiting thread flushes does it with its own.
+    /// disk). `flush` syncs the log through the caller's connection (the log file as that
+    /// connection has it open): whichever waiting thread flushes does it with its own.
     func commitMade(flush: () -> Int32?) -> Int32? {
         condition.lock()
         defer { condition.unlock() }
