@@ -292,8 +292,9 @@ WHY_MISSED = {
         "photo twice."),
     "to reference server, Nextcloud face: files/s": (
         "One conditional PUT per file, as Nextcloud's desktop client sends it, on the same two cores as the server. "
-        "Per file the agent commits three transactions to its queue (the row taken; the file about to be made, with its "
-        "name claimed; the end), runs about seven small reads in the scheduler's pass, "
+        "Per file the agent commits two transactions to its queue (the transfer's record of the file about to be "
+        "made, with its name claimed; the scheduler's pass, which records one file's end and the next one's start "
+        "together), on one connection whose page cache stays warm, "
         "and hands the transfer to a kept thread and back: the kernel's share is mostly those (the queue's writes and "
         "locks, threads waking) and the socket. No flush to the disk is left on this path: the server keeps each "
         "file's SHA-256, so a file whose record a power cut took back is recognised at its name. The floor is curl "

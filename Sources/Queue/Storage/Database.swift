@@ -11,7 +11,8 @@ import Platform
 /// so the agent's scheduler, on a connection of its own, read most of its pages again from
 /// the file on every pass, after each transfer's writes.
 public final class Database: @unchecked Sendable {
-    // Sendable by construction: everything below is reached only in `turn`.
+    // Sendable by construction: the handle and the mutable state (the statement cache, the
+    // transaction's depth and flags) are reached only in `turn`; the rest never changes.
     let handle: OpaquePointer
     /// The connection's own turn, waited for no longer than the busy timeout.
     private let turn = TimedTurn()
@@ -48,8 +49,8 @@ public final class Database: @unchecked Sendable {
     /// Runs `body` with the connection to itself, waiting for it no longer than the busy
     /// timeout (as SQLite waits for another program): busy when it did not come in time. A
     /// thread that holds the connection while another program holds the database never
-    /// makes the others wait for more than their own timeout.
-    /// `body` is told how much of the timeout is left for the rest of its waiting.
+    /// makes the others wait for more than their own timeout. `body` is told how much of
+    /// the timeout is left for the rest of its waiting.
     private func alone<T>(_ body: (_ secondsLeft: Double) throws(DatabaseError) -> T) throws(DatabaseError) -> T {
         guard let value = try turn.run(waitingAtMost: busyTimeout, body) else { throw connectionBusy }
         return value
