@@ -3,8 +3,10 @@ import Glibc
 /// A turn that threads take one at a time, waited for at most a given time: a recursive
 /// pthread mutex (a thread may take it again inside what it holds) with a timed wait.
 public final class TimedTurn: @unchecked Sendable {
-    // Sendable by construction: the mutex is the only state, and pthread guards it.
+    // Sendable by construction: `depth` is read and written only with the mutex held.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// How many times the holder has taken the turn.
+    private var depth = 0
 
     public init() {
         mutex = .allocate(capacity: 1)
@@ -38,7 +40,11 @@ public final class TimedTurn: @unchecked Sendable {
             }
             guard pthread_mutex_timedlock(mutex, &deadline) == 0 else { return nil }
         }
-        defer { pthread_mutex_unlock(mutex) }
+        depth += 1
+        defer {
+            depth -= 1
+            pthread_mutex_unlock(mutex)
+        }
         return try body(max(0, seconds - (MonotonicClock.seconds() - started)))
     }
 
@@ -46,7 +52,19 @@ public final class TimedTurn: @unchecked Sendable {
     /// all wait a bounded time.
     public func run<Result>(_ body: () -> Result) -> Result {
         pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        depth += 1
+        defer {
+            depth -= 1
+            pthread_mutex_unlock(mutex)
+        }
         return body()
+    }
+
+    /// Whether the calling thread holds the turn (taking it, when free, only to look).
+    public var isHeldHere: Bool {
+        // Another thread holds it; or it was free (depth 0), or this thread holds it already.
+        guard pthread_mutex_trylock(mutex) == 0 else { return false }
+        defer { pthread_mutex_unlock(mutex) }
+        return depth > 0
     }
 }

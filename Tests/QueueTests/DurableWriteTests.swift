@@ -94,7 +94,7 @@ struct DurableWriteTests {
         #expect(n > 0 && n <= threads * each, "\(n) flushes for \(threads * each) commits")
     }
 
-    @Test("a durable step inside a larger transaction (the agent's pass) makes that transaction durable: it is flushed once, after the commit that holds it")
+    @Test("a durable step inside a larger transaction (the agent's pass) makes that transaction durable: nothing is flushed before its commit, once after it")
     func nestedDurableStepFlushesTheOuterCommit() throws {
         let store = try QueueStore(path: path)
         let account = try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a")
@@ -102,12 +102,17 @@ struct DurableWriteTests {
         for id in ids { try store.start(id, resumedAt: 0) }
         try store.recordFinishing(ids[0], remotePath: "/Photos/a.jpg", bytes: 10, sha256: "ab")
         #expect(try syncs { try store.database.transaction { try store.progress(ids[1], bytesDone: 5) } } == 0, "nothing durable inside")
+        var beforeTheCommit = -1
         let n = try syncs {
             try store.database.transaction {
-                try store.complete(ids[0], sha256: "ab", bytes: 10, verified: true)
+                beforeTheCommit = try syncs {
+                    try store.complete(ids[0], sha256: "ab", bytes: 10, verified: true)
+                    try store.database.flushLog()
+                }
                 try store.progress(ids[1], bytesDone: 6)
             }
         }
+        #expect(beforeTheCommit == 0, "flushed before the commit: \(beforeTheCommit)")
         #expect(n == 1, "\(n) flushes")
         #expect(try store.transfer(id: ids[0])?.state == .completed)
     }
@@ -125,5 +130,27 @@ struct DurableWriteTests {
             }
         }
         #expect(n == 0, "50 checkpoints flushed the WAL \(n) times")
+    }
+
+    @Test("threads sharing a connection: one that asks for a flush inside its transaction while another flushes after its commit both finish")
+    func flushInsideATransactionWhileAnotherFlushes() throws {
+        let store = try QueueStore(path: path)
+        let account = try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a")
+        let each = 200
+        let batches = [(0..<each).map { upload(account, "a\($0).jpg") }, (0..<each).map { upload(account, "b\($0).jpg") }]
+        DispatchQueue.concurrentPerform(iterations: 2) { t in
+            for transfer in batches[t] {
+                // One thread's flush is owed by its transaction; the other's runs after its commit.
+                if t == 0 {
+                    _ = try? store.database.transaction { () throws -> Void in
+                        _ = try store.enqueue([transfer])
+                        try store.database.flushLog()
+                    }
+                } else {
+                    _ = try? store.enqueue([transfer])
+                }
+            }
+        }
+        #expect(try store.transfers().count == 2 * each)
     }
 }

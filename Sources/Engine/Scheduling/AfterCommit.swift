@@ -28,14 +28,26 @@ struct AfterCommit {
 extension AfterCommit {
     /// Runs `body` in one write transaction on `database`, then what it asked to run after
     /// the commit, or, when the transaction failed, what it asked to undo (and rethrows).
+    ///
+    /// A commit that a durable write inside asked to flush (a completion whose original a
+    /// watch rule may move to the trash) is flushed before anything runs. When that flush
+    /// fails, the change is committed all the same: what waited runs (a started transfer
+    /// must run, the rows say it does), and the flush's error is thrown after it. An
+    /// original moved meanwhile is in the trash, not gone, should the change not survive.
     static func transaction(on database: Database, _ body: (inout AfterCommit) throws -> Void) throws {
         var after = AfterCommit()
+        let flushOwed: Bool
         do {
-            try database.transaction { try body(&after) }
+            flushOwed = try database.transactionOwingFlush { try body(&after) }
         } catch {
             after.finish(committed: false)
             throw error
         }
+        var flushFailed: Error?
+        if flushOwed {
+            do { try database.flushLog() } catch { flushFailed = error }
+        }
         after.finish(committed: true)
+        if let flushFailed { throw flushFailed }
     }
 }

@@ -204,6 +204,21 @@ public final class Database: @unchecked Sendable {
     /// error, even when the caller caught that error and went on), every later statement
     /// inside it fails with that error rather than run and commit on its own.
     public func transaction<T>(durable: Bool = false, _ body: () throws -> T) throws -> T {
+        let (value, owed) = try committing(durable: durable, body)
+        // Out of the connection's turn: its other users go on meanwhile.
+        if owed { try flushLog() }
+        return value
+    }
+
+    /// A transaction as `transaction`, whose flush (when a durable write inside asked for
+    /// one) is left to the caller: true when one is owed. So the caller can tell a commit
+    /// that failed (this throws) from one that is made but did not reach the disk
+    /// (`flushLog()` throws).
+    public func transactionOwingFlush(_ body: () throws -> Void) throws -> Bool {
+        try committing(durable: false, body).flushOwed
+    }
+
+    private func committing<T>(durable: Bool, _ body: () throws -> T) throws -> (value: T, flushOwed: Bool) {
         let taken = try turn.run(waitingAtMost: busyTimeout) { left throws -> (T, Bool) in
             guard transactionDepth == 0 else {
                 let value = try transactionBody(body)
@@ -215,10 +230,8 @@ public final class Database: @unchecked Sendable {
             let value = try inWriterTurn(within: left) { try transactionBody(body) }
             return (value, outerIsDurable)
         }
-        guard let (value, flush) = taken else { throw connectionBusy }
-        // Out of the connection's turn: its other users go on meanwhile.
-        if flush { try flushLog() }
-        return value
+        guard let taken else { throw connectionBusy }
+        return taken
     }
 
     /// Whether the outermost transaction flushes the log once committed.
@@ -234,7 +247,14 @@ public final class Database: @unchecked Sendable {
 
     /// Brings this connection's commits so far to the disk, as a durable transaction does
     /// after its commit; for a caller that learns only from the transaction whether it must.
+    /// Inside a transaction of the calling thread, the flush is owed by that transaction's
+    /// commit instead: the changes are not committed yet, and the thread holds the connection
+    /// that another thread's flush may be waiting for.
     public func flushLog() throws(DatabaseError) {
+        if turn.isHeldHere, turn.run({ transactionDepth > 0 }) {
+            turn.run { outerIsDurable = true }
+            return
+        }
         guard walEnabled, let failed = writerTurn.logFlush.commitMade(flush: syncLog) else { return }
         throw DatabaseError(code: SQLITE_IOERR | (4 << 8), // SQLITE_IOERR_FSYNC
                             message: "the queue's changes could not be flushed to the disk: \(String(cString: strerror(failed)))",
