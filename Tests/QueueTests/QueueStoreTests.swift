@@ -184,14 +184,4 @@ struct QueueStoreTests {
         #expect(rows.first { $0.id == untouched }?.reason == nil)
     }
 
-    @Test("where rows stopped is read for many at once; a row removed meanwhile is left out")
-    func bytesDoneOfMany() throws {
-        let (store, account) = try makeStore()
-        let ids = try store.enqueue((0..<3).map { upload(account, "\($0).jpg") })
-        try store.start(ids[0], resumedAt: 0); try store.progress(ids[0], bytesDone: 7)
-        try store.start(ids[1], resumedAt: 0); try store.complete(ids[1], sha256: nil, bytes: 10)
-        try store.remove(ids[2], by: .cancel)
-        #expect(try store.bytesDone(of: ids + [9_999]) == [ids[0]: 7, ids[1]: 10])
-        #expect(try store.bytesDone(of: []) == [:])
-    }
 }

@@ -44,13 +44,11 @@ extension Agent {
             return
         }
         let progress = try store.runningProgress()
-        // Rows the scheduler counted as ended already left `counted`; these are ones that
-        // stopped running without an outcome here (taken away by another program).
-        let gone = counted.filter { progress[$0] == nil }
-        let ended = gone.isEmpty ? [:] : try store.bytesDone(of: gone)
         let rate = state.withLock { s -> Double? in
             for (id, bytes) in progress where counted.contains(id) { s.batch.throughput.saw(id, at: bytes) }
-            for id in gone { s.batch.throughput.ended(id, at: ended[id]) }
+            // A row ends where its outcome was recorded (`recordFinished`); one no longer in
+            // progress without an outcome here ends where it was last seen.
+            for id in counted where progress[id] == nil { s.batch.throughput.ended(id, at: nil) }
             s.batch.lastSample = now
             return s.batch.throughput.rate(at: now)
         }

@@ -21,6 +21,8 @@ extension Agent {
             defer { s.unapplied.removeAll(); s.finished.removeAll() }
             return s.unapplied + s.finished
         }
+        var recorded: [Finished] = []
+        var endedAt: [(id: Int64, bytes: Int64?)] = []
         var failed: [Transfer] = []
         var doneByHand: [Transfer] = []
         var completed: [Transfer] = []
@@ -29,10 +31,8 @@ extension Agent {
             do {
                 let applied = try apply(item.outcome, to: item.id, cause: item.cause, store: store, &after)
                 let row = try applied ?? store.transfer(id: item.id)
-                after.onRollback { [self] in state.withLock { $0.unapplied.append(item) } }
-                // The batch's rate counts the row's bytes up to where it stopped, from here
-                // rather than from a read of every row that ended since the last sample.
-                after.onCommit { [self] in state.withLock { $0.batch.throughput.ended(item.id, at: row?.bytesDone) } }
+                recorded.append(item)
+                endedAt.append((item.id, row?.bytesDone))
                 guard let row else { continue }
                 if row.state == .failed { failed.append(row) }
                 if row.state == .completed, row.origin != .auto { doneByHand.append(row) }
@@ -46,8 +46,13 @@ extension Agent {
         }
         // As the pass found them, before it started anything new.
         let allEnded = state.withLock { $0.running.isEmpty && $0.finished.isEmpty }
+        after.onRollback { [self] in state.withLock { $0.unapplied += recorded } }
         after.onCommit { [self] in
-            state.withLock { $0.manualDone += doneByHand }
+            state.withLock { s in
+                s.manualDone += doneByHand
+                // The batch's rate counts each row's bytes up to where it stopped.
+                for (id, bytes) in endedAt { s.batch.throughput.ended(id, at: bytes) }
+            }
             for row in completed { options.onCompleted?(row) }
             tellAttention(failed, allEnded: allEnded)
             tellBatchDone(store)

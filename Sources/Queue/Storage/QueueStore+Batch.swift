@@ -33,16 +33,6 @@ extension QueueStore {
         }
     }
 
-    /// Bytes done of the rows `ids`, by ID, in one read; rows no longer there are left out.
-    public func bytesDone(of ids: some Sequence<Int64>) throws -> [Int64: Int64] {
-        let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
-        var done: [Int64: Int64] = [:]
-        try database.query("SELECT id, bytes_done FROM transfers WHERE id IN (SELECT value FROM json_each(?))", [.text(list)]) {
-            done[$0.int64(0)] = $0.int64(1)
-        }
-        return done
-    }
-
     /// Bytes done of every running row, by ID.
     public func runningProgress() throws -> [Int64: Int64] {
         var progress: [Int64: Int64] = [:]
