@@ -60,11 +60,16 @@ public final class TimedTurn: @unchecked Sendable {
         return body()
     }
 
-    /// Whether the calling thread holds the turn (taking it, when free, only to look).
-    public var isHeldHere: Bool {
-        // Another thread holds it; or it was free (depth 0), or this thread holds it already.
-        guard pthread_mutex_trylock(mutex) == 0 else { return false }
-        defer { pthread_mutex_unlock(mutex) }
-        return depth > 0
+    /// Runs `body` only when the calling thread holds the turn already; nil otherwise (it
+    /// never waits: a turn another thread holds, or a free one, is left as it is).
+    public func ifHeldHere<Result>(_ body: () -> Result) -> Result? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        depth += 1
+        defer {
+            depth -= 1
+            pthread_mutex_unlock(mutex)
+        }
+        // Taken just now: free before (depth 1) or held here already (more).
+        return depth > 1 ? body() : nil
     }
 }

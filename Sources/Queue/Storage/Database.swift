@@ -251,10 +251,12 @@ public final class Database: @unchecked Sendable {
     /// commit instead: the changes are not committed yet, and the thread holds the connection
     /// that another thread's flush may be waiting for.
     public func flushLog() throws(DatabaseError) {
-        if turn.isHeldHere, turn.run({ transactionDepth > 0 }) {
-            turn.run { outerIsDurable = true }
-            return
+        let owedByTransaction = turn.ifHeldHere { () -> Bool in
+            guard transactionDepth > 0 else { return false }
+            outerIsDurable = true
+            return true
         }
+        if owedByTransaction == true { return }
         guard walEnabled, let failed = writerTurn.logFlush.commitMade(flush: syncLog) else { return }
         throw DatabaseError(code: SQLITE_IOERR | (4 << 8), // SQLITE_IOERR_FSYNC
                             message: "the queue's changes could not be flushed to the disk: \(String(cString: strerror(failed)))",
