@@ -20,6 +20,15 @@ struct DurableWriteTests {
                     remotePath: "/Photos/\(name)", bytesTotal: 10)
     }
 
+    /// A queue with uploads of `names` taken to in progress.
+    func started(_ names: String...) throws -> (QueueStore, [Int64]) {
+        let store = try QueueStore(path: path)
+        let account = try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a")
+        let ids = try store.enqueue(names.map { upload(account, $0) })
+        for id in ids { try store.start(id, resumedAt: 0) }
+        return (store, ids)
+    }
+
     /// WAL syncs during `body`.
     func syncs(_ body: () throws -> Void) rethrows -> Int {
         let before = SyncCounter.syncs(of: wal)
@@ -52,10 +61,8 @@ struct DurableWriteTests {
 
     @Test("what an upload is about to make, and its completion, reach the disk before the next step: a crash never takes a made file back to unsent")
     func finishingAndCompletingAreFlushed() throws {
-        let store = try QueueStore(path: path)
-        let account = try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a")
-        let id = try store.enqueue([upload(account, "a.jpg")])[0]
-        try store.start(id, resumedAt: 0)
+        let (store, ids) = try started("a.jpg")
+        let id = ids[0]
         #expect(try syncs { try store.recordFinishing(id, remotePath: "/Photos/a (1).jpg", bytes: 10, sha256: "ab") } > 0, "about to make the file")
         let recorded = try #require(try store.transfer(id: id))
         #expect(recorded.finishing && recorded.remotePath == "/Photos/a (1).jpg" && recorded.sha256 == "ab")
@@ -66,10 +73,7 @@ struct DurableWriteTests {
 
     @Test("a new file whose SHA-256 the server keeps, and a completion its recorded file covers, do not wait for the disk; one whose original may go to the trash does")
     func recognisableStepsAreNotFlushed() throws {
-        let store = try QueueStore(path: path)
-        let account = try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a")
-        let ids = try store.enqueue([upload(account, "a.jpg"), upload(account, "b.jpg")])
-        for id in ids { try store.start(id, resumedAt: 0) }
+        let (store, ids) = try started("a.jpg", "b.jpg")
         #expect(try syncs { try store.recordFinishing(ids[0], remotePath: "/Photos/a.jpg", bytes: 10, sha256: "ab", durable: false) } == 0)
         #expect(try syncs { try store.complete(ids[0], sha256: "ab", bytes: 10) } == 0)
         try store.recordFinishing(ids[1], remotePath: "/Photos/b.jpg", bytes: 10, sha256: "cd")
@@ -96,10 +100,7 @@ struct DurableWriteTests {
 
     @Test("a durable step inside a larger transaction (the agent's pass) makes that transaction durable: nothing is flushed before its commit, once after it")
     func nestedDurableStepFlushesTheOuterCommit() throws {
-        let store = try QueueStore(path: path)
-        let account = try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a")
-        let ids = try store.enqueue([upload(account, "a.jpg"), upload(account, "b.jpg")])
-        for id in ids { try store.start(id, resumedAt: 0) }
+        let (store, ids) = try started("a.jpg", "b.jpg")
         try store.recordFinishing(ids[0], remotePath: "/Photos/a.jpg", bytes: 10, sha256: "ab")
         #expect(try syncs { try store.database.transaction { try store.progress(ids[1], bytesDone: 5) } } == 0, "nothing durable inside")
         var beforeTheCommit = -1
@@ -119,10 +120,8 @@ struct DurableWriteTests {
 
     @Test("progress checkpoints do not wait for the disk")
     func checkpointsAreNotFlushed() throws {
-        let store = try QueueStore(path: path)
-        let account = try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/a/", tusURL: "http://127.0.0.1:1/files/", username: "a")
-        let id = try store.enqueue([upload(account, "a.jpg")])[0]
-        try store.start(id, resumedAt: 0)
+        let (store, ids) = try started("a.jpg")
+        let id = ids[0]
         let n = try syncs {
             for offset in stride(from: Int64(1), through: 50, by: 1) {
                 try store.checkpoint(id, offset: offset, hashState: [1, 2, 3], counters: ResumeCounters(), resetAttempts: false)
