@@ -67,6 +67,29 @@ struct QueueStoreTests {
         #expect(try store.runnable(direction: .upload, now: now, limit: 3).map(\.id) == [ids[2], ids[4], ids[0]])
     }
 
+    @Test("a state's rows of both directions come in one order (hand-made first, then oldest), limited; completed ones newest first")
+    func viewOrder() throws {
+        let (store, account) = try makeStore()
+        func download(_ name: String, origin: Origin = .manual) -> NewTransfer {
+            NewTransfer(direction: .download, origin: origin, accountID: account.id, localPath: LocalPath("/tmp/d-\(name)"),
+                        remotePath: "/Photos/\(name)", bytesTotal: 10)
+        }
+        let ids = try store.enqueue([upload(account, "a0.jpg", origin: .auto), download("a1.jpg", origin: .auto), upload(account, "m2.jpg"),
+                                     download("m3.jpg"), upload(account, "a4.jpg", origin: .auto), download("m5.jpg")])
+        #expect(try store.transfers(state: .queued).map(\.id) == [ids[2], ids[3], ids[5], ids[0], ids[1], ids[4]])
+        #expect(try store.transfers(state: .queued, limit: 4).map(\.id) == [ids[2], ids[3], ids[5], ids[0]])
+        #expect(try store.transfers(state: .queued, direction: .download).map(\.id) == [ids[3], ids[5], ids[1]])
+        #expect(try store.transfers().map(\.id) == [ids[2], ids[3], ids[5], ids[0], ids[1], ids[4]])
+        for id in [ids[4], ids[1], ids[3]] {
+            try store.start(id, resumedAt: 0)
+            try store.complete(id, sha256: nil, bytes: 10)
+            usleep(2_000)  // a later finishing time for each
+        }
+        #expect(try store.transfers(state: .completed).map(\.id) == [ids[3], ids[1], ids[4]])
+        #expect(try store.transfers(state: .completed, direction: .download, limit: 1).map(\.id) == [ids[3]])
+        #expect(try store.transfers(state: .queued).map(\.id) == [ids[2], ids[5], ids[0]])
+    }
+
     @Test("a row goes through its life only by legal transitions")
     func lifecycle() throws {
         let (store, account) = try makeStore()

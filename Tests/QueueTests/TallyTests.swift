@@ -93,7 +93,14 @@ struct TallyTests {
             })
             for id in ids.prefix(700) { _ = try store.start(id, resumedAt: 0); try store.complete(id, sha256: nil, bytes: id - 1) }
             // As a program from before the tally left it.
-            try store.database.execute("DROP TRIGGER transfer_tally_insert; DROP TRIGGER transfer_tally_update; DROP TRIGGER transfer_tally_delete; DROP TABLE transfer_tally; DROP INDEX transfers_cancel_requested; PRAGMA user_version = \(Schema.latest - 1)")
+            try store.database.execute("""
+                DROP TRIGGER transfer_tally_insert; DROP TRIGGER transfer_tally_update; DROP TRIGGER transfer_tally_delete;
+                DROP TABLE transfer_tally; DROP INDEX transfers_cancel_requested;
+                DROP INDEX transfers_completed; CREATE INDEX transfers_by_state_completed ON transfers (state, completed_at, id);
+                CREATE INDEX transfers_by_state_lane ON transfers (state, lane, id);
+                DROP INDEX transfers_by_watch_rule; CREATE INDEX transfers_by_watch_rule ON transfers (watch_rule, state);
+                PRAGMA user_version = 11
+                """)
         }
         let store = try QueueStore(path: path)
         #expect(try store.database.userVersion == Schema.latest)

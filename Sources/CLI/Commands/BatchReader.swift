@@ -102,7 +102,8 @@ public enum BatchReader {
             guard let created = try store.database.query("SELECT created_at FROM transfers WHERE id = ?", [.int(candidate)],
                                                          row: { $0.int64(0) }).first else { return candidate }
             let stillRunning = try store.database.query("""
-                SELECT min(id) FROM transfers WHERE state = \(TransferState.completed.sql) AND completed_at >= ? AND id < ?
+                SELECT min(id) FROM transfers INDEXED BY transfers_completed
+                WHERE state = \(TransferState.completed.sql) AND completed_at >= ? AND id < ?
                 """, [.int(created), .int(candidate)]) { $0.optionalInt64(0) }.first ?? nil
             guard let earlier = stillRunning else { return candidate }
             candidate = earlier

@@ -43,7 +43,8 @@ extension QueueStore {
         guard let bucket = try database.query("""
             SELECT min(bucket) FROM transfer_tally WHERE state IN \(TransferState.unfinishedSQL) AND files > 0
             """, row: { $0.optionalInt64(0) }).first ?? nil else { return nil }
-        return try database.query("SELECT min(id) FROM transfers WHERE id >= ? AND id < ? AND state IN \(TransferState.unfinishedSQL)",
+        // The bucket's own 1,024 IDs, in order: the first unfinished one ends the search.
+        return try database.query("SELECT min(id) FROM transfers NOT INDEXED WHERE id >= ? AND id < ? AND state IN \(TransferState.unfinishedSQL)",
                                   [.int(bucket << Self.tallyBucketBits), .int((bucket + 1) << Self.tallyBucketBits)]) {
             $0.optionalInt64(0)
         }.first ?? nil
@@ -100,11 +101,12 @@ extension QueueStore {
             + rowSums(highBucket << bits, high, stateCondition)
     }
 
+    /// Rows within one bucket: at most 1,024, read by ID.
     private func rowSums(_ low: Int64, _ high: Int64, _ stateCondition: String) throws -> RowSums {
         try database.query("""
             SELECT count(*), coalesce(sum(state = \(TransferState.completed.sql)), 0), coalesce(sum(bytes_total), 0), coalesce(sum(bytes_done), 0),
                    coalesce(sum(CASE WHEN state = \(TransferState.failed.sql) THEN max(bytes_total - bytes_done, 0) ELSE 0 END), 0)
-            FROM transfers WHERE id >= ? AND id < ?\(stateCondition)
+            FROM transfers NOT INDEXED WHERE id >= ? AND id < ?\(stateCondition)
             """, [.int(low), .int(high)], row: Self.sums).first ?? RowSums()
     }
 

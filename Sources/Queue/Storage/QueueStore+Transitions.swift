@@ -326,7 +326,9 @@ extension QueueStore {
     public func isIdle(countingPaused: Bool = true, countingAuto: Bool = true) throws -> Bool {
         try database.query("SELECT 1 FROM transfers WHERE state IN \(TransferState.unfinishedSQL)"
                            + (countingPaused ? "" : " AND paused = 0")
-                           + (countingAuto ? "" : " AND lane = \(Origin.manual.lane)") + " LIMIT 1") { $0.int(0) }.isEmpty
+                           // Both directions named, so the index on (state, direction, lane) finds the lane.
+                           + (countingAuto ? "" : " AND direction IN ('upload', 'download') AND lane = \(Origin.manual.lane)")
+                           + " LIMIT 1") { $0.int(0) }.isEmpty
     }
 
     public func cancelRequested() throws -> [Transfer] {

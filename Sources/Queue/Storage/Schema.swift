@@ -274,6 +274,20 @@ public enum Schema {
                                       bytes_done = bytes_done + excluded.bytes_done, bytes_left = bytes_left + excluded.bytes_left;
         END;
         """,
+        // 13: fewer index entries rewritten at every step of a transfer. A row's state
+        // changes at least twice per file; each index that holds the state gets an entry
+        // taken out and put back each time, a page or two of the log per commit. The queue
+        // view's (state, lane, id) is read from (state, direction, lane, id), one direction
+        // after the other, merged; completed rows, read only newest first or by finishing
+        // time, are indexed once, when they complete; rows of no watch rule are not indexed
+        // by rule.
+        """
+        DROP INDEX transfers_by_state_lane;
+        DROP INDEX transfers_by_state_completed;
+        CREATE INDEX transfers_completed ON transfers (completed_at, id) WHERE state = 'completed';
+        DROP INDEX transfers_by_watch_rule;
+        CREATE INDEX transfers_by_watch_rule ON transfers (watch_rule, state) WHERE watch_rule IS NOT NULL;
+        """,
     ]
 
     public static var latest: Int { migrations.count }

@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""`make bench`: a camera card's photos, beside the tools a person would otherwise use.
+
+A folder of N photos of one size is sent to a server three ways, each into a folder of its
+own on the same server, timed from the command to the last file on the server:
+
+- the agent (already running; `instant-upload upload FOLDER --to DIR`, until every row is
+  completed);
+- `rclone copy --transfers 3 FOLDER remote:DIR`;
+- curl, one `PUT` per file, three at a time in one process (`--parallel-max 3`): the floor,
+  with no look at the server before or after.
+
+Servers: Apache httpd with mod_dav on loopback (a plain WebDAV server written by others, as
+the tests start it) and the reference server's Nextcloud face. Reported: files/s, requests
+per file (Apache's access log; the reference server's request counts), and CPU (the agent's
+threads; rclone's and curl's own). Timings are figures to read, not asserts.
+
+    .venv/bin/python scripts/bench_batch.py [--bin .build/release] [--batch 1000x300000 ...]
+                                            [--server apache|nextcloud ...] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import start_server  # noqa: E402
+from bench_backlog import requests_so_far, start_apache  # noqa: E402
+from bench_report import profile_libraries  # noqa: E402
+from bench_watch import PASSWORD, REPO, USER, Scene  # noqa: E402
+
+RCLONE_GOAL = 1.0
+FLOOR_GOAL = 1 / 1.3
+REQUESTS_GOAL = 3.0
+# What a batch asks once per folder rather than per file (the agent: the folder's listing, and
+# making it and its parent), allowed beside the per-file goal.
+PER_FOLDER_ALLOWANCE = 4
+
+
+def make_photos(folder: str, count: int, size: int) -> None:
+    os.makedirs(folder)
+    head = bytes.fromhex("ffd8ffe0")
+    for i in range(count):
+        with open(f"{folder}/IMG_{i:05d}.jpg", "wb") as f:
+            f.write(head + os.urandom(size - len(head)))
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+class Server:
+    """A server the batch goes to: its process, where its files land on disk, and the
+    account, rclone vendor and request count the tools need."""
+
+    name = ""
+    rclone_vendor = "other"
+
+    def __init__(self, scene: Scene, proc: subprocess.Popen, tree: str, webdav: str, account: list[str]):
+        self.scene, self.proc, self.tree, self.webdav, self.account = scene, proc, tree, webdav, account
+
+    def requests(self) -> int:
+        raise NotImplementedError
+
+    def files_in(self, folder: str) -> int:
+        path = f"{self.tree}/{folder}"
+        return len(os.listdir(path)) if os.path.isdir(path) else 0
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+class Apache(Server):
+    name = "Apache mod_dav"
+
+    def __init__(self, scene: Scene):
+        proc, url = start_apache(scene)
+        super().__init__(scene, proc, f"{scene.home}/apache/www", url,
+                         ["account", "add", url, "--user", USER, "--name", "apache", "--allow-insecure-http"])
+
+    def requests(self) -> int:
+        return requests_so_far(self.scene)
+
+
+class NextcloudFace(Server):
+    name = "reference server, Nextcloud face"
+    rclone_vendor = "nextcloud"
+
+    def __init__(self, scene: Scene):
+        proc, self.base = start_server([sys.executable, "reference-server/server.py", "--data", f"{scene.home}/server", "--port", "0",
+                                        "--user", f"{USER}:{PASSWORD}", "--face", "nextcloud"], f"{scene.home}/server.log")
+        webdav = self.base + self.control("GET", "users")[USER]["webdav"].rstrip("/") + "/"
+        super().__init__(scene, proc, f"{scene.home}/server/tree/{USER}", webdav,
+                         ["account", "add", self.base, "--user", USER, "--name", "nextcloud", "--allow-insecure-http"])
+
+    def control(self, method: str, path: str):
+        request = urllib.request.Request(f"{self.base}/_control/{path}", method=method)
+        with urllib.request.urlopen(request, timeout=30) as r:
+            body = r.read()
+        return json.loads(body) if body else None
+
+    def requests(self) -> int:
+        return sum(self.control("GET", "stats").get("requests", {}).values())
+
+
+def completed(scene: Scene) -> int:
+    db = sqlite3.connect(f"file:{scene.home}/state/instant-upload/queue.sqlite3?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT coalesce(sum(files), 0) FROM transfer_tally WHERE state = 'completed'").fetchone()[0]
+    finally:
+        db.close()
+
+
+def agent_run(scene: Scene, server, photos: str, count: int) -> dict:
+    requests0, cpu0 = server.requests(), scene.cpu_seconds()
+    started = time.monotonic()
+    scene.cli("upload", photos, "--to", "/agent")
+    deadline = started + 1800
+    while completed(scene) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the agent completed {completed(scene)} of {count} in 30 minutes; see {scene.home}/agent.log")
+        time.sleep(0.02)
+    seconds = time.monotonic() - started
+    return {"seconds": seconds, "cpu_s": scene.cpu_seconds() - cpu0, "requests": server.requests() - requests0}
+
+
+def agent_profile(scene: Scene, photos: str, count: int) -> dict:
+    """Where the agent's CPU goes in this batch: the same photos sent again, into a folder of
+    their own, with `perf record` on the agent, apart from the timed run so that the
+    profiler's cost stays out of the figures. Shares by library (the kernel's work for the
+    agent included) and the busiest functions."""
+    if not shutil.which("perf"):
+        return {"missing": "perf is not installed (Debian package linux-perf)"}
+    data = os.environ["PERFDATA"]
+    before = completed(scene)
+    perf = subprocess.Popen(["perf", "record", "-q", "-e", "syscalls:sys_enter_pwrite64", "-e", "syscalls:sys_enter_fcntl", "-e", "sched:sched_switch", "-e", "syscalls:sys_enter_pread64", "-p", str(scene.agent.pid), "-o", data],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(0.3)  # attached before the first file goes
+    if perf.poll() is not None:
+        return {"missing": f"perf record could not follow the agent: {perf.stderr.read().decode(errors='replace')[-300:]}"}
+    scene.cli("upload", photos, "--to", "/profiled")
+    deadline = time.monotonic() + 1800
+    while completed(scene) < before + count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    perf.send_signal(signal.SIGINT)
+    perf.wait(60)
+
+    def report(sort: str, limit: float) -> list[tuple[float, list[str]]]:
+        r = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "--sort", sort, "-g", "none",
+                            "--percent-limit", str(limit)], capture_output=True, text=True)
+        rows = []
+        for line in r.stdout.splitlines():
+            words = line.split()
+            if len(words) >= 2 and words[0].endswith("%") and not line.startswith("#"):
+                rows.append((float(words[0].rstrip("%")), words[1:]))
+        return rows
+
+    by_library = [(pct, words[0]) for pct, words in report("dso", 0.5)]
+    busiest = [(pct, words[0], " ".join(words[2:]) if len(words) > 2 else "?") for pct, words in report("dso,sym", 1.0)[:12]]
+    names = demangled([symbol for _, _, symbol in busiest])
+    return {"by_library": by_library, "functions": [(pct, library, names[symbol]) for pct, library, symbol in busiest]}
+
+
+def demangled(symbols: list[str]) -> dict[str, str]:
+    """Swift symbols as a person reads them, in one run of the toolchain's `swift demangle`;
+    other names, or all of them without the toolchain, as they are."""
+    names = {symbol: symbol for symbol in symbols}
+    swift = sorted({symbol for symbol in symbols if symbol.startswith("$s")})
+    if swift and shutil.which("swift"):
+        r = subprocess.run(["swift", "demangle", "--simplified", "--compact", *swift], capture_output=True, text=True)
+        lines = r.stdout.splitlines()
+        if r.returncode == 0 and len(lines) == len(swift):
+            names.update((symbol, line or symbol) for symbol, line in zip(swift, lines))
+    return names
+
+
+def rclone_run(scene: Scene, server, photos: str, count: int) -> dict:
+    obscured = subprocess.run(["rclone", "obscure", PASSWORD], capture_output=True, text=True, check=True).stdout.strip()
+    env = dict(os.environ, RCLONE_CONFIG_BENCH_TYPE="webdav", RCLONE_CONFIG_BENCH_URL=server.webdav,
+               RCLONE_CONFIG_BENCH_VENDOR=server.rclone_vendor, RCLONE_CONFIG_BENCH_USER=USER, RCLONE_CONFIG_BENCH_PASS=obscured,
+               RCLONE_CONFIG=os.devnull)
+    requests0, cpu0 = server.requests(), children_cpu()
+    started = time.monotonic()
+    r = subprocess.run(["rclone", "copy", "--transfers", "3", photos, "bench:rclone"], env=env, capture_output=True, text=True)
+    seconds = time.monotonic() - started
+    if r.returncode != 0:
+        raise RuntimeError(f"rclone copy failed: {r.stderr[-2000:]}")
+    return {"seconds": seconds, "cpu_s": children_cpu() - cpu0, "requests": server.requests() - requests0}
+
+
+def curl_run(scene: Scene, server, photos: str, count: int) -> dict:
+    # The floor: the folder made first, then one PUT per file.
+    subprocess.run(["curl", "-sS", "-o", "/dev/null", "-u", f"{USER}:{PASSWORD}", "-X", "MKCOL", server.webdav + "curl/"], check=True)
+    config = f"{scene.home}/curl.cfg"
+    with open(config, "w") as f:
+        for name in sorted(os.listdir(photos)):
+            f.write(f'upload-file = "{photos}/{name}"\nurl = "{server.webdav}curl/{name}"\noutput = "/dev/null"\n')
+    requests0, cpu0 = server.requests(), children_cpu()
+    started = time.monotonic()
+    r = subprocess.run(["curl", "-sS", "--fail", "--parallel", "--parallel-max", "3", "-u", f"{USER}:{PASSWORD}", "-K", config],
+                       capture_output=True, text=True)
+    seconds = time.monotonic() - started
+    if r.returncode != 0:
+        raise RuntimeError(f"curl failed: {r.stderr[-2000:]}")
+    return {"seconds": seconds, "cpu_s": children_cpu() - cpu0, "requests": server.requests() - requests0}
+
+
+def run(binary: str, kind: str, count: int, size: int, tools: list[str], profile: bool = True) -> dict:
+    scene = Scene(binary)
+    server = None
+    try:
+        server = Apache(scene) if kind == "apache" else NextcloudFace(scene)
+        added = scene.cli(*server.account, "--password-stdin", stdin=PASSWORD + "\n", check=False)
+        if added.returncode != 0:
+            raise RuntimeError(f"account add failed: {added.stdout} {added.stderr}")
+        photos = f"{scene.home}/Card"
+        make_photos(photos, count, size)
+        scene.start_agent()
+        results = {}
+        # The peers first: the page cache then holds the photos for everyone alike.
+        for tool, go in (("curl", curl_run), ("rclone", rclone_run), ("agent", agent_run)):
+            if tool not in tools:
+                continue
+            r = go(scene, server, photos, count)
+            folder = {"agent": "agent/Card", "rclone": "rclone", "curl": "curl"}[tool]
+            on_server = server.files_in(folder)
+            if on_server != count:
+                raise RuntimeError(f"{tool}: {on_server} of {count} files on the server")
+            r.update(files_per_s=count / r["seconds"], requests_per_file=r["requests"] / count,
+                     cpu_ms_per_file=r["cpu_s"] / count * 1000)
+            results[tool] = r
+        if "agent" in tools and profile:
+            results["agent"]["profile"] = agent_profile(scene, photos, count)
+        return {"server": server.name, "kind": kind, "files": count, "size": size, "tools": results}
+    finally:
+        if server:
+            server.close()
+        scene.close()
+
+
+def verdicts(r: dict) -> list[tuple[str, bool]]:
+    t = r["tools"]
+    if len(t) < 3:
+        return []
+    agent, rclone, floor = t["agent"]["files_per_s"], t["rclone"]["files_per_s"], t["curl"]["files_per_s"]
+    requests, files = t["agent"]["requests"], r["files"]
+    return [(f"files/s >= rclone's: {agent:.1f} vs {rclone:.1f} ({agent / rclone:.2f}x)", agent >= rclone * RCLONE_GOAL),
+            (f"files/s >= 1/1.3 of the curl floor's: {agent:.1f} vs {floor:.1f} ({agent / floor:.2f}x)", agent >= floor * FLOOR_GOAL),
+            (f"<= {REQUESTS_GOAL:.0f} requests per new file, and {PER_FOLDER_ALLOWANCE} for the folder: "
+             f"{requests:,} requests for {files:,} files", requests <= REQUESTS_GOAL * files + PER_FOLDER_ALLOWANCE)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", default=".build/release")
+    parser.add_argument("--batch", action="append", help="COUNTxBYTES (default: 1000x300000 and 10000x30000)")
+    parser.add_argument("--server", action="append", choices=("apache", "nextcloud"), help="default: both")
+    parser.add_argument("--json", help="write the figures to this file as well")
+    parser.add_argument("--no-profile", action="store_true", help="leave out the agent's profiled second run")
+    parser.add_argument("--tools", default="curl,rclone,agent",
+                        help="which of curl, rclone and agent to run (default: all three; verdicts need all three)")
+    args = parser.parse_args()
+    binary = os.path.abspath(os.path.join(REPO, args.bin, "instant-upload"))
+    batches = [tuple(int(x) for x in b.split("x")) for b in (args.batch or ["1000x300000", "10000x30000"])]
+    runs = []
+    for count, size in batches:
+        for kind in args.server or ["apache", "nextcloud"]:
+            r = run(binary, kind, count, size, args.tools.split(","), profile=not args.no_profile)
+            runs.append(r)
+            print(f"batch {count:,} x {size // 1000} kB to {r['server']}:")
+            for tool, t in r["tools"].items():
+                print(f"  {tool:6} {t['files_per_s']:7.1f} files/s  {t['seconds']:6.1f} s  {t['requests_per_file']:5.2f} requests/file  "
+                      f"CPU {t['cpu_ms_per_file']:.2f} ms/file")
+            profile = r["tools"].get("agent", {}).get("profile")
+            if profile:
+                print(f"  agent CPU by library (perf, the same photos again): {profile_libraries(profile)}")
+            for text, ok in verdicts(r):
+                print(f"  {'PASS' if ok else 'MISS'} {text}")
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump({"runs": runs}, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
