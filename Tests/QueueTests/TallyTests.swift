@@ -63,6 +63,17 @@ struct TallyTests {
         for id in ids where id % 3 == 0 { _ = try store.start(id, resumedAt: 0) }
         for id in ids where id % 3 == 0 && id % 2 == 0 { try store.progress(id, bytesDone: 500) }
         try expectAgrees(store, "started, half of them part way")
+        // Uploads about to make their files: most keep the name and the size they were
+        // queued with (the tally has nothing to change), some were renamed or grew.
+        for id in ids where id % 3 == 0 && id % 5 == 1 {
+            let renamed = id % 2 == 0
+            let bytes = try #require(try store.transfer(id: id)).bytesTotal + (id % 4 == 1 ? 77 : 0)
+            #expect(try store.recordFinishing(id, remotePath: renamed ? "/Photos/renamed-\(id).jpg" : "/Photos/f\(id - 1).jpg",
+                                              bytes: bytes, sha256: nil, durable: false))
+            let row = try #require(try store.transfer(id: id))
+            #expect(row.finishing && row.bytesTotal == bytes && row.remotePath == (renamed ? "/Photos/renamed-\(id).jpg" : "/Photos/f\(id - 1).jpg"))
+        }
+        try expectAgrees(store, "files about to be made recorded, some renamed or grown")
         for id in ids where id % 3 == 0 && id % 7 == 0 { try store.fail(id, reason: Reason(.serverError, "the server failed")) }
         for id in ids where id % 3 == 0 && id % 11 == 0 && id % 7 != 0 {
             try store.retryLater(id, reason: Reason(.timeout), at: nowMilliseconds() + 60_000, attempts: 1)

@@ -145,8 +145,12 @@ extension QueueStore {
                 return false
             }
             _ = try database.run("""
-                UPDATE transfers SET finishing = 1, remote_path = ?, bytes_total = ?, sha256 = ? WHERE id = ? AND state = \(TransferState.inProgress.sql)
-                """, [.text(remotePath), .int(bytes), .optionalText(sha256), .int(id)])
+                UPDATE transfers SET finishing = 1, bytes_total = ?, sha256 = ? WHERE id = ? AND state = \(TransferState.inProgress.sql)
+                """, [.int(bytes), .optionalText(sha256), .int(id)])
+            // Apart, so that a name kept (most of them) leaves the index on names alone.
+            _ = try database.run("""
+                UPDATE transfers SET remote_path = ? WHERE id = ? AND state = \(TransferState.inProgress.sql) AND remote_path IS NOT ?
+                """, [.text(remotePath), .int(id), .text(remotePath)])
             return true
         }
     }

@@ -288,6 +288,26 @@ public enum Schema {
         DROP INDEX transfers_by_watch_rule;
         CREATE INDEX transfers_by_watch_rule ON transfers (watch_rule, state) WHERE watch_rule IS NOT NULL;
         """,
+        // 14: the tally is written only when a value it counts changed. A row updated with a
+        // column the tally watches set to what it was (an upload recording the file it is
+        // about to make, with the size it was queued with) took a row of the tally out and
+        // put it back: one more page for the log at every small photo.
+        """
+        DROP TRIGGER transfer_tally_update;
+        CREATE TRIGGER transfer_tally_update AFTER UPDATE OF direction, state, reason_code, paused, bytes_total, bytes_done ON transfers
+        WHEN old.direction IS NOT new.direction OR old.state IS NOT new.state OR old.reason_code IS NOT new.reason_code
+          OR old.paused IS NOT new.paused OR old.bytes_total IS NOT new.bytes_total OR old.bytes_done IS NOT new.bytes_done
+        BEGIN
+            UPDATE transfer_tally SET files = files - 1, bytes_total = bytes_total - old.bytes_total, bytes_done = bytes_done - old.bytes_done,
+                                      bytes_left = bytes_left - max(old.bytes_total - old.bytes_done, 0)
+            WHERE bucket = old.id >> 10 AND direction = old.direction AND state = old.state AND reason_code = coalesce(old.reason_code, '')
+              AND paused = old.paused;
+            INSERT INTO transfer_tally VALUES (new.id >> 10, new.direction, new.state, coalesce(new.reason_code, ''), new.paused, 1,
+                                               new.bytes_total, new.bytes_done, max(new.bytes_total - new.bytes_done, 0))
+            ON CONFLICT DO UPDATE SET files = files + 1, bytes_total = bytes_total + excluded.bytes_total,
+                                      bytes_done = bytes_done + excluded.bytes_done, bytes_left = bytes_left + excluded.bytes_left;
+        END;
+        """,
     ]
 
     public static var latest: Int { migrations.count }
