@@ -196,6 +196,7 @@ public final class Agent: Sendable {
         var recovered = false
         while true {
             let stopping = state.withLock { $0.stopping }
+            var nextRetry: Int64?
             if trouble.worthTrying {
                 do {
                     if !recovered {
@@ -204,7 +205,7 @@ public final class Agent: Sendable {
                         try store.setAgentValue("paused_reason", nil)
                         recovered = true
                     }
-                    try pass(store, stopping: stopping)
+                    nextRetry = try pass(store, stopping: stopping)
                     trouble.cleared()
                 } catch {
                     try trouble.record(error)
@@ -216,7 +217,7 @@ public final class Agent: Sendable {
             } else if options.exitWhenIdle, trouble.failures == 0, isIdle(store) {
                 break
             }
-            wait(store, trouble: trouble.delay)
+            wait(store, trouble: trouble.delay, nextRetry: nextRetry)
         }
         // One last try at what is still unrecorded; rows left running are taken back by
         // the next agent from their checkpoints.
@@ -246,8 +247,11 @@ public final class Agent: Sendable {
     /// runs a pass for nearly every photo, and a commit each for its completion and for the
     /// next row's start cost more than the two writes. An outcome the database refused is
     /// kept for the next pass, and the pass fails once the rest is committed.
-    private func pass(_ store: QueueStore, stopping: Bool) throws {
+    ///
+    /// Returns when the next retrying row is due, read in the same transaction.
+    private func pass(_ store: QueueStore, stopping: Bool) throws -> Int64? {
         var refused: Error?
+        var nextRetry: Int64?
         try AfterCommit.transaction(on: store.database) { after in
             // Renames the folder watchers saw reach rows in progress here, before any outcome
             // is recorded, so a row completes under the name its file has now.
@@ -258,11 +262,13 @@ public final class Agent: Sendable {
             try applyPersonsPause(store)
             try applyPause(store, &after)
             try dispatch(store, &after)
+            nextRetry = try store.nextRetryTime()
         }
         if let refused { throw refused }
-        guard !stopping else { return }
+        guard !stopping else { return nextRetry }
         writeProgress(store)
         recordBatch(store)
+        return nextRetry
     }
 
     /// Nothing left that moves by itself: rows the person paused wait for the person.
@@ -295,11 +301,11 @@ public final class Agent: Sendable {
     /// How long a failure may wait for others to be told with it.
     static let attentionDelay = 3.0
 
-    private func wait(_ store: QueueStore, trouble: Double?) {
+    private func wait(_ store: QueueStore, trouble: Double?, nextRetry: Int64?) {
         var seconds = state.withLock { $0.pendingFailed.isEmpty } ? 5.0 : 0.5
         if let trouble {
             seconds = trouble
-        } else if let next = try? store.nextRetryTime() {
+        } else if let next = nextRetry {
             seconds = min(seconds, max(0.01, Double(next - nowMilliseconds()) / 1000))
         }
         if let ask = passwords.secondsUntilNextAsk { seconds = min(seconds, max(0.01, ask)) }
