@@ -147,7 +147,7 @@ extension Agent {
     /// of its own. False when the row was gone or changed meanwhile.
     private func launch(_ row: Transfer, account: Account, credentials: Credentials, store: QueueStore,
                         _ after: inout AfterCommit) throws -> Bool {
-        guard let started = try store.start(row.id, resumedAt: row.checkpoint.offset) else { return false }
+        guard let started = try store.start(row, resumedAt: row.checkpoint.offset) else { return false }
         let cancellation = CancellationFlag()
         let progress = TransferProgress(started.bytesDone)
         // Counted at once against its slot and its account's limit, for the rest of this pass.

@@ -106,7 +106,7 @@ extension Agent {
         }
         switch outcome {
         case .completed(let sha, let bytes, let verified, let counters):
-            let completed = try store.complete(id, sha256: sha, bytes: bytes, verified: verified, counters: counters)
+            let completed = try store.complete(row, sha256: sha, bytes: bytes, verified: verified, counters: counters)
             recovered(accountID: row.accountID)
             after.onCommit {
                 Log.info("\(row.direction == .upload ? "uploaded" : "downloaded") \(row.name) -> \(row.direction == .upload ? "\(row.accountName):\(row.remotePath)" : row.localPath.display)")

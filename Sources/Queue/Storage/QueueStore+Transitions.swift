@@ -55,12 +55,20 @@ extension QueueStore {
     @discardableResult
     public func start(_ id: Int64, resumedAt: Int64) throws -> Transfer? {
         try database.transaction {
-            guard let row = try transfer(id: id), !row.paused else { return nil }
-            return try move(row, to: .inProgress, set: Self.reasonColumns(nil) + [
-                ("started_at", .int(nowMilliseconds())), ("next_attempt_at", .null),
-                ("resumed_at", .int(resumedAt)), ("bytes_read", .int(0)), ("bytes_hashed", .int(0)),
-            ])
+            guard let row = try transfer(id: id) else { return nil }
+            return try start(row, resumedAt: resumedAt)
         }
+    }
+
+    /// The same for `row` as the caller read it in the transaction it is still in (the
+    /// scheduler's pass), so it is not read again.
+    @discardableResult
+    public func start(_ row: Transfer, resumedAt: Int64) throws -> Transfer? {
+        guard !row.paused else { return nil }
+        return try move(row, to: .inProgress, set: Self.reasonColumns(nil) + [
+            ("started_at", .int(nowMilliseconds())), ("next_attempt_at", .null),
+            ("resumed_at", .int(resumedAt)), ("bytes_read", .int(0)), ("bytes_hashed", .int(0)),
+        ])
     }
 
     /// A chunk the server confirmed: offset and hash state in one row update.
@@ -168,17 +176,31 @@ extension QueueStore {
     /// The row as completed, read in the same transaction.
     @discardableResult
     public func complete(_ id: Int64, sha256: String?, bytes: Int64, verified: Bool = false, counters: ResumeCounters? = nil) throws -> Transfer? {
+        try complete(id, as: nil, sha256: sha256, bytes: bytes, verified: verified, counters: counters)
+    }
+
+    /// The same for `row` as the caller read it in the transaction it is still in (the
+    /// scheduler's pass), so it is not read again.
+    @discardableResult
+    public func complete(_ row: Transfer, sha256: String?, bytes: Int64, verified: Bool = false, counters: ResumeCounters? = nil) throws -> Transfer? {
+        try complete(row.id, as: row, sha256: sha256, bytes: bytes, verified: verified, counters: counters)
+    }
+
+    private func complete(_ id: Int64, as read: Transfer?, sha256: String?, bytes: Int64, verified: Bool,
+                          counters: ResumeCounters?) throws -> Transfer? {
         let (row, completed) = try database.transaction {
             let now = nowMilliseconds()
             let counted: [(String, SQLValue)] = counters.map {
                 [("resumed_at", .int($0.resumedAt)), ("bytes_read", .int($0.bytesRead)), ("bytes_hashed", .int($0.bytesHashed))]
             } ?? []
-            let row = try move(id, to: .completed, set: Self.reasonColumns(nil) + counted + [
-                ("sha256", .optionalText(sha256)), ("completed_at", .int(now)),
-                ("bytes_done", .int(bytes)), ("bytes_total", .int(bytes)), ("next_attempt_at", .null),
-                ("hash_state", .null), ("upload_url", .null), ("upload_expires_at", .null),
-                ("finishing", .int(0)), ("verified_at", verified ? .int(now) : .null),
-            ])
+            let row = try (read ?? transfer(id: id)).map { row in
+                try move(row, to: .completed, set: Self.reasonColumns(nil) + counted + [
+                    ("sha256", .optionalText(sha256)), ("completed_at", .int(now)),
+                    ("bytes_done", .int(bytes)), ("bytes_total", .int(bytes)), ("next_attempt_at", .null),
+                    ("hash_state", .null), ("upload_url", .null), ("upload_expires_at", .null),
+                    ("finishing", .int(0)), ("verified_at", verified ? .int(now) : .null),
+                ])
+            }
             // A watch rule's memory learns the content it took, for later copies of it.
             try noteUploadCompleted(id, sha256: sha256)
             if let row { try noteLocalDrive(completed: row, sha256: sha256) }
