@@ -97,4 +97,24 @@ struct TransactionTests {
         }
         #expect(outcome.withLock { $0?.isBusy } == true, "\(String(describing: outcome.withLock { $0 }))")
     }
+
+    @Test("a snapshot's reads all see one moment: a commit from another connection between them is not seen until it ends")
+    func snapshotSeesOneMoment() throws {
+        let db = try database()
+        try db.enableWAL()
+        try db.run("INSERT INTO t (id) VALUES (1)")
+        let other = try Database(path: folder.path + "/t.sqlite3")
+        let seen = try db.snapshot { () throws -> ([Int], [Int]) in
+            let first = try ids(db)
+            try other.run("INSERT INTO t (id) VALUES (2)")
+            return (first, try ids(db))
+        }
+        #expect(seen.0 == [1] && seen.1 == [1])
+        #expect(try ids(db) == [1, 2])
+        // Inside a transaction, it is part of that transaction.
+        try db.transaction {
+            try db.run("INSERT INTO t (id) VALUES (3)")
+            #expect(try db.snapshot { try ids(db) } == [1, 2, 3])
+        }
+    }
 }

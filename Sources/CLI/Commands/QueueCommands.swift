@@ -11,10 +11,12 @@ public enum QueueCommands {
     /// no agent runs to do it.
     public static func status(json: Bool, context: CommandContext) throws -> Int32 {
         let store = try context.openStore()
-        var summary = try store.summary()
         let pid = context.agentPID
-        if pid != nil { hearAgent(&summary, context) }
-        let batch = try BatchReader.read(store, summary: summary, agentRunning: pid != nil)
+        let (summary, batch) = try store.database.snapshot { () throws -> (QueueSummary, BatchFigures) in
+            var summary = try store.summary()
+            if pid != nil { hearAgent(&summary, context) }
+            return (summary, try BatchReader.read(store, summary: summary, agentRunning: pid != nil))
+        }
         let watch = pid != nil ? try WatchCommands.troubles(store: store, context: context) : []
         if json {
             context.say(JSONOutput.encode(StatusJSON(summary: summary, batch: batch, agentPID: pid, watchTroubles: watch)))
@@ -45,16 +47,18 @@ public enum QueueCommands {
         let store = try context.openStore()
         if follow { return try QueueFollower(store: store, state: state, json: json, context: context).run() }
         let running = context.agentRunning
-        var summary = try store.summary()
-        if running { hearAgent(&summary, context) }
-        if json {
-            context.say(JSONOutput.encode(try store.transfers(state: state).map(TransferJSON.init)))
-        } else {
-            let batch = try BatchReader.read(store, summary: summary, agentRunning: running)
-            let header = StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: running)
-            context.say(try render(store: store, summary: summary, header: header, state: state, width: terminalWidth()))
+        return try store.database.snapshot {
+            var summary = try store.summary()
+            if running { hearAgent(&summary, context) }
+            if json {
+                context.say(JSONOutput.encode(try store.transfers(state: state).map(TransferJSON.init)))
+            } else {
+                let batch = try BatchReader.read(store, summary: summary, agentRunning: running)
+                let header = StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: running)
+                context.say(try render(store: store, summary: summary, header: header, state: state, width: terminalWidth()))
+            }
+            return exitStatus(summary, agentRunning: running)
         }
-        return exitStatus(summary, agentRunning: running)
     }
 
     static let rowsPerGroup = 10

@@ -69,6 +69,10 @@ struct QueueFollower {
 
     /// The screen: the status line over as many rows as fit.
     func frame(rows: Int, columns: Int, meters: inout Meters) throws -> [String] {
+        try store.database.snapshot { try frameOfOneMoment(rows: rows, columns: columns, meters: &meters) }
+    }
+
+    private func frameOfOneMoment(rows: Int, columns: Int, meters: inout Meters) throws -> [String] {
         let summary = try store.summary()
         let running = context.agentRunning
         var groups: [QueueView.Group] = []

@@ -21,6 +21,10 @@ struct TrayView {
     static let failuresShown = 10
 
     static func read(_ store: QueueStore, context: CommandContext) throws -> Facts {
+        try store.database.snapshot { try facts(store, context: context) }
+    }
+
+    private static func facts(_ store: QueueStore, context: CommandContext) throws -> Facts {
         var summary = try store.summary()
         let running = context.agentRunning
         if running { QueueCommands.hearAgent(&summary, context) }

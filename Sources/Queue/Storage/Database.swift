@@ -210,6 +210,27 @@ public final class Database: @unchecked Sendable {
         return value
     }
 
+    /// Runs `body`'s reads in one read transaction, so that all of them see the queue at one
+    /// moment, whatever the agent commits meanwhile: figures added up from several queries
+    /// (`status`: the counts per state, then the reasons of the retrying ones) must agree.
+    /// Inside a transaction already, `body` just runs in it. For reads only.
+    public func snapshot<T>(_ body: () throws -> T) throws -> T {
+        let taken = try turn.run(waitingAtMost: busyTimeout) { _ throws -> T in
+            guard transactionDepth == 0 else { return try body() }
+            try control("BEGIN")
+            do {
+                let value = try body()
+                try control("COMMIT")
+                return value
+            } catch {
+                try? control("ROLLBACK")
+                throw error
+            }
+        }
+        guard let taken else { throw connectionBusy }
+        return taken
+    }
+
     /// A transaction as `transaction`, whose flush (when a durable write inside asked for
     /// one) is left to the caller: true when one is owed. So the caller can tell a commit
     /// that failed (this throws) from one that is made but did not reach the disk
