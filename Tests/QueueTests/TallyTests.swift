@@ -65,9 +65,11 @@ struct TallyTests {
         try expectAgrees(store, "started, half of them part way")
         // Uploads about to make their files: most keep the name and the size they were
         // queued with (the tally has nothing to change), some were renamed or grew.
-        for id in ids where id % 3 == 0 && id % 5 == 1 {
+        for id in ids where id % 3 == 0 && id % 5 == 2 {
             let renamed = id % 2 == 0
-            let bytes = try #require(try store.transfer(id: id)).bytesTotal + (id % 4 == 1 ? 77 : 0)
+            let queued = try #require(try store.transfer(id: id))
+            #expect(queued.direction == .upload)
+            let bytes = queued.bytesTotal + (id % 4 == 1 ? 77 : 0)
             #expect(try store.recordFinishing(id, remotePath: renamed ? "/Photos/renamed-\(id).jpg" : "/Photos/f\(id - 1).jpg",
                                               bytes: bytes, sha256: nil, durable: false))
             let row = try #require(try store.transfer(id: id))

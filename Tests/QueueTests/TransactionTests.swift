@@ -111,10 +111,15 @@ struct TransactionTests {
         }
         #expect(seen.0 == [1] && seen.1 == [1])
         #expect(try ids(db) == [1, 2])
-        // Inside a transaction, it is part of that transaction.
+        // Inside a transaction or a snapshot, it is part of it.
         try db.transaction {
             try db.run("INSERT INTO t (id) VALUES (3)")
             #expect(try db.snapshot { try ids(db) } == [1, 2, 3])
         }
+        #expect(try db.snapshot { try db.snapshot { try ids(db) } } == [1, 2, 3])
+        // Reads only: a write inside fails, and the connection writes again once it ended.
+        #expect(throws: DatabaseError.self) { try db.snapshot { try db.run("INSERT INTO t (id) VALUES (4)") } }
+        try db.run("INSERT INTO t (id) VALUES (5)")
+        #expect(try ids(db) == [1, 2, 3, 5])
     }
 }

@@ -47,18 +47,17 @@ public enum QueueCommands {
         let store = try context.openStore()
         if follow { return try QueueFollower(store: store, state: state, json: json, context: context).run() }
         let running = context.agentRunning
-        return try store.database.snapshot {
+        // Read at one moment, told after: a pager reading slowly must not hold the queue's log.
+        let (text, summary) = try store.database.snapshot { () throws -> (String, QueueSummary) in
             var summary = try store.summary()
             if running { hearAgent(&summary, context) }
-            if json {
-                context.say(JSONOutput.encode(try store.transfers(state: state).map(TransferJSON.init)))
-            } else {
-                let batch = try BatchReader.read(store, summary: summary, agentRunning: running)
-                let header = StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: running)
-                context.say(try render(store: store, summary: summary, header: header, state: state, width: terminalWidth()))
-            }
-            return exitStatus(summary, agentRunning: running)
+            if json { return (JSONOutput.encode(try store.transfers(state: state).map(TransferJSON.init)), summary) }
+            let batch = try BatchReader.read(store, summary: summary, agentRunning: running)
+            let header = StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: running)
+            return (try render(store: store, summary: summary, header: header, state: state, width: terminalWidth()), summary)
         }
+        context.say(text)
+        return exitStatus(summary, agentRunning: running)
     }
 
     static let rowsPerGroup = 10

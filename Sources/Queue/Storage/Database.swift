@@ -213,10 +213,15 @@ public final class Database: @unchecked Sendable {
     /// Runs `body`'s reads in one read transaction, so that all of them see the queue at one
     /// moment, whatever the agent commits meanwhile: figures added up from several queries
     /// (`status`: the counts per state, then the reasons of the retrying ones) must agree.
-    /// Inside a transaction already, `body` just runs in it. For reads only.
+    /// Inside a transaction or snapshot already, `body` just runs in it. Reads only: SQLite
+    /// refuses a write inside (`query_only`), which would otherwise turn the snapshot into a
+    /// write transaction taken without this process's turn to write. Keep it short: the log
+    /// cannot be checkpointed past it while it lasts.
     public func snapshot<T>(_ body: () throws -> T) throws -> T {
         let taken = try turn.run(waitingAtMost: busyTimeout) { _ throws -> T in
-            guard transactionDepth == 0 else { return try body() }
+            guard sqlite3_get_autocommit(handle) != 0 else { return try body() }
+            try control("PRAGMA query_only = 1")
+            defer { try? control("PRAGMA query_only = 0") }
             try control("BEGIN")
             do {
                 let value = try body()

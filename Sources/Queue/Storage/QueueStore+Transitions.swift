@@ -4,7 +4,8 @@ import Platform
 /// state it expects, so a row changed meanwhile by another process is never clobbered.
 extension QueueStore {
     /// Moves row `id` from its current state to `next`, setting `columns` as well.
-    /// Returns the row as it was, or nil when it no longer exists.
+    /// Returns the row as it was, or nil when it no longer exists (or is no longer in the
+    /// state it was read in).
     @discardableResult
     func move(_ id: Int64, to next: TransferState, allowedFrom: Set<TransferState>? = nil,
               set columns: [(String, SQLValue)] = []) throws -> Transfer? {
@@ -14,17 +15,18 @@ extension QueueStore {
         }
     }
 
-    /// The same for a row just read in the caller's transaction.
+    /// The same for a row just read in the caller's transaction; nil when the row is no
+    /// longer in the state it was read in (nothing is changed then).
     private func move(_ row: Transfer, to next: TransferState, allowedFrom: Set<TransferState>? = nil,
-                      set columns: [(String, SQLValue)] = []) throws -> Transfer {
+                      set columns: [(String, SQLValue)] = []) throws -> Transfer? {
         if let allowedFrom, !allowedFrom.contains(row.state) { throw IllegalTransition(from: row.state, to: next) }
         _ = try row.state.moving(to: next)
         var assignments = ["state = ?"]
         var args: [SQLValue] = [.text(next.rawValue)]
         for (column, value) in columns { assignments.append("\(column) = ?"); args.append(value) }
         args += [.int(row.id), .text(row.state.rawValue)]
-        try database.run("UPDATE transfers SET \(assignments.joined(separator: ", ")) WHERE id = ? AND state = ?", args)
-        return row
+        let changed = try database.run("UPDATE transfers SET \(assignments.joined(separator: ", ")) WHERE id = ? AND state = ?", args)
+        return changed > 0 ? row : nil
     }
 
     /// Moves every row in one of `sources` (and matching `condition`) to `next` in one
@@ -193,7 +195,7 @@ extension QueueStore {
             let counted: [(String, SQLValue)] = counters.map {
                 [("resumed_at", .int($0.resumedAt)), ("bytes_read", .int($0.bytesRead)), ("bytes_hashed", .int($0.bytesHashed))]
             } ?? []
-            let row = try (read ?? transfer(id: id)).map { row in
+            let row = try (read ?? transfer(id: id)).flatMap { row in
                 try move(row, to: .completed, set: Self.reasonColumns(nil) + counted + [
                     ("sha256", .optionalText(sha256)), ("completed_at", .int(now)),
                     ("bytes_done", .int(bytes)), ("bytes_total", .int(bytes)), ("next_attempt_at", .null),
