@@ -101,8 +101,12 @@ struct QueueFollower {
         var before = try snapshot(completedSince: since)
         if !json {
             let running = context.agentRunning
-            let batch = try BatchReader.read(store, agentRunning: running)
-            context.say(StatusLine.render(batch, pausedReason: try store.summary().pausedReason, agentRunning: running))
+            let line = try store.database.snapshot {
+                let summary = try store.summary()
+                return StatusLine.render(try BatchReader.read(store, summary: summary, agentRunning: running),
+                                         pausedReason: summary.pausedReason, agentRunning: running)
+            }
+            context.say(line)
         }
         while true {
             var fds = [pollfd(fd: signals, events: Int16(POLLIN), revents: 0)]

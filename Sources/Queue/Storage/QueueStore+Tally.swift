@@ -11,6 +11,10 @@ extension QueueStore {
 
     /// Counts per state and direction, straight from the tally.
     public func summary() throws -> QueueSummary {
+        try database.snapshot { try summaryOfOneMoment() }
+    }
+
+    private func summaryOfOneMoment() throws -> QueueSummary {
         var summary = QueueSummary()
         try database.query("SELECT direction, state, sum(files) FROM transfer_tally GROUP BY direction, state") { r in
             let direction = Direction(rawValue: r.text(0)) ?? .upload

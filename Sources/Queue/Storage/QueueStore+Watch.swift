@@ -251,6 +251,10 @@ extension QueueStore {
 
     /// What `watch list` shows for `rule`, from its rows and the status its watcher left.
     public func watchOverview(rule: String) throws -> WatchOverview {
+        try database.snapshot { try watchOverviewOfOneMoment(rule: rule) }
+    }
+
+    private func watchOverviewOfOneMoment(rule: String) throws -> WatchOverview {
         var overview = WatchOverview()
         try database.query("SELECT kind, count(*) AS n FROM watch_taken WHERE rule = ? GROUP BY kind", [.text(rule)]) { r in
             let n = try r.int("n")
