@@ -252,26 +252,14 @@ public enum Schema {
                    total(max(bytes_total - bytes_done, 0))
             FROM transfers GROUP BY 1, 2, 3, 4, 5;
         CREATE TRIGGER transfer_tally_insert AFTER INSERT ON transfers BEGIN
-            INSERT INTO transfer_tally VALUES (new.id >> 10, new.direction, new.state, coalesce(new.reason_code, ''), new.paused, 1,
-                                               new.bytes_total, new.bytes_done, max(new.bytes_total - new.bytes_done, 0))
-            ON CONFLICT DO UPDATE SET files = files + 1, bytes_total = bytes_total + excluded.bytes_total,
-                                      bytes_done = bytes_done + excluded.bytes_done, bytes_left = bytes_left + excluded.bytes_left;
+            \(tallyPutIn)
         END;
         CREATE TRIGGER transfer_tally_delete AFTER DELETE ON transfers BEGIN
-            UPDATE transfer_tally SET files = files - 1, bytes_total = bytes_total - old.bytes_total, bytes_done = bytes_done - old.bytes_done,
-                                      bytes_left = bytes_left - max(old.bytes_total - old.bytes_done, 0)
-            WHERE bucket = old.id >> 10 AND direction = old.direction AND state = old.state AND reason_code = coalesce(old.reason_code, '')
-              AND paused = old.paused;
+            \(tallyTakeOut)
         END;
         CREATE TRIGGER transfer_tally_update AFTER UPDATE OF direction, state, reason_code, paused, bytes_total, bytes_done ON transfers BEGIN
-            UPDATE transfer_tally SET files = files - 1, bytes_total = bytes_total - old.bytes_total, bytes_done = bytes_done - old.bytes_done,
-                                      bytes_left = bytes_left - max(old.bytes_total - old.bytes_done, 0)
-            WHERE bucket = old.id >> 10 AND direction = old.direction AND state = old.state AND reason_code = coalesce(old.reason_code, '')
-              AND paused = old.paused;
-            INSERT INTO transfer_tally VALUES (new.id >> 10, new.direction, new.state, coalesce(new.reason_code, ''), new.paused, 1,
-                                               new.bytes_total, new.bytes_done, max(new.bytes_total - new.bytes_done, 0))
-            ON CONFLICT DO UPDATE SET files = files + 1, bytes_total = bytes_total + excluded.bytes_total,
-                                      bytes_done = bytes_done + excluded.bytes_done, bytes_left = bytes_left + excluded.bytes_left;
+            \(tallyTakeOut)
+            \(tallyPutIn)
         END;
         """,
         // 13: fewer index entries rewritten at every step of a transfer. A row's state
@@ -298,17 +286,28 @@ public enum Schema {
         WHEN old.direction IS NOT new.direction OR old.state IS NOT new.state OR old.reason_code IS NOT new.reason_code
           OR old.paused IS NOT new.paused OR old.bytes_total IS NOT new.bytes_total OR old.bytes_done IS NOT new.bytes_done
         BEGIN
-            UPDATE transfer_tally SET files = files - 1, bytes_total = bytes_total - old.bytes_total, bytes_done = bytes_done - old.bytes_done,
-                                      bytes_left = bytes_left - max(old.bytes_total - old.bytes_done, 0)
-            WHERE bucket = old.id >> 10 AND direction = old.direction AND state = old.state AND reason_code = coalesce(old.reason_code, '')
-              AND paused = old.paused;
-            INSERT INTO transfer_tally VALUES (new.id >> 10, new.direction, new.state, coalesce(new.reason_code, ''), new.paused, 1,
-                                               new.bytes_total, new.bytes_done, max(new.bytes_total - new.bytes_done, 0))
-            ON CONFLICT DO UPDATE SET files = files + 1, bytes_total = bytes_total + excluded.bytes_total,
-                                      bytes_done = bytes_done + excluded.bytes_done, bytes_left = bytes_left + excluded.bytes_left;
+            \(tallyTakeOut)
+            \(tallyPutIn)
         END;
         """,
     ]
 
     public static var latest: Int { migrations.count }
+
+    /// The tally's two steps for one row, as its triggers run them: counting the row as it
+    /// is now (`new`), and taking out what it counted before (`old`). Migrations 12 and 14
+    /// both make triggers of them, so a change here needs a migration of its own that makes
+    /// the triggers again.
+    private static let tallyPutIn = """
+        INSERT INTO transfer_tally VALUES (new.id >> 10, new.direction, new.state, coalesce(new.reason_code, ''), new.paused, 1,
+                                           new.bytes_total, new.bytes_done, max(new.bytes_total - new.bytes_done, 0))
+        ON CONFLICT DO UPDATE SET files = files + 1, bytes_total = bytes_total + excluded.bytes_total,
+                                  bytes_done = bytes_done + excluded.bytes_done, bytes_left = bytes_left + excluded.bytes_left;
+        """
+    private static let tallyTakeOut = """
+        UPDATE transfer_tally SET files = files - 1, bytes_total = bytes_total - old.bytes_total, bytes_done = bytes_done - old.bytes_done,
+                                  bytes_left = bytes_left - max(old.bytes_total - old.bytes_done, 0)
+        WHERE bucket = old.id >> 10 AND direction = old.direction AND state = old.state AND reason_code = coalesce(old.reason_code, '')
+          AND paused = old.paused;
+        """
 }
