@@ -56,6 +56,12 @@ public final class Database: @unchecked Sendable {
         return value
     }
 
+    /// As `alone`, for a body that may throw any error (a transaction's).
+    private func aloneThrowingAny<T>(_ body: (_ secondsLeft: Double) throws -> T) throws -> T {
+        guard let value = try turn.run(waitingAtMost: busyTimeout, body) else { throw connectionBusy }
+        return value
+    }
+
     private var connectionBusy: DatabaseError {
         DatabaseError(code: SQLITE_BUSY, message: "database is locked (another thread of this agent held the connection)", path: path)
     }
@@ -218,7 +224,7 @@ public final class Database: @unchecked Sendable {
     /// write transaction taken without this process's turn to write. Keep it short: the log
     /// cannot be checkpointed past it while it lasts.
     public func snapshot<T>(_ body: () throws -> T) throws -> T {
-        let taken = try turn.run(waitingAtMost: busyTimeout) { _ throws -> T in
+        try aloneThrowingAny { _ throws -> T in
             guard sqlite3_get_autocommit(handle) != 0 else { return try body() }
             try control("PRAGMA query_only = 1")
             defer { try? control("PRAGMA query_only = 0") }
@@ -232,8 +238,6 @@ public final class Database: @unchecked Sendable {
                 throw error
             }
         }
-        guard let taken else { throw connectionBusy }
-        return taken
     }
 
     /// A transaction as `transaction`, whose flush (when a durable write inside asked for
@@ -245,7 +249,7 @@ public final class Database: @unchecked Sendable {
     }
 
     private func committing<T>(durable: Bool, _ body: () throws -> T) throws -> (value: T, flushOwed: Bool) {
-        let taken = try turn.run(waitingAtMost: busyTimeout) { left throws -> (T, Bool) in
+        try aloneThrowingAny { left throws -> (T, Bool) in
             guard transactionDepth == 0 else {
                 let value = try transactionBody(body)
                 if durable { outerIsDurable = true }
@@ -256,8 +260,6 @@ public final class Database: @unchecked Sendable {
             let value = try inWriterTurn(within: left) { try transactionBody(body) }
             return (value, outerIsDurable)
         }
-        guard let taken else { throw connectionBusy }
-        return taken
     }
 
     /// Whether the outermost transaction flushes the log once committed.
