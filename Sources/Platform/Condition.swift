@@ -42,13 +42,7 @@ public final class Condition: @unchecked Sendable {
 
     /// As `wait()`, for `seconds` at most; false when they passed without a wake-up.
     public func wait(seconds: Double) -> Bool {
-        var deadline = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &deadline)
-        let whole = max(0, seconds).rounded(.down)
-        var nanoseconds = Int(deadline.tv_nsec) + Int((max(0, seconds) - whole) * 1e9)
-        deadline.tv_sec += Int(whole) + nanoseconds / 1_000_000_000
-        nanoseconds %= 1_000_000_000
-        deadline.tv_nsec = nanoseconds
+        var deadline = timespec.deadline(in: seconds, on: CLOCK_MONOTONIC)
         return pthread_cond_timedwait(condition, mutex, &deadline) == 0
     }
 
@@ -57,4 +51,18 @@ public final class Condition: @unchecked Sendable {
 
     /// Wakes every thread sleeping in `wait()`.
     public func broadcast() { pthread_cond_broadcast(condition) }
+}
+
+extension timespec {
+    /// `seconds` from now (none when negative) on `clock`, for the pthread calls that wait
+    /// until a deadline.
+    static func deadline(in seconds: Double, on clock: clockid_t) -> timespec {
+        var deadline = timespec()
+        clock_gettime(clock, &deadline)
+        let whole = max(0, seconds).rounded(.down)
+        let nanoseconds = Int(deadline.tv_nsec) + Int((max(0, seconds) - whole) * 1e9)
+        deadline.tv_sec += Int(whole) + nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        return deadline
+    }
 }

@@ -29,47 +29,35 @@ public final class TimedTurn: @unchecked Sendable {
                                       _ body: (_ secondsLeft: Double) throws(E) -> Result) throws(E) -> Result? {
         let started = MonotonicClock.seconds()
         if pthread_mutex_trylock(mutex) != 0 {
-            var deadline = timespec()
-            clock_gettime(CLOCK_REALTIME, &deadline)
-            let whole = seconds.rounded(.down)
-            deadline.tv_sec += Int(whole)
-            deadline.tv_nsec += Int((seconds - whole) * 1_000_000_000)
-            if deadline.tv_nsec >= 1_000_000_000 {
-                deadline.tv_sec += 1
-                deadline.tv_nsec -= 1_000_000_000
-            }
+            // The mutex's timed wait counts on the wall clock.
+            var deadline = timespec.deadline(in: seconds, on: CLOCK_REALTIME)
             guard pthread_mutex_timedlock(mutex, &deadline) == 0 else { return nil }
         }
-        depth += 1
-        defer {
-            depth -= 1
-            pthread_mutex_unlock(mutex)
-        }
-        return try body(max(0, seconds - (MonotonicClock.seconds() - started)))
+        return try taken { () throws(E) -> Result in try body(max(0, seconds - (MonotonicClock.seconds() - started))) }
     }
 
     /// Runs `body` in the turn, however long it takes to come: for short work whose holders
     /// all wait a bounded time.
     public func run<Result>(_ body: () -> Result) -> Result {
         pthread_mutex_lock(mutex)
-        depth += 1
-        defer {
-            depth -= 1
-            pthread_mutex_unlock(mutex)
-        }
-        return body()
+        return taken(body)
     }
 
     /// Runs `body` only when the calling thread holds the turn already; nil otherwise (it
     /// never waits: a turn another thread holds, or a free one, is left as it is).
     public func ifHeldHere<Result>(_ body: () -> Result) -> Result? {
         guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        // Taken just now: free before (depth 1) or held here already (more).
+        return taken { depth > 1 ? body() : nil }
+    }
+
+    /// Runs `body` with the mutex just locked by the caller, counted in `depth`; unlocks after.
+    private func taken<Result, E: Error>(_ body: () throws(E) -> Result) throws(E) -> Result {
         depth += 1
         defer {
             depth -= 1
             pthread_mutex_unlock(mutex)
         }
-        // Taken just now: free before (depth 1) or held here already (more).
-        return depth > 1 ? body() : nil
+        return try body()
     }
 }
