@@ -69,9 +69,15 @@ struct TallyTests {
             let renamed = id % 2 == 0
             let queued = try #require(try store.transfer(id: id))
             #expect(queued.direction == .upload)
-            let bytes = queued.bytesTotal + (id % 4 == 1 ? 77 : 0)
+            let grown = id % 4 == 1
+            let bytes = queued.bytesTotal + (grown ? 77 : 0)
+            let changesBefore = try store.database.query("SELECT total_changes()") { $0.int(0) }[0]
             #expect(try store.recordFinishing(id, remotePath: renamed ? "/Photos/renamed-\(id).jpg" : "/Photos/f\(id - 1).jpg",
                                               bytes: bytes, sha256: nil, durable: false))
+            // Rows written, the triggers' included: the row itself, and the tally only when it
+            // has something to count (a row taken out and one put back).
+            let written = try store.database.query("SELECT total_changes()") { $0.int(0) }[0] - changesBefore
+            #expect(written == 1 + (renamed ? 1 : 0) + (grown ? 2 : 0), "row \(id), renamed \(renamed), grown \(grown)")
             let row = try #require(try store.transfer(id: id))
             #expect(row.finishing && row.bytesTotal == bytes && row.remotePath == (renamed ? "/Photos/renamed-\(id).jpg" : "/Photos/f\(id - 1).jpg"))
         }
