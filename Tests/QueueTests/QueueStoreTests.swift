@@ -90,6 +90,19 @@ struct QueueStoreTests {
         #expect(try store.transfers(state: .queued).map(\.id) == [ids[2], ids[5], ids[0]])
     }
 
+    @Test("a row read earlier and moved since is neither started nor completed from what was read: nil, and the row is as it is")
+    func staleRow() throws {
+        let (store, account) = try makeStore()
+        let id = try store.enqueue([upload(account, "a.jpg")])[0]
+        let queued = try #require(try store.transfer(id: id))
+        #expect(try store.start(queued, resumedAt: 0) != nil)
+        #expect(try store.start(queued, resumedAt: 0) == nil, "already started from the same read")
+        let running = try #require(try store.transfer(id: id))
+        try store.fail(id, reason: Reason(.serverError, "the server failed"))
+        #expect(try store.complete(running, sha256: nil, bytes: 10) == nil)
+        #expect(try store.transfer(id: id)?.state == .failed)
+    }
+
     @Test("a row goes through its life only by legal transitions")
     func lifecycle() throws {
         let (store, account) = try makeStore()

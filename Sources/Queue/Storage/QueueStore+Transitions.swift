@@ -206,7 +206,8 @@ extension QueueStore {
             // A watch rule's memory learns the content it took, for later copies of it.
             try noteUploadCompleted(id, sha256: sha256)
             if let row { try noteLocalDrive(completed: row, sha256: sha256) }
-            return (row, try transfer(id: id))
+            // Nil when nothing was completed: the row gone, or no longer in the state it was read in.
+            return (row, try row.flatMap { _ in try transfer(id: id) })
         }
         let madeFileRecorded = row?.direction == .upload && row?.finishing == true
         if verified || !madeFileRecorded { try database.flushLog() }
