@@ -157,7 +157,11 @@ struct TrayTests {
         #expect(try String(contentsOfFile: server.tree() + "/beach photo.jpg", encoding: .utf8) == "sand")
         #expect(try String(contentsOfFile: server.tree() + "/second.jpg", encoding: .utf8) == "sea")
 
-        let seen = try panel.waitFor("the files among the last uploaded") { $0.labels.contains("beach photo.jpg  (/ on home)") }
+        // The tray may show the first file done while the second still goes (the icon active);
+        // once both are done, it rests with the file listed.
+        let seen = try panel.waitFor("the files among the last uploaded, the icon at rest") {
+            $0.labels.contains("beach photo.jpg  (/ on home)") && $0.status == "Passive"
+        }
         #expect(seen.status == "Passive")
         try panel.click("beach photo.jpg  (/ on home)")
         try waitUntil("the path on the clipboard") { (try? String(contentsOfFile: clipboard, encoding: .utf8)) == "/beach photo.jpg" }
