@@ -155,6 +155,38 @@ struct BatchReaderTests {
         #expect(offline.waiting == 0 && offline.waitingForWiFi == 0)
     }
 
+    @Test("without the agent's start, an old row still moving begins the batch unless an older row was still running when it came; read by ID behind a short history and by finishing time behind a long one",
+          arguments: [0, 5_000])
+    func oldRowStillMoving(history: Int) throws {
+        let q = try Scratch()
+        if history > 0 {
+            // Finished a day ago: never part of this batch, and only there to be skipped.
+            let ids = try q.enqueue(Array(repeating: 1, count: history))
+            try q.store.database.run("""
+                UPDATE transfers SET state = 'completed', bytes_done = 1, created_at = created_at - 86400000, completed_at = created_at - 86000000
+                WHERE id <= ?
+                """, [.int(ids.last!)])
+        }
+        let early = try q.enqueue([1_000])
+        let old = try q.enqueue([2_000])
+        try q.store.start(old[0], resumedAt: 0)
+        try q.store.retryLater(old[0], reason: Reason(.serverBusy), at: nowMilliseconds() + 60_000, attempts: 1)
+        let newer = try q.enqueue(Array(repeating: 3_000, count: 20))
+        for id in newer { try q.complete(id, bytes: 3_000) }
+        try q.age(old[0], minutes: 30)
+
+        // The early row finished before the old one came: the batch begins at the old one.
+        try q.complete(early[0], bytes: 1_000)
+        try q.age(early[0], minutes: 40)
+        var figures = try BatchReader.read(q.store, agentRunning: false)
+        #expect(figures.filesTotal == 21 && figures.filesDone == 20, "\(figures)")
+
+        // The early row ran on until after the old one came: the batch begins at the early one.
+        try q.store.database.run("UPDATE transfers SET completed_at = ? WHERE id = ?", [.int(nowMilliseconds() - 10 * 60_000), .int(early[0])])
+        figures = try BatchReader.read(q.store, agentRunning: false)
+        #expect(figures.filesTotal == 22 && figures.filesDone == 21, "\(figures)")
+    }
+
     @Test("the agent's batch start is found among many rows, with gaps in the IDs")
     func agentStartAmongMany() throws {
         let q = try Scratch()

@@ -101,14 +101,25 @@ public enum BatchReader {
         for _ in 0..<100 {
             guard let created = try store.database.query("SELECT created_at FROM transfers WHERE id = ?", [.int(candidate)],
                                                          row: { $0.int64(0) }).first else { return candidate }
-            let stillRunning = try store.database.query("""
-                SELECT min(id) FROM transfers INDEXED BY transfers_completed
-                WHERE state = \(TransferState.completed.sql) AND completed_at >= ? AND id < ?
-                """, [.int(created), .int(candidate)]) { $0.optionalInt64(0) }.first ?? nil
-            guard let earlier = stillRunning else { return candidate }
+            guard let earlier = try completedSince(created, below: candidate, store) else { return candidate }
             candidate = earlier
         }
         return candidate
+    }
+
+    /// The oldest completed row older than `id` that finished at or after `time`. Read by ID
+    /// when the rows older than `id` are few: an old row still moving, while thousands of
+    /// newer ones finished since, would otherwise have each of those read (6 ms at 60,000).
+    /// Otherwise through the finishing times, among the rows that finished since `time`,
+    /// where a long history before the batch is not read.
+    static func completedSince(_ time: Int64, below id: Int64, _ store: QueueStore) throws -> Int64? {
+        let older = try store.sums(idsFrom: 0, below: id).files
+        if older == 0 { return nil }
+        let index = older <= 4096 ? "NOT INDEXED" : "INDEXED BY transfers_completed"
+        return try store.database.query("""
+            SELECT min(id) FROM transfers \(index)
+            WHERE state = \(TransferState.completed.sql) AND completed_at >= ? AND id < ?
+            """, [.int(time), .int(id)]) { $0.optionalInt64(0) }.first ?? nil
     }
 
     /// The first row created at or after `time` (milliseconds), found by bisecting IDs, which
