@@ -70,14 +70,15 @@ public struct QueueView: Sendable {
         let shown = rowsPerGroup.map { Array(group.rows.prefix($0)) } ?? group.rows
         var lines = ["\(Self.title(group.state)) (\(group.total))"]
         let idWidth = Self.idWidth(shown)
+        let indent = Self.detailIndent(idWidth: idWidth)
+        let nextIndent = indent + "  "
+        lines.reserveCapacity(1 + 3 * shown.count)
         for (row, position) in zip(shown, Self.positions(shown)) {
-            let rowLines = self.rowLines(row, position: position, idWidth: idWidth)
-            lines.append(rowLines[0])
-            let indent = String(repeating: " ", count: 2 + idWidth + 1)
-            for text in rowLines.dropFirst() {
+            lines.append(headLine(row, idWidth: idWidth))
+            for text in detailLines(row, position: position) {
                 // A completed row ends in a path; a path broken at its spaces cannot be copied.
-                if group.state == .completed { lines.append(text); continue }
-                lines.append(TextLayout.wrap(String(text.dropFirst(indent.count)), width: width, indent: indent + "  ", firstIndent: indent))
+                if group.state == .completed { lines.append(indent + text); continue }
+                lines.append(TextLayout.wrap(text, width: width, indent: nextIndent, firstIndent: indent))
             }
         }
         let hidden = group.total - shown.count
@@ -104,6 +105,15 @@ public struct QueueView: Sendable {
     /// One row as lines, unwrapped: the head line, then what it is doing or why it is not,
     /// indented under its name. The caller wraps them (`queue`) or clips them (`--follow`).
     func rowLines(_ row: Transfer, position: Int, idWidth: Int) -> [String] {
+        let indent = Self.detailIndent(idWidth: idWidth)
+        return [headLine(row, idWidth: idWidth)] + detailLines(row, position: position).map { indent + $0 }
+    }
+
+    /// Where a row's lines under its head line start: under its name.
+    static func detailIndent(idWidth: Int) -> String { String(repeating: " ", count: 2 + idWidth + 1) }
+
+    /// What a row is doing or why it is not, one line each, not indented.
+    func detailLines(_ row: Transfer, position: Int) -> [String] {
         var detail: [String]
         switch row.state {
         case .inProgress: detail = progressLines(row)
@@ -114,8 +124,7 @@ public struct QueueView: Sendable {
         }
         if let note = row.versionNote { detail.append(note) }
         if let note = row.nameNote { detail.append("note: " + note) }
-        let indent = String(repeating: " ", count: 2 + idWidth + 1)
-        return [headLine(row, idWidth: idWidth)] + detail.map { indent + $0 }
+        return detail
     }
 
     /// `  #17 IMG_0042.jpg to alice:/Photos`. When it does not fit, the folder loses its
@@ -123,13 +132,14 @@ public struct QueueView: Sendable {
     func headLine(_ row: Transfer, idWidth: Int) -> String {
         let lead = "  " + TextLayout.pad("#\(row.id)", to: idWidth) + " "
         let suffix = row.cancelRequested ? " (cancelling)" : ""
-        let budget = width - lead.count - suffix.count
+        let budget = width - TextLayout.length(lead) - suffix.utf8.count
         var name = row.name
         var folder = row.remoteFolderText
-        let fixed = 1 + row.routeWord.count + 1
-        if name.count + fixed + folder.count > budget {
+        let fixed = 1 + row.routeWord.utf8.count + 1
+        let nameLength = TextLayout.length(name)
+        if nameLength + fixed + TextLayout.length(folder) > budget {
             let account = row.accountPrefix
-            let room = max(10, budget - fixed - min(name.count, 24)) - account.count
+            let room = max(10, budget - fixed - min(nameLength, 24)) - account.count
             folder = account + TextLayout.truncateStart(DisplayText.escape(row.remoteFolder), to: max(6, room))
             name = TextLayout.truncateMiddle(name, to: max(8, budget - fixed - folder.count))
         }

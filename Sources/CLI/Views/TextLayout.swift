@@ -9,22 +9,31 @@ enum TextLayout {
         // Most lines fit, and a line's bytes bound its characters: counting bytes costs nothing.
         let lead = firstIndent ?? indent
         if lead.utf8.count + text.utf8.count <= width, !text.utf8.contains(UInt8(ascii: "\n")) { return lead + text }
+        // In ASCII without a carriage return every byte is a character: split and counted as
+        // bytes.
+        let ascii = isPlainASCII(text) && isPlainASCII(indent) && isPlainASCII(lead)
+        func length(_ s: Substring) -> Int { ascii ? s.utf8.count : s.count }
+        func length(_ s: String) -> Int { ascii ? s.utf8.count : s.count }
+        func split(_ s: Substring, at separator: Character, omittingEmpty: Bool) -> [Substring] {
+            guard ascii else { return s.split(separator: separator, omittingEmptySubsequences: omittingEmpty) }
+            return s.utf8.split(separator: separator.asciiValue!, omittingEmptySubsequences: omittingEmpty).map(Substring.init)
+        }
         var lines: [String] = []
-        for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for paragraph in split(text[...], at: "\n", omittingEmpty: false) {
             let first = lines.isEmpty ? (firstIndent ?? indent) : indent
-            if first.count + paragraph.count <= width {
+            if length(first) + length(paragraph) <= width {
                 lines.append(first + paragraph)  // fits: keep its spacing as written
                 continue
             }
             var line = lines.isEmpty ? (firstIndent ?? indent) : indent
-            var lineWidth = line.count // counted as it grows: a line's count is a walk over it
+            var lineWidth = length(line) // counted as it grows: a line's count is a walk over it
             var lineHasWord = false
-            for word in paragraph.split(separator: " ") {
-                let wordWidth = word.count
+            for word in split(paragraph, at: " ", omittingEmpty: true) {
+                let wordWidth = length(word)
                 if lineHasWord, lineWidth + 1 + wordWidth > width {
                     lines.append(line)
                     line = indent
-                    lineWidth = indent.count
+                    lineWidth = length(indent)
                     lineHasWord = false
                 }
                 if lineHasWord {
@@ -38,6 +47,14 @@ enum TextLayout {
             lines.append(line)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// Characters in `text`: its bytes when it is ASCII without a carriage return (`\r\n` is
+    /// one character), which is most names and every sentence of this program.
+    static func length(_ text: String) -> Int { isPlainASCII(text) ? text.utf8.count : text.count }
+
+    static func isPlainASCII(_ text: some StringProtocol) -> Bool {
+        text.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "\r") }
     }
 
     /// Shortens `text` to `width` characters by cutting its middle, so the start and the

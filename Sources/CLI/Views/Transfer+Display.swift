@@ -50,8 +50,40 @@ extension Transfer {
 
     /// Replaces the word `ID` (not `IDs`, not `VALID`) with `id`.
     static func substituteID(in text: String, id: Int64) -> String {
-        let bytes = text.utf8
-        guard zip(bytes, bytes.dropFirst()).contains(where: { $0 == UInt8(ascii: "I") && $1 == UInt8(ascii: "D") }) else { return text }
+        // ASCII (every action this program writes) is read as bytes, each a character of its
+        // own, a word's being letters, digits and `_`; other text as characters.
+        enum Found { case nothing, replaced([UInt8]), notASCII }
+        var bytes = text
+        let found: Found = bytes.withUTF8 { b in
+            func isWord(_ c: UInt8) -> Bool {
+                (0x30...0x39).contains(c) || (0x41...0x5a).contains(c) || (0x61...0x7a).contains(c) || c == UInt8(ascii: "_")
+            }
+            var out: [UInt8] = []
+            var copied = 0
+            var i = 0
+            while i < b.count {
+                if b[i] >= 0x80 { return .notASCII }
+                if b[i] == UInt8(ascii: "I"), i + 1 < b.count, b[i + 1] == UInt8(ascii: "D"),
+                   i == 0 || !isWord(b[i - 1]), i + 2 >= b.count || !isWord(b[i + 2]) {
+                    out += b[copied..<i]
+                    out += String(id).utf8
+                    i += 2
+                    copied = i
+                } else {
+                    i += 1
+                }
+            }
+            guard copied > 0 else { return .nothing }
+            out += b[copied...]
+            return .replaced(out)
+        }
+        switch found {
+        case .nothing: return text
+        case .replaced(let out): return String(decoding: out, as: UTF8.self)
+        case .notASCII: break
+        }
+        let utf8 = text.utf8
+        guard zip(utf8, utf8.dropFirst()).contains(where: { $0 == UInt8(ascii: "I") && $1 == UInt8(ascii: "D") }) else { return text }
         let chars = Array(text)
         var out = ""
         var i = 0

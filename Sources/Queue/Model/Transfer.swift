@@ -81,9 +81,10 @@ public struct Transfer: Sendable, Equatable {
         return replacesETag
     }
 
-    /// The remote folder, e.g. `/Photos`.
+    /// The remote folder, e.g. `/Photos`: up to the last `/` byte, as the server splits the
+    /// path (a name starting with a combining mark makes one character of it and its slash).
     public var remoteFolder: String {
-        guard let slash = remotePath.lastIndex(of: "/"), slash != remotePath.startIndex else { return "/" }
+        guard let slash = remotePath.utf8.lastIndex(of: UInt8(ascii: "/")), slash != remotePath.startIndex else { return "/" }
         return String(remotePath[..<slash])
     }
 }
