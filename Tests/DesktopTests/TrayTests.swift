@@ -184,7 +184,8 @@ struct TrayTests {
         defer { tray.stop() }
         _ = try panel.waitFor("the icon") { $0.status == "Passive" }
         try panel.activate()
-        try waitUntil("the terminal was started") { FileManager.default.fileExists(atPath: calls) }
+        // The shell makes the file before printf writes the line into it: wait for the line.
+        try waitUntil("the terminal was started") { (try? String(contentsOfFile: calls, encoding: .utf8))?.hasSuffix("\n") == true }
         let line = try String(contentsOfFile: calls, encoding: .utf8)
         #expect(line.hasPrefix("-e ") && line.hasSuffix("/instant-upload queue --follow\n"), "\(line)")
         try panel.click("Quit tray")
