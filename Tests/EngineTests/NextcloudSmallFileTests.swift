@@ -128,8 +128,10 @@ struct NextcloudSmallFileTests {
             #expect(row["target"] as? String == "/\(SecondWriterTests.folder)/IMG_0001 (1).jpg", "the row names where it went: \(row)")
             #expect(scene.session.agentLog.contains("someone saved another file as /Shared/IMG_0001.jpg before this one was sent; it is sent as /Shared/IMG_0001 (1).jpg"),
                     "\(scene.session.agentLog.suffix(2000))")
+            // The kept body whole, and as much of the refused one as went before the refusal
+            // came back (libcurl stops sending a body once the server has answered).
             let sent = try scene.proxy.bytesSent()
-            #expect(sent >= 2 * scene.size && sent < 2 * scene.size + scene.size / 2, "the refused body and the one kept: \(sent) bytes")
+            #expect(sent >= scene.size && sent < 2 * scene.size + scene.size / 2, "the refused body and the one kept: \(sent) bytes")
             let stats = try #require(try scene.running.reference?.stats())
             let puts = stats["puts"] as? [String: Int] ?? [:]
             #expect(puts == ["Shared/IMG_0001.jpg": 2, "Shared/IMG_0001 (1).jpg": 1], "theirs, ours refused, ours: \(puts)")

@@ -49,9 +49,12 @@ struct SecondWriterTests {
             // What went over the wire: the file once where the finishing request can name
             // another file (a MOVE), twice where it cannot: tus's last chunk, and a direct PUT,
             // whose refused body the server discarded.
+            // A refused direct PUT's body goes only as far as it got before the refusal came
+            // back (libcurl stops sending a body once the server has answered).
             let sent = try scene.proxy.bytesSent()
             let expected = [.tusAndWebDAV, .ocis, .owncloud10].contains(kind) ? 2 * scene.size : scene.size
-            #expect(sent >= expected && sent < expected + Self.size / 2, "\(sent) bytes sent for a \(scene.size)-byte file")
+            let least = kind == .owncloud10 ? scene.size : expected
+            #expect(sent >= least && sent < expected + Self.size / 2, "\(sent) bytes sent for a \(scene.size)-byte file")
             if [.tusAndWebDAV, .ocis].contains(kind) {
                 #expect(scene.session.agentLog.contains("tus cannot finish it under another name, so it is sent again as /Shared/IMG_0001 (1).jpg"),
                         "\(scene.session.agentLog.suffix(2000))")
