@@ -93,21 +93,24 @@ extension QueueStore {
         let low = max(low, 0)
         if let high, high <= low { return RowSums() }
         let bits = Self.tallyBucketBits
-        let lowBucket = low >> bits
-        let lowEdge = (lowBucket + 1) << bits
+        // The first bucket wholly inside the range; the rows before it are read one by one
+        // (none when the range starts where a bucket does: from 0, say).
+        let firstWhole = (low + (1 << bits) - 1) >> bits
+        let lowEdge = firstWhole << bits
         let stateCondition = states.map { " AND state IN (" + $0.map(\.sql).joined(separator: ", ") + ")" } ?? ""
         guard let high else {
-            return try rowSums(low, lowEdge, stateCondition) + tallySums(lowBucket + 1, nil, stateCondition)
+            return try rowSums(low, lowEdge, stateCondition) + tallySums(firstWhole, nil, stateCondition)
         }
         let highBucket = high >> bits
-        if highBucket == lowBucket { return try rowSums(low, high, stateCondition) }
-        return try rowSums(low, lowEdge, stateCondition) + tallySums(lowBucket + 1, highBucket, stateCondition)
+        if highBucket < firstWhole { return try rowSums(low, high, stateCondition) }
+        return try rowSums(low, lowEdge, stateCondition) + tallySums(firstWhole, highBucket, stateCondition)
             + rowSums(highBucket << bits, high, stateCondition)
     }
 
-    /// Rows within one bucket: at most 1,024, read by ID.
+    /// Rows within one bucket: at most 1,024, read by ID; nothing to read for an empty range.
     private func rowSums(_ low: Int64, _ high: Int64, _ stateCondition: String) throws -> RowSums {
-        try database.query("""
+        guard low < high else { return RowSums() }
+        return try database.query("""
             SELECT count(*), coalesce(sum(state = \(TransferState.completed.sql)), 0), coalesce(sum(bytes_total), 0), coalesce(sum(bytes_done), 0),
                    coalesce(sum(CASE WHEN state = \(TransferState.failed.sql) THEN max(bytes_total - bytes_done, 0) ELSE 0 END), 0)
             FROM transfers NOT INDEXED WHERE id >= ? AND id < ?\(stateCondition)
@@ -116,7 +119,8 @@ extension QueueStore {
 
     /// Whole buckets from `first` up to (not including) `end` (nil: all after).
     private func tallySums(_ first: Int64, _ end: Int64?, _ stateCondition: String) throws -> RowSums {
-        try database.query("""
+        if let end, end <= first { return RowSums() }
+        return try database.query("""
             SELECT coalesce(sum(files), 0), coalesce(sum(CASE WHEN state = \(TransferState.completed.sql) THEN files ELSE 0 END), 0),
                    coalesce(sum(bytes_total), 0), coalesce(sum(bytes_done), 0),
                    coalesce(sum(CASE WHEN state = \(TransferState.failed.sql) THEN bytes_left ELSE 0 END), 0)
