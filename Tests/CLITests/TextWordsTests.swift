@@ -14,6 +14,7 @@ struct TextWordsTests {
               ("réessayez avec ID", "réessayez avec 42"),
               ("éID IDé", "éID IDé"),
               ("ID… «ID»", "42… «42»"),
+              ("ID\u{301} x", "ID\u{301} x"),
           ])
     func substitutesID(text: String, expected: String) {
         #expect(Transfer.substituteID(in: text, id: 42) == expected)

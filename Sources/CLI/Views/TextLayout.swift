@@ -12,8 +12,7 @@ enum TextLayout {
         // In ASCII without a carriage return every byte is a character: split and counted as
         // bytes.
         let ascii = isPlainASCII(text) && isPlainASCII(indent) && isPlainASCII(lead)
-        func length(_ s: Substring) -> Int { ascii ? s.utf8.count : s.count }
-        func length(_ s: String) -> Int { ascii ? s.utf8.count : s.count }
+        func length(_ s: some StringProtocol) -> Int { ascii ? s.utf8.count : s.count }
         func split(_ s: Substring, at separator: Character, omittingEmpty: Bool) -> [Substring] {
             guard ascii else { return s.split(separator: separator, omittingEmptySubsequences: omittingEmpty) }
             return s.utf8.split(separator: separator.asciiValue!, omittingEmptySubsequences: omittingEmpty).map(Substring.init)

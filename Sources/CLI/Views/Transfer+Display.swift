@@ -48,56 +48,30 @@ extension Transfer {
         return host
     }
 
-    /// Replaces the word `ID` (not `IDs`, not `VALID`) with `id`.
+    /// Replaces the word `ID` (not `IDs`, not `VALID`) with `id`. `ID` is looked for by its
+    /// bytes; only where they are found do the characters around them decide: `D` a whole
+    /// character (no mark on it), and no letter, digit or `_` on either side.
     static func substituteID(in text: String, id: Int64) -> String {
-        // ASCII (every action this program writes) is read as bytes, each a character of its
-        // own, a word's being letters, digits and `_`; other text as characters.
-        enum Found { case nothing, replaced([UInt8]), notASCII }
-        var bytes = text
-        let found: Found = bytes.withUTF8 { b in
-            func isWord(_ c: UInt8) -> Bool {
-                (0x30...0x39).contains(c) || (0x41...0x5a).contains(c) || (0x61...0x7a).contains(c) || c == UInt8(ascii: "_")
-            }
-            var out: [UInt8] = []
-            var copied = 0
-            var i = 0
-            while i < b.count {
-                if b[i] >= 0x80 { return .notASCII }
-                if b[i] == UInt8(ascii: "I"), i + 1 < b.count, b[i + 1] == UInt8(ascii: "D"),
-                   i == 0 || !isWord(b[i - 1]), i + 2 >= b.count || !isWord(b[i + 2]) {
-                    out += b[copied..<i]
-                    out += String(id).utf8
-                    i += 2
-                    copied = i
-                } else {
-                    i += 1
-                }
-            }
-            guard copied > 0 else { return .nothing }
-            out += b[copied...]
-            return .replaced(out)
-        }
-        switch found {
-        case .nothing: return text
-        case .replaced(let out): return String(decoding: out, as: UTF8.self)
-        case .notASCII: break
-        }
-        let utf8 = text.utf8
-        guard zip(utf8, utf8.dropFirst()).contains(where: { $0 == UInt8(ascii: "I") && $1 == UInt8(ascii: "D") }) else { return text }
-        let chars = Array(text)
+        func isWord(_ c: Character?) -> Bool { c.map { $0.isLetter || $0.isNumber || $0 == "_" } ?? false }
+        let bytes = text.utf8
         var out = ""
-        var i = 0
-        func isWord(_ c: Character) -> Bool { c.isLetter || c.isNumber || c == "_" }
-        while i < chars.count {
-            if chars[i] == "I", i + 1 < chars.count, chars[i + 1] == "D",
-               i == 0 || !isWord(chars[i - 1]), i + 2 >= chars.count || !isWord(chars[i + 2]) {
+        var kept = text.startIndex
+        var i = bytes.startIndex
+        while i != bytes.endIndex {
+            let d = bytes.index(after: i)
+            guard bytes[i] == UInt8(ascii: "I"), d != bytes.endIndex, bytes[d] == UInt8(ascii: "D") else { i = d; continue }
+            let end = bytes.index(after: d)
+            if text[d...].first == "D", !isWord(text[..<i].last), !isWord(text[end...].first) {
+                out += text[kept..<i]
                 out += String(id)
-                i += 2
+                kept = end
+                i = end
             } else {
-                out.append(chars[i])
-                i += 1
+                i = d
             }
         }
+        guard kept != text.startIndex else { return text }
+        out += text[kept...]
         return out
     }
 }
