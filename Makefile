@@ -23,7 +23,7 @@ DIST_BUILD_LOG := .build/build-dist.log
 
 # Debian packages: C libraries the Swift targets link, the tools the tests drive, and perf for
 # the profiles `make bench` reports beside a missed goal.
-APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdbus-1-dev python3-dbus python3-gi pkg-config \
+APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdbus-1-dev libstdc++-12-dev python3-dbus python3-gi pkg-config \
 	curl ca-certificates python3 python3-venv iproute2 nftables dbus libsecret-tools \
 	xdg-user-dirs xvfb zenity kdialog apache2 apache2-utils rclone xdotool imagemagick tmux desktop-file-utils dpkg-dev binutils lintian \
 	dosfstools fusefat bash-completion xfce4-panel x11-utils librsvg2-common linux-perf
@@ -151,7 +151,7 @@ sanitize: venv
 # guard, like the debug build's.
 DIST_PROGRAM := $(DIST_BIN)/instant-upload
 dist: $(DIST_PROGRAM)
-$(DIST_PROGRAM): Package.swift packaging/hot-functions.txt $(shell find Sources -type f) | $(APT_STAMP)
+$(DIST_PROGRAM): Package.swift packaging/hot-functions.txt packaging/link/libstdc++.so $(shell find Sources -type f) | $(APT_STAMP)
 	@mkdir -p .build
 	@# SwiftPM does not see the linker's order file: a program older than it is linked again.
 	@if [ -e $(DIST_PROGRAM) ] && [ packaging/hot-functions.txt -nt $(DIST_PROGRAM) ]; then rm -f $(DIST_PROGRAM); fi

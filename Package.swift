@@ -5,12 +5,14 @@ import PackageDescription
 // functions a profile saw run laid out first, together (scripts/hot_functions.py makes the
 // list); no symbols exported (nothing loads a program as a library, and its 6,500 public Swift
 // names were 0.5 MB of tables the loader read at every start); every symbol bound at start, so
-// the relocated tables are read-only afterwards (full RELRO).
+// the relocated tables are read-only afterwards (full RELRO); the C++ library the static Swift
+// runtime needs taken from its archive (packaging/link/libstdc++.so says why).
 let programLinking: [LinkerSetting] = [.unsafeFlags([
     "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/packaging/hot-functions.txt",
     "-Xlinker", "--no-warn-symbol-ordering",
     "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "now",
+    "-L\(Context.packageDirectory)/packaging/link",
 ])]
 
 let package = Package(
@@ -23,12 +25,14 @@ let package = Package(
         // C libraries from Debian, wrapped once at the edge.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
 
         // libcurl, loaded at the first request rather than at start: its header from
         // libcurl4-openssl-dev (the Makefile installs it), the library from libcurl4.
-        .target(name: "CCurl"),
+        .target(name: "CCurl", dependencies: ["CSystem"]),
+        // libexif, loaded at the first EXIF date read: its headers from libexif-dev, the
+        // library from libexif12.
+        .target(name: "CExif", dependencies: ["CSystem"]),
         // Linux calls Glibc's module does not expose (SO_PEERCRED, accept4, netlink).
         .target(name: "CSystem"),
         // Syscalls, XDG paths, logging, names shown to people.
@@ -71,3 +75,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The programs' own Swift code gets a section per function in release builds, as the
+// standard library already has, so that the order file above can lay out every function a
+// day's work runs, not only the generic ones the compiler gave a section of their own.
+for target in package.targets where ["Platform", "Queue", "Transport", "Engine", "Desktop", "Connectivity",
+                                     "Watcher", "CLI", "instant-upload", "share-to"].contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? [])
+        + [.unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))]
+}

@@ -30,8 +30,8 @@ SWIFTC=${SWIFTC:-swiftc}
 CLANG=${CLANG:-$(dirname "$(command -v "$SWIFTC")")/clang}
 SANITIZE=(-sanitize=fuzzer,address)
 FLAGS=("${OPTIMIZE[@]}" -parse-as-library -enable-testing -swift-version 6 "${SANITIZE[@]}" -I "$MODULES"
-       -I "$ROOT/Sources/CSQLite" -I "$ROOT/Sources/COpenSSL" -I "$ROOT/Sources/CExif")
-LIBS=(-lssl -lcrypto -lsqlite3 -lexif)
+       -I "$ROOT/Sources/CSQLite" -I "$ROOT/Sources/COpenSSL")
+LIBS=(-lssl -lcrypto -lsqlite3)
 export SWIFT_BACKTRACE=enable=no
 # Foundation keeps objects alive on purpose (caches, errors); leaks are not what is hunted here.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
@@ -52,7 +52,8 @@ build_module() {
         -c -o "$object" "${sources[@]}"
 }
 
-# A C target of the package (Sources/NAME/*.c, its header in include/) as a module and an archive.
+# A C target of the package (Sources/NAME/*.c, its header in include/; CSystem's header may be
+# included too) as a module and an archive.
 build_c() {
     local name=$1
     local object=$MODULES/$name.a
@@ -62,7 +63,7 @@ build_c() {
     printf 'module %s {\n    umbrella "%s/Sources/%s/include"\n    export *\n}\n' "$name" "$ROOT" "$name" > "$MODULES/$name/module.modulemap"
     local objects=()
     for c in "$ROOT"/Sources/"$name"/*.c; do
-        "$CLANG" -O1 -g -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/$name/include" -c "$c" -o "$MODULES/$name/$(basename "$c" .c).o"
+        "$CLANG" -O1 -g -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/$name/include" -I "$ROOT/Sources/CSystem/include" -c "$c" -o "$MODULES/$name/$(basename "$c" .c).o"
         objects+=("$MODULES/$name/$(basename "$c" .c).o")
     done
     rm -f "$object" && ar rcs "$object" "${objects[@]}"
@@ -70,7 +71,8 @@ build_c() {
 
 build_c CSystem
 build_c CCurl
-FLAGS+=(-I "$MODULES/CSystem" -I "$MODULES/CCurl")
+build_c CExif
+FLAGS+=(-I "$MODULES/CSystem" -I "$MODULES/CCurl" -I "$MODULES/CExif")
 build_module Platform
 # Modules that do not import each other are compiled side by side (one core each); the
 # run stops if either failed, once both ended.
@@ -79,10 +81,11 @@ build_module Queue "$MODULES/Platform.o" & queue=$!
 build_module Transport "$MODULES/Platform.o" "$MODULES/CCurl.a" & transport=$!
 wait_both $queue $transport
 build_module Engine "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/CSystem.a" & engine=$!
-build_module Watcher "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/CSystem.a" & watcher=$!
+build_module Watcher "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/CSystem.a" "$MODULES/CExif.a" & watcher=$!
 wait_both $engine $watcher
-OBJECTS=("$MODULES/Platform.o" "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/Engine.o" "$MODULES/Watcher.o" "$MODULES/CSystem.a"
-         "$MODULES/CCurl.a")
+# CSystem after the archives that call it (the linker reads each archive once).
+OBJECTS=("$MODULES/Platform.o" "$MODULES/Queue.o" "$MODULES/Transport.o" "$MODULES/Engine.o" "$MODULES/Watcher.o"
+         "$MODULES/CCurl.a" "$MODULES/CExif.a" "$MODULES/CSystem.a")
 
 if [[ $# -gt 0 ]]; then TARGETS=("$@"); else
     mapfile -t TARGETS < <(find "$ROOT/Fuzz" -mindepth 2 -maxdepth 2 -name main.swift -printf '%h\n' | xargs -n1 basename | sort)

@@ -17,7 +17,9 @@ server's tus and Nextcloud faces on loopback:
     face, and downloading one back;
   - the agent stopped by `instant-upload stop`.
 
-Functions that the run did not reach keep their place after these. A function missing from
+The agent's functions come first, then those only the commands ran: the agent, which
+stays resident, then touches none of the commands' code between its own. Functions that the
+run did not reach keep their place after these. A function missing from
 a later build is skipped by the linker without a word, so a stale list costs memory, never
 correctness. Regenerate after large changes:
 
@@ -89,7 +91,8 @@ def files(folder: str, sizes: list[int]) -> None:
             f.write(os.urandom(size))
 
 
-def run(binary: str) -> set[str]:
+def run(binary: str) -> tuple[set[str], set[str]]:
+    """The functions the agent ran, and those only the commands ran."""
     scene = Scene(binary)
     scene.servers = []
     profiles = f"{scene.home}/profiles"
@@ -119,13 +122,17 @@ def run(binary: str) -> set[str]:
         scene.cli("queue", "--state", "failed")
         scene.cli("stop")
         scene.agent.wait(300)
-        names: set[str] = set()
+        agent: set[str] = set()
+        commands: set[str] = set()
         for path in glob.glob(f"{profiles}/cg.*"):
+            names = agent
             with open(path, errors="replace") as f:
                 for line in f:
-                    if line.startswith(("fn=", "cfn=")):
+                    if line.startswith("cmd:"):
+                        names = agent if line.split()[2:3] == ["run"] else commands
+                    elif line.startswith(("fn=", "cfn=")):
                         names.add(line.split("=", 1)[1].strip())
-        return names
+        return agent, commands - agent
     finally:
         scene.close()
         for proc in scene.servers:
@@ -134,13 +141,25 @@ def run(binary: str) -> set[str]:
 
 
 def own_functions(binary: str) -> set[str]:
-    """The function symbols the program defines once. A name that several libraries define
-    for themselves (a value witness, a thunk) is left out: the linker would move every copy,
-    and with each the whole section it sits in (the Swift runtime's `.text` of a megabyte,
-    the regex parser's) to the front, between the functions that run."""
-    out = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True, check=True).stdout
-    names = [fields[2] for fields in (line.split() for line in out.splitlines()) if len(fields) == 3 and fields[1] in "Tt"]
-    return {name for name, count in Counter(names).items() if count == 1}
+    """The function symbols the linker can move one by one: those the program defines once,
+    and those it defines several times only from its own objects, where each copy (a
+    partial-apply thunk the compiler made in two files) has a section of its own
+    (Package.swift compiles them with -function-sections). A name that the libraries define
+    again for themselves (a value witness, a thunk) is left out: the linker would move every
+    copy, and with each the whole section it sits in (the Swift runtime's `.text` of a
+    megabyte, the regex parser's) to the front, between the functions that run."""
+    def names(paths: list[str]) -> Counter:
+        out = subprocess.run(["nm", "--defined-only", *paths], capture_output=True, text=True, check=True).stdout
+        return Counter(fields[2] for fields in (line.split() for line in out.splitlines())
+                       if len(fields) == 3 and fields[1] in "Tt")
+
+    in_program = names([binary])
+    # The program's own objects, beside it in the build folder: Sources/<Target> compiled.
+    targets = os.listdir(os.path.join(REPO, "Sources"))
+    objects = [path for target in targets
+               for path in glob.glob(os.path.join(os.path.dirname(binary), f"{target.replace('-', '_')}.build", "*.o"))]
+    in_objects = names(objects) if objects else Counter()
+    return {name for name, count in in_program.items() if count == 1 or in_objects[name] == count}
 
 
 def main() -> int:
@@ -151,12 +170,17 @@ def main() -> int:
     if shutil.which("valgrind") is None:
         print("valgrind is missing: apt-get install valgrind", file=sys.stderr)
         return 1
-    ran = run(binary)
+    agent, commands = run(binary)
     own = own_functions(binary)
-    hot = sorted(name for name in ran if name in own and not re.match(r"0x[0-9a-f]+$", name))
+
+    def listed(ran: set[str]) -> list[str]:
+        return sorted(name for name in ran if name in own and not re.match(r"0x[0-9a-f]+$", name))
+
+    hot = listed(agent) + listed(commands)
     with open(OUT, "w") as f:
         f.write("".join(name + "\n" for name in hot))
-    print(f"{len(hot)} of the program's {len(own)} functions ran; written to {os.path.relpath(OUT, REPO)}")
+    print(f"{len(hot)} of the program's {len(own)} functions ran ({len(listed(agent))} of them in the agent); "
+          f"written to {os.path.relpath(OUT, REPO)}")
     return 0
 
 

@@ -1,7 +1,6 @@
 #include "CCurl.h"
-#include <dlfcn.h>
+#include <CSystem.h>
 #include <pthread.h>
-#include <stdio.h>
 
 /* libcurl's functions, looked up once. */
 static struct {
@@ -24,34 +23,21 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *failure;
 static char failure_text[512];
 
-#define LOOK_UP(field, name)                                                                   \
-    if (!(*(void **)&api.field = dlsym(library, name))) {                                     \
-        snprintf(failure_text, sizeof failure_text, "libcurl.so.4 has no %s: %s", name, dlerror()); \
-        failure = failure_text;                                                                \
-        return;                                                                                \
-    }
-
 static void load(void) {
-    void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(failure_text, sizeof failure_text,
-                 "libcurl could not be loaded (%s); install the package libcurl4", dlerror());
-        failure = failure_text;
-        return;
-    }
-    LOOK_UP(global_init, "curl_global_init")
-    LOOK_UP(easy_init, "curl_easy_init")
-    LOOK_UP(easy_cleanup, "curl_easy_cleanup")
-    LOOK_UP(easy_reset, "curl_easy_reset")
-    LOOK_UP(easy_perform, "curl_easy_perform")
-    LOOK_UP(easy_strerror, "curl_easy_strerror")
-    LOOK_UP(easy_setopt, "curl_easy_setopt")
-    LOOK_UP(easy_getinfo, "curl_easy_getinfo")
-    LOOK_UP(slist_append, "curl_slist_append")
-    LOOK_UP(slist_free_all, "curl_slist_free_all")
-    LOOK_UP(share_init, "curl_share_init")
-    LOOK_UP(share_setopt, "curl_share_setopt")
-    LOOK_UP(share_cleanup, "curl_share_cleanup")
+    static const char *const names[] = {
+        "curl_global_init", "curl_easy_init", "curl_easy_cleanup", "curl_easy_reset", "curl_easy_perform",
+        "curl_easy_strerror", "curl_easy_setopt", "curl_easy_getinfo", "curl_slist_append", "curl_slist_free_all",
+        "curl_share_init", "curl_share_setopt", "curl_share_cleanup",
+    };
+    void **const slots[] = {
+        (void **)&api.global_init, (void **)&api.easy_init, (void **)&api.easy_cleanup, (void **)&api.easy_reset,
+        (void **)&api.easy_perform, (void **)&api.easy_strerror, (void **)&api.easy_setopt, (void **)&api.easy_getinfo,
+        (void **)&api.slist_append, (void **)&api.slist_free_all, (void **)&api.share_init, (void **)&api.share_setopt,
+        (void **)&api.share_cleanup,
+    };
+    _Static_assert(sizeof names / sizeof *names == sizeof slots / sizeof *slots, "a name for each function");
+    failure = csystem_load_library("libcurl.so.4", "libcurl4", names, slots, sizeof names / sizeof *names,
+                                   failure_text, sizeof failure_text);
 }
 
 const char *ccurl_load(void) {

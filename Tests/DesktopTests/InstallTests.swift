@@ -157,6 +157,10 @@ struct InstallTests {
         #expect(help.status == 0 && help.stdout.contains("usage: share-to"), "\(help.stderr)")
         let libraries = try Shell.run("/usr/bin/ldd", [shareTo])
         #expect(!libraries.contains("libswiftCore") && !libraries.contains("libFoundation"), "the Swift runtime must be inside: \(libraries)")
+        // The C++ library the runtime needs is linked in too; libcurl and libexif are loaded on first use.
+        for library in ["libstdc++", "libcurl", "libexif"] {
+            #expect(!libraries.contains(library), "\(library) is loaded at every start: \(libraries)")
+        }
 
         let uninstall = try Self.make(["uninstall"], environment: environment)
         #expect(uninstall.status == 0, "make uninstall: \(uninstall.stdout)\n\(uninstall.stderr)")

@@ -30,7 +30,7 @@ sed "s/@VERSION@/$version/; s/@DATE@/$(date -R -d @"${SOURCE_DATE_EPOCH:-$(date 
 chmod 0644 "$doc/changelog.Debian.gz"
 
 depends=$(cd "$out" && dpkg-shlibdeps -O "debian/instant-upload/usr/bin/instant-upload" | sed -n 's/^shlibs:Depends=//p')
-# The watcher reads EXIF dates through libexif; declared even while the linker finds no call to it.
+# The watcher reads EXIF dates through libexif, loaded at the first one (Sources/CExif).
 case "$depends" in *libexif12*) ;; *) depends="$depends, libexif12" ;; esac
 # libcurl is loaded at the first request, not linked (Sources/CCurl), so no linker sees it.
 depends="$depends, libcurl4 (>= 7.74.0)"

@@ -12,6 +12,12 @@ int csystem_peer_uid(int fd, uid_t *uid);
  * also stops glibc from raising it as large blocks are freed. Returns 1 on success. */
 int csystem_set_mmap_threshold(int bytes);
 
+/* A library loaded on first use rather than at start (libcurl, libexif): dlopen(3)s `soname`
+ * and looks up each of `names` into the pointer `slots` gives for it. NULL when all are there;
+ * else why not, in words naming the Debian `package` that provides it, written into `failure`. */
+const char *csystem_load_library(const char *soname, const char *package, const char *const names[],
+                                 void **const slots[], size_t count, char *failure, size_t size);
+
 /* accept(2) with close-on-exec set atomically. */
 int csystem_accept_cloexec(int fd);
 

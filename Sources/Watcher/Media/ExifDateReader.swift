@@ -1,6 +1,7 @@
 import CExif
 
-/// Reads the capture date from EXIF data (a TIFF structure) through libexif.
+/// Reads the capture date from EXIF data (a TIFF structure) through libexif (loaded on first
+/// use: Sources/CExif).
 ///
 /// libexif is handed a private copy behind an "Exif\0\0" header, at most 64 KiB (it reads
 /// no further anyway), with the "follow the specification" option off so it never fills
@@ -18,10 +19,11 @@ enum ExifDateReader {
         guard tiff.count >= 8 else { return .missing("the EXIF data is cut short") }
         var payload = Array("Exif".utf8) + [0, 0] + tiff.prefix(limit)
         normaliseMagic(&payload, at: 6)
-        guard let data = exif_data_new() else { return .missing("no memory to read the EXIF data") }
-        defer { exif_data_unref(data) }
-        exif_data_unset_option(data, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION)
-        payload.withUnsafeBufferPointer { exif_data_load_data(data, $0.baseAddress, UInt32($0.count)) }
+        if let failure = cexif_load() { return .missing(String(cString: failure)) }
+        guard let data = cexif_data_new() else { return .missing("no memory to read the EXIF data") }
+        defer { cexif_data_unref(data) }
+        cexif_data_unset_option(data, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION)
+        payload.withUnsafeBufferPointer { cexif_data_load_data(data, $0.baseAddress, UInt32($0.count)) }
 
         let candidates: [(ExifIfd, ExifTag, ExifTag, String)] = [
             (EXIF_IFD_EXIF, EXIF_TAG_DATE_TIME_ORIGINAL, EXIF_TAG_OFFSET_TIME_ORIGINAL, "DateTimeOriginal"),
