@@ -18,16 +18,26 @@ func agentConfig(stallSeconds: Int = 2, checkEveryUpload: Bool = false) -> Strin
 
 /// Runs blocking work (processes, reads of a pipe, sleeps) on a thread of its own. Swift Testing
 /// runs these tests at once on a cooperative pool as wide as the machine has cores (two
-/// here); tests that block it would run two at a time.
+/// here); tests that block it would run two at a time. The work stays in the test's task (its
+/// executor is a thread of its own), so an expectation that fails in it is reported under the
+/// test's name.
 func offThePool<T>(_ body: @escaping () throws -> T) async throws -> T {
     let work = HandedOver(body)
-    let result: HandedOver<Result<T, Error>> = await withCheckedContinuation { continuation in
-        Thread { continuation.resume(returning: HandedOver(Result { try work.value() })) }.start()
-    }
-    return try result.value.get()
+    return try await withTaskExecutorPreference(ThreadPerJob.shared) { try work.value() }
 }
 
-/// Hands a value to the thread `offThePool` starts; the caller awaits it meanwhile, so the
+/// A task executor that runs each job it is given on a new thread.
+final class ThreadPerJob: TaskExecutor {
+    static let shared = ThreadPerJob()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        Thread { job.runSynchronously(on: executor) }.start()
+    }
+}
+
+/// Hands a value to the thread `offThePool` runs it on; the caller awaits it meanwhile, so the
 /// value is never used from two threads at once.
 struct HandedOver<T>: @unchecked Sendable {
     var value: T
