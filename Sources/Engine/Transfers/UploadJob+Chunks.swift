@@ -48,8 +48,8 @@ extension UploadJob {
         var chunkSize = checksum == nil ? settings.chunkSize : min(settings.chunkSize, Self.bufferedChunkLimit)
         chunkSize = min(max(chunkSize, bounds.lowerBound), bounds.upperBound)
         if capabilities.wholeFileOnly { chunkSize = max(size, 1) }
-        let chunkBuffer = checksum == nil ? nil : UnsafeMutableRawBufferPointer.allocate(byteCount: Int(max(1, min(chunkSize, size))), alignment: 64)
-        defer { chunkBuffer?.deallocate() }
+        let chunkBuffer = checksum == nil ? nil : ThreadScratch.lend(byteCount: Int(min(chunkSize, size)))
+        defer { if let chunkBuffer { ThreadScratch.giveBack(chunkBuffer) } }
 
         while offset < size {
             if cancellation.isCancelled { return .stopped(.stopped) }
