@@ -153,8 +153,10 @@ DIST_PROGRAM := $(DIST_BIN)/instant-upload
 dist: $(DIST_PROGRAM)
 $(DIST_PROGRAM): Package.swift packaging/hot-functions.txt packaging/link/libstdc++.so $(shell find Sources -type f) | $(APT_STAMP)
 	@mkdir -p .build
-	@# SwiftPM does not see the linker's order file: a program older than it is linked again.
-	@if [ -e $(DIST_PROGRAM) ] && [ packaging/hot-functions.txt -nt $(DIST_PROGRAM) ]; then rm -f $(DIST_PROGRAM); fi
+	@# SwiftPM does not see the linker's order file or libstdc++ script: a program older than
+	@# either is linked again.
+	@for input in packaging/hot-functions.txt packaging/link/libstdc++.so; do \
+		if [ -e $(DIST_PROGRAM) ] && [ $$input -nt $(DIST_PROGRAM) ]; then rm -f $(DIST_PROGRAM); fi; done
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product instant-upload 2>&1 | tee $(DIST_BUILD_LOG)
 	@touch $(DIST_PROGRAM)
 
