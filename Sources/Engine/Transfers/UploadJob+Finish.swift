@@ -143,8 +143,9 @@ extension UploadJob {
     /// server reports one, is the file's SHA-256. Without a checksum, the upload itself
     /// says whether the finishing request happened: a `finish` uses its upload up (the
     /// chunk folder or the temporary is gone), and tus's last chunk leaves it whole. A direct
-    /// PUT went only where nothing was, so a file of our size there is ours (the window: a
-    /// file of exactly that size saved there by someone else in the seconds of the kill).
+    /// PUT leaves nothing to ask, and a file of our size at the name may be someone else's,
+    /// saved while ours was refused or broken off: the file is read back, and is ours only if
+    /// its SHA-256 is the file's.
     func recogniseMadeFile(_ row: Transfer, source: SourceFile, capabilities: UploadCapabilities) throws -> JobOutcome? {
         guard row.bytesTotal == source.size else { return nil }
         let item: RemoteItem
@@ -155,6 +156,9 @@ extension UploadJob {
         let sha = try row.sha256 ?? wholeFileDigest(source)
         if let theirs = item.sha256 {
             guard theirs.lowercased() == sha.lowercased() else { return nil }
+        } else if capabilities.finalStep == .wholeFileSend {
+            let there = try dav.sha256(of: row.remotePath)
+            guard there.bytes == source.size, there.hex == sha.lowercased() else { return nil }
         } else if let handle = row.uploadURL {
             let standing = try upload.status(of: handle, confirmed: row.checkpoint.offset)
             switch capabilities.finalStep {
@@ -165,7 +169,7 @@ extension UploadJob {
                 if case .holds(let offset, _, _) = standing, offset < source.size { return nil }
             case .wholeFileSend: break
             }
-        } else if capabilities.finalStep != .wholeFileSend {
+        } else {
             return nil
         }
         Log.info("upload \(row.id): \(row.remotePath) on the server is this upload's file, made before the agent stopped; nothing sent again")

@@ -322,6 +322,9 @@ final class ExchangeContext {
             if body.count + bytes.count > limit { bodyTooLarge = true; return 0 }
             body.append(contentsOf: bytes)
             return bytes.count
+        case .hashed(let sha):
+            if let status, (200..<300).contains(status) { sha.update(bytes) }
+            return bytes.count
         case .download: break
         }
         let buffer = gathered ?? .allocate(byteCount: Self.gatherSize, alignment: 4096)
