@@ -33,9 +33,15 @@ public final class SessionBusDaemon: @unchecked Sendable {
             throw TestFailure("/usr/bin/dbus-daemon is missing: `make test` installs the dbus package")
         }
         // Never the test runner's own pipes: `swift test` waits for every holder of them.
-        daemon = try ChildProcess("/usr/bin/dbus-daemon", ["--config-file=" + folder.path + "/session.conf", "--nofork", "--nopidfile"],
-                                  error: .file(folder.path + "/dbus-daemon.log"))
-        try Poll.until("dbus-daemon listens on \(socket)") { FileManager.default.fileExists(atPath: socket) }
+        // The socket's file appears when it is bound, a moment before it listens (a client
+        // then is refused); the daemon prints its address once it listens.
+        let printed = folder.path + "/address"
+        daemon = try ChildProcess("/usr/bin/dbus-daemon", ["--config-file=" + folder.path + "/session.conf", "--nofork", "--nopidfile",
+                                                           "--print-address=1"],
+                                  output: .file(printed), error: .file(folder.path + "/dbus-daemon.log"))
+        try Poll.until("dbus-daemon listens on \(socket)") {
+            (try? String(contentsOfFile: printed, encoding: .utf8))?.contains("\n") == true
+        }
     }
 
     deinit { stop() }
