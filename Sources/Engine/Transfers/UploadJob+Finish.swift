@@ -156,21 +156,21 @@ extension UploadJob {
         let sha = try row.sha256 ?? wholeFileDigest(source)
         if let theirs = item.sha256 {
             guard theirs.lowercased() == sha.lowercased() else { return nil }
-        } else if capabilities.finalStep == .wholeFileSend {
-            let there = try dav.sha256(of: row.remotePath)
-            guard there.bytes == source.size, there.hex == sha.lowercased() else { return nil }
-        } else if let handle = row.uploadURL {
-            let standing = try upload.status(of: handle, confirmed: row.checkpoint.offset)
+        } else {
             switch capabilities.finalStep {
-            case .finish: guard case .forgotten = standing else { return nil }
+            case .wholeFileSend:
+                let there = try dav.sha256(of: row.remotePath)
+                guard there.bytes == source.size, there.hex == sha.lowercased() else { return nil }
+            case .finish:
+                guard let handle = row.uploadURL,
+                      case .forgotten = try upload.status(of: handle, confirmed: row.checkpoint.offset) else { return nil }
             case .lastChunk:
                 // Unfinished, it did not happen; whole or gone (some servers drop a finished
                 // upload at once), it did: the name was free just before that chunk.
-                if case .holds(let offset, _, _) = standing, offset < source.size { return nil }
-            case .wholeFileSend: break
+                guard let handle = row.uploadURL else { return nil }
+                if case .holds(let offset, _, _) = try upload.status(of: handle, confirmed: row.checkpoint.offset),
+                   offset < source.size { return nil }
             }
-        } else {
-            return nil
         }
         Log.info("upload \(row.id): \(row.remotePath) on the server is this upload's file, made before the agent stopped; nothing sent again")
         counters.resumedAt = source.size
