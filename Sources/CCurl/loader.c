@@ -1,6 +1,5 @@
 #include "CCurl.h"
 #include <CSystem.h>
-#include <pthread.h>
 
 /* libcurl's functions, looked up once. */
 static struct {
@@ -19,31 +18,28 @@ static struct {
     CURLSHcode (*share_cleanup)(CURLSH *);
 } api;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static const char *failure;
-static char failure_text[512];
+static const struct csystem_symbol symbols[] = {
+    {"curl_global_init", (void **)&api.global_init},
+    {"curl_easy_init", (void **)&api.easy_init},
+    {"curl_easy_cleanup", (void **)&api.easy_cleanup},
+    {"curl_easy_reset", (void **)&api.easy_reset},
+    {"curl_easy_perform", (void **)&api.easy_perform},
+    {"curl_easy_strerror", (void **)&api.easy_strerror},
+    {"curl_easy_setopt", (void **)&api.easy_setopt},
+    {"curl_easy_getinfo", (void **)&api.easy_getinfo},
+    {"curl_slist_append", (void **)&api.slist_append},
+    {"curl_slist_free_all", (void **)&api.slist_free_all},
+    {"curl_share_init", (void **)&api.share_init},
+    {"curl_share_setopt", (void **)&api.share_setopt},
+    {"curl_share_cleanup", (void **)&api.share_cleanup},
+};
 
-static void load(void) {
-    static const char *const names[] = {
-        "curl_global_init", "curl_easy_init", "curl_easy_cleanup", "curl_easy_reset", "curl_easy_perform",
-        "curl_easy_strerror", "curl_easy_setopt", "curl_easy_getinfo", "curl_slist_append", "curl_slist_free_all",
-        "curl_share_init", "curl_share_setopt", "curl_share_cleanup",
-    };
-    void **const slots[] = {
-        (void **)&api.global_init, (void **)&api.easy_init, (void **)&api.easy_cleanup, (void **)&api.easy_reset,
-        (void **)&api.easy_perform, (void **)&api.easy_strerror, (void **)&api.easy_setopt, (void **)&api.easy_getinfo,
-        (void **)&api.slist_append, (void **)&api.slist_free_all, (void **)&api.share_init, (void **)&api.share_setopt,
-        (void **)&api.share_cleanup,
-    };
-    _Static_assert(sizeof names / sizeof *names == sizeof slots / sizeof *slots, "a name for each function");
-    failure = csystem_load_library("libcurl.so.4", "libcurl4", names, slots, sizeof names / sizeof *names,
-                                   failure_text, sizeof failure_text);
-}
+static struct csystem_library libcurl = {
+    .soname = "libcurl.so.4", .package = "libcurl4", .symbols = symbols, .count = sizeof symbols / sizeof *symbols,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
-const char *ccurl_load(void) {
-    pthread_once(&once, load);
-    return failure;
-}
+const char *ccurl_load(void) { return csystem_library_load(&libcurl); }
 
 /* Every call goes through here: loaded, or the call answers its error value. */
 #define READY(error_value) if (ccurl_load()) return error_value;

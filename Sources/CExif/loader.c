@@ -1,6 +1,5 @@
 #include "CExif.h"
 #include <CSystem.h>
-#include <pthread.h>
 
 /* libexif's functions, looked up once. */
 static struct {
@@ -11,27 +10,20 @@ static struct {
     ExifEntry *(*content_get_entry)(ExifContent *, ExifTag);
 } api;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static const char *failure;
-static char failure_text[512];
+static const struct csystem_symbol symbols[] = {
+    {"exif_data_new", (void **)&api.data_new},
+    {"exif_data_unref", (void **)&api.data_unref},
+    {"exif_data_unset_option", (void **)&api.data_unset_option},
+    {"exif_data_load_data", (void **)&api.data_load_data},
+    {"exif_content_get_entry", (void **)&api.content_get_entry},
+};
 
-static void load(void) {
-    static const char *const names[] = {
-        "exif_data_new", "exif_data_unref", "exif_data_unset_option", "exif_data_load_data", "exif_content_get_entry",
-    };
-    void **const slots[] = {
-        (void **)&api.data_new, (void **)&api.data_unref, (void **)&api.data_unset_option, (void **)&api.data_load_data,
-        (void **)&api.content_get_entry,
-    };
-    _Static_assert(sizeof names / sizeof *names == sizeof slots / sizeof *slots, "a name for each function");
-    failure = csystem_load_library("libexif.so.12", "libexif12", names, slots, sizeof names / sizeof *names,
-                                   failure_text, sizeof failure_text);
-}
+static struct csystem_library libexif = {
+    .soname = "libexif.so.12", .package = "libexif12", .symbols = symbols, .count = sizeof symbols / sizeof *symbols,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
-const char *cexif_load(void) {
-    pthread_once(&once, load);
-    return failure;
-}
+const char *cexif_load(void) { return csystem_library_load(&libexif); }
 
 ExifData *cexif_data_new(void) {
     return cexif_load() ? NULL : api.data_new();

@@ -2,18 +2,33 @@
 #include <dlfcn.h>
 #include <stdio.h>
 
-const char *csystem_load_library(const char *soname, const char *package, const char *const names[],
-                                 void **const slots[], size_t count, char *failure, size_t size) {
-    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(failure, size, "%s could not be loaded (%s); install the package %s", soname, dlerror(), package);
-        return failure;
+static void load(struct csystem_library *library) {
+    void *handle = dlopen(library->soname, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        snprintf(library->text, sizeof library->text, "%s could not be loaded (%s); install the package %s",
+                 library->soname, dlerror(), library->package);
+        library->failure = library->text;
+        return;
     }
-    for (size_t i = 0; i < count; i++) {
-        if (!(*slots[i] = dlsym(library, names[i]))) {
-            snprintf(failure, size, "%s has no %s (%s); install the package %s again", soname, names[i], dlerror(), package);
-            return failure;
+    for (size_t i = 0; i < library->count; i++) {
+        const struct csystem_symbol *symbol = &library->symbols[i];
+        if (!(*symbol->slot = dlsym(handle, symbol->name))) {
+            snprintf(library->text, sizeof library->text, "%s has no %s (%s); install the package %s again",
+                     library->soname, symbol->name, dlerror(), library->package);
+            library->failure = library->text;
+            return;
         }
     }
-    return NULL;
+}
+
+const char *csystem_library_load(struct csystem_library *library) {
+    // Every call of a loaded library's function comes here first: once loaded, one read.
+    if (__atomic_load_n(&library->done, __ATOMIC_ACQUIRE)) return library->failure;
+    pthread_mutex_lock(&library->lock);
+    if (!library->done) {
+        load(library);
+        __atomic_store_n(&library->done, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&library->lock);
+    return library->failure;
 }

@@ -2,6 +2,8 @@
 #define CSYSTEM_H
 #include <sys/types.h>
 #include <spawn.h>
+#include <pthread.h>
+#include <stddef.h>
 
 /* Linux calls that need _GNU_SOURCE or kernel headers Glibc's module does not expose. */
 
@@ -12,11 +14,27 @@ int csystem_peer_uid(int fd, uid_t *uid);
  * also stops glibc from raising it as large blocks are freed. Returns 1 on success. */
 int csystem_set_mmap_threshold(int bytes);
 
-/* A library loaded on first use rather than at start (libcurl, libexif): dlopen(3)s `soname`
- * and looks up each of `names` into the pointer `slots` gives for it. NULL when all are there;
- * else why not, in words naming the Debian `package` that provides it, written into `failure`. */
-const char *csystem_load_library(const char *soname, const char *package, const char *const names[],
-                                 void **const slots[], size_t count, char *failure, size_t size);
+/* A library loaded on first use rather than at start (libcurl, libexif): its soname, the
+ * Debian package that provides it, and each function to look up with where its address goes.
+ * The loader's own fields (`lock` = PTHREAD_MUTEX_INITIALIZER, the rest zero) follow. */
+struct csystem_symbol {
+    const char *name;
+    void **slot;
+};
+struct csystem_library {
+    const char *soname;
+    const char *package;
+    const struct csystem_symbol *symbols;
+    size_t count;
+    pthread_mutex_t lock;
+    int done;
+    const char *failure;
+    char text[512];
+};
+
+/* Loads `library` and looks up its functions, the first time only (any thread may call).
+ * NULL when all are there; else why not, in words naming the package to install. */
+const char *csystem_library_load(struct csystem_library *library);
 
 /* accept(2) with close-on-exec set atomically. */
 int csystem_accept_cloexec(int fd);
