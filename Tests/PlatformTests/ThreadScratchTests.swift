@@ -14,6 +14,9 @@ struct ThreadScratchTests {
             let first = Self.address(a)
             a.storeBytes(of: 7, toByteOffset: 299_999, as: UInt8.self)
             ThreadScratch.giveBack(a)
+            // Were `a` freed, this would most likely be given its memory, and `b` other memory.
+            let blocker = UnsafeMutableRawBufferPointer.allocate(byteCount: 300_000, alignment: 64)
+            defer { blocker.deallocate() }
             let b = ThreadScratch.lend(byteCount: 290_000)
             let second = Self.address(b)
             ThreadScratch.giveBack(b)
