@@ -79,8 +79,7 @@ let package = Package(
 // The programs' own Swift code gets a section per function in release builds, as the
 // standard library already has, so that the order file above can lay out every function a
 // day's work runs, not only the generic ones the compiler gave a section of their own.
-for target in package.targets where ["Platform", "Queue", "Transport", "Engine", "Desktop", "Connectivity",
-                                     "Watcher", "CLI", "instant-upload", "share-to"].contains(target.name) {
+for target in package.targets where target.type == .regular || target.type == .executable {
     target.swiftSettings = (target.swiftSettings ?? [])
         + [.unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))]
 }
