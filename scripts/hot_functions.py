@@ -12,10 +12,11 @@ Which functions run is measured, not guessed: the agent and the commands run und
 valgrind's callgrind (every function executed, however rarely), against the reference
 server's tus and Nextcloud faces on loopback:
 
-  - `--help`, `--version`, `account add`, `status`, `queue`, `pause`, `resume`;
-  - the agent uploading a folder of small photos and one file of several chunks to each
-    face, and downloading one back;
-  - the agent stopped by `instant-upload stop`.
+  - `--help`, `--version`, `account add`, `watch add`, `status`, `queue`, `pause`, `resume`;
+  - the agent, with settings in its config file, uploading a folder of small photos and one
+    file of several chunks to each face, downloading one back, and taking the photos saved
+    into a watched folder into date subfolders;
+  - the agent stopped by `instant-upload stop`, and `run --until-idle` uploading one file.
 
 The agent's functions come first, then those only the commands ran: the agent, which
 stays resident, then touches none of the commands' code between its own. Functions that the
@@ -41,7 +42,7 @@ from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_batch import completed  # noqa: E402
-from bench_watch import PASSWORD, REPO, USER, Scene  # noqa: E402
+from bench_watch import PASSWORD, REPO, USER, Scene, photo  # noqa: E402
 
 OUT = os.path.join(REPO, "packaging", "hot-functions.txt")
 
@@ -107,21 +108,33 @@ def run(binary: str) -> tuple[set[str], set[str]]:
                   "--name", "tus", "--password-stdin", stdin=PASSWORD + "\n")
         scene.cli("account", "add", nextcloud, "--user", USER, "--name", "nextcloud", "--allow-insecure-http",
                   "--password-stdin", stdin=PASSWORD + "\n")
+        with open(f"{scene.home}/config/instant-upload/config.ini", "a") as f:
+            f.write("\n[transfers]\nchunk_size_mb = 16\n")
         files(f"{scene.home}/Card", [30_000] * 20 + [300_000] * 5 + [40 << 20])
+        os.makedirs(f"{scene.home}/Camera")
+        scene.cli("watch", "add", f"{scene.home}/Camera", "--to", "/Camera", "--account", "tus", "--subfolders", "month",
+                  "--settle", "1")
         scene.start_agent()
+        for i in range(5):
+            with open(f"{scene.home}/Camera/IMG_{i:04}.jpg", "wb") as f:
+                f.write(photo(f"2024:03:0{i + 1} 10:00:00", "x" * 30_000))
         scene.cli("upload", f"{scene.home}/Card", "--to", "/Photos", "--account", "tus")
         scene.cli("upload", f"{scene.home}/Card", "--to", "/Photos", "--account", "nextcloud")
         scene.cli("status")
         scene.cli("queue")
-        wait_completed(scene, 52)
+        wait_completed(scene, 57)
         scene.cli("download", "--account", "nextcloud", "/Photos/Card/IMG_0000.jpg")
-        wait_completed(scene, 53)
+        wait_completed(scene, 58)
         scene.cli("pause", "--all")
         scene.cli("resume", "--all")
         scene.cli("status")
         scene.cli("queue", "--state", "failed")
         scene.cli("stop")
         scene.agent.wait(300)
+        files(f"{scene.home}/One", [20 << 20])
+        scene.cli("upload", f"{scene.home}/One/IMG_0000.jpg", "--to", "/One", "--account", "tus")
+        scene.cli("run", "--until-idle")
+        wait_completed(scene, 59)
         agent: set[str] = set()
         commands: set[str] = set()
         for path in glob.glob(f"{profiles}/cg.*"):
@@ -140,26 +153,52 @@ def run(binary: str) -> tuple[set[str], set[str]]:
             proc.wait(10)
 
 
-def own_functions(binary: str) -> set[str]:
-    """The function symbols the linker can move one by one: those the program defines once,
-    and those it defines several times only from its own objects, where each copy (a
-    partial-apply thunk the compiler made in two files) has a section of its own
-    (Package.swift compiles them with -function-sections). A name that the libraries define
-    again for themselves (a value witness, a thunk) is left out: the linker would move every
-    copy, and with each the whole section it sits in (the Swift runtime's `.text` of a
-    megabyte, the regex parser's) to the front, between the functions that run."""
-    def names(paths: list[str]) -> Counter:
-        out = subprocess.run(["nm", "--defined-only", *paths], capture_output=True, text=True, check=True).stdout
-        return Counter(fields[2] for fields in (line.split() for line in out.splitlines())
-                       if len(fields) == 3 and fields[1] in "Tt")
+def movable(binary: str, ran: set[str]) -> set[str]:
+    """The names in `ran` the order file can list without dragging code that does not run
+    into the middle of what does. The linker moves the section a listed name is in, every
+    copy of it. Our own objects give each function a section (Package.swift compiles them
+    with -function-sections), so a name they define in several files (a partial-apply
+    thunk, a specialization of a standard library generic) moves only those functions.
+    The toolchain's libraries put many functions in one section (the standard library's
+    `.text` of 1.6 MB, the runtime's, the regex parser's), which moves whole: a name is
+    listed only if each such section it is in is moved anyway, for a function that ran and
+    that the program defines once."""
+    out = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True, check=True).stdout
+    in_program = Counter(fields[2] for fields in (line.split() for line in out.splitlines())
+                         if len(fields) == 3 and fields[1] in "Tt")
+    once = {name for name in ran if in_program[name] == 1}
+    shared = shared_sections(set(in_program))
+    moved = {section for section, names in shared.items() if names & once}
+    blocked = {name for section, names in shared.items() if section not in moved for name in names}
+    return {name for name in ran if name in in_program and name not in blocked}
 
-    in_program = names([binary])
-    # The program's own objects, beside it in the build folder: Sources/<Target> compiled.
-    targets = os.listdir(os.path.join(REPO, "Sources"))
-    objects = [path for target in targets
-               for path in glob.glob(os.path.join(os.path.dirname(binary), f"{target.replace('-', '_')}.build", "*.o"))]
-    in_objects = names(objects) if objects else Counter()
-    return {name for name, count in in_program.items() if count == 1 or in_objects[name] == count}
+
+def shared_sections(in_program: set[str]) -> dict[tuple[str, str, str], set[str]]:
+    """The code sections of the toolchain's static libraries that hold several functions,
+    with their functions' names, for the archive members the program links (one of whose
+    global functions it defines). `objdump -t` lists each symbol's section."""
+    swiftc = os.path.realpath(shutil.which("swiftc") or "/opt/swift/usr/bin/swiftc")
+    folder = os.path.join(os.path.dirname(os.path.dirname(swiftc)), "lib", "swift_static", "linux")
+    sections: dict[tuple[str, str, str], set[str]] = {}
+    linked: set[tuple[str, str]] = set()
+    for archive in sorted(glob.glob(os.path.join(folder, "*.a"))):
+        table = subprocess.run(["objdump", "-t", archive], capture_output=True, text=True, check=True).stdout
+        member = ""
+        for line in table.splitlines():
+            if line.endswith(("file format elf64-x86-64", "file format elf64-little")):
+                member = line.split(":")[0]
+                continue
+            # "0000000000000000 g     F .text\t0000000000000012 NAME"
+            head, _, tail = line.partition("\t")
+            fields, words = head.split(), tail.split()
+            if len(fields) < 3 or fields[-2] != "F" or not fields[-1].startswith(".text") or not words:
+                continue
+            name = words[-1]
+            if fields[1] == "g" and name in in_program:
+                linked.add((archive, member))
+            if fields[-1] != f".text.{name}":
+                sections.setdefault((archive, member, fields[-1]), set()).add(name)
+    return {section: names for section, names in sections.items() if section[:2] in linked}
 
 
 def main() -> int:
@@ -171,15 +210,16 @@ def main() -> int:
         print("valgrind is missing: apt-get install valgrind", file=sys.stderr)
         return 1
     agent, commands = run(binary)
-    own = own_functions(binary)
 
-    def listed(ran: set[str]) -> list[str]:
-        return sorted(name for name in ran if name in own and not re.match(r"0x[0-9a-f]+$", name))
+    # A name the agent ran is listed only if the sections it moves are moved for the agent
+    # anyway: one moved for a command would otherwise come to sit among the agent's functions.
+    def listed(ran: set[str], among: set[str]) -> list[str]:
+        return sorted(name for name in movable(binary, among) & ran if not re.match(r"0x[0-9a-f]+$", name))
 
-    hot = listed(agent) + listed(commands)
+    hot = listed(agent, agent) + listed(commands, agent | commands)
     with open(OUT, "w") as f:
         f.write("".join(name + "\n" for name in hot))
-    print(f"{len(hot)} of the program's {len(own)} functions ran ({len(listed(agent))} of them in the agent); "
+    print(f"{len(hot)} of the program's functions ran ({len(listed(agent, agent))} of them in the agent); "
           f"written to {os.path.relpath(OUT, REPO)}")
     return 0
 
