@@ -529,6 +529,18 @@ class Bench:
         self.nc_paths = users[USER]
         print(f"  Nextcloud face {self.face_urls['nextcloud']}, WebDAV face {self.face_urls['webdav']}", flush=True)
 
+    def install_agent(self):
+        """Measures the program as `make install` puts it (stripped, written afresh): the kernel
+        maps a program's code as the page cache holds it, in pieces whose size follows how the
+        file was written, so the linker's own output could show a resident size nobody runs."""
+        prefix = os.path.join(self.work, "prefix")
+        r = subprocess.run(["sh", os.path.join(REPO, "packaging", "install.sh"), "install", self.bin, "--no-tray"],
+                           env={**os.environ, "PREFIX": prefix}, capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise SystemExit(f"bench: installing {self.bin} into {prefix} failed: {r.stderr.strip()}")
+        self.agent = os.path.join(prefix, "bin", "instant-upload")
+        self.notes.append(f"the agent measured is {self.bin}/instant-upload as `make install` writes it ({prefix}/bin)")
+
     def set_up_agent(self):
         home = os.path.join(self.work, "home")
         env = {k: v for k, v in os.environ.items()
@@ -1144,6 +1156,7 @@ class Bench:
             os.sync()
             print(f"  sync: {time.perf_counter() - t:.1f} s", flush=True)
             self.start_servers()
+            self.install_agent()
             self.set_up_agent()
             self.plan()
             self.run_rounds()

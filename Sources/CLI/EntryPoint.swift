@@ -1,4 +1,5 @@
 import Engine
+import Glibc
 import Platform
 import Queue
 import Watcher
@@ -12,6 +13,18 @@ public enum Main {
 
     public static func shareTo(_ arguments: [Argument], context: CommandContext = CommandContext()) -> Int32 {
         run(arguments, spec: CommandSpecs.shareTo, context: context)
+    }
+
+    /// Ends the process once a command has returned: what it wrote to standard output and
+    /// error is flushed, and the process ends without the libraries' clean-up (`_exit`).
+    /// Every command has done its own by then (the queue's connections closed, the agent's
+    /// outcomes recorded); the libraries' destructors and exit handlers (thirty of them,
+    /// most brought in by libcurl and libdbus) only free memory the kernel takes back
+    /// anyway, and running them paged each one's clean-up code in as the agent ended,
+    /// 0.5 MB above its peak while it worked.
+    public static func exit(_ status: Int32) -> Never {
+        fflush(nil)
+        _exit(status)
     }
 
     static func run(_ arguments: [Argument], spec: CommandSpec, context: CommandContext) -> Int32 {

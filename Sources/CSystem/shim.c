@@ -1,12 +1,15 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/fsuid.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -70,6 +73,37 @@ int csystem_spawn(pid_t *pid, const char *path, int stdin_fd, int stdout_fd, int
 
 int csystem_set_mmap_threshold(int bytes) {
     return mallopt(M_MMAP_THRESHOLD, bytes);
+}
+
+static int relocated_in_place(const struct dl_phdr_info *info) {
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        if (info->dlpi_phdr[i].p_type != PT_DYNAMIC) continue;
+        for (const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr); d->d_tag != DT_NULL; d++)
+            if (d->d_tag == DT_TEXTREL || (d->d_tag == DT_FLAGS && (d->d_un.d_val & DF_TEXTREL))) return 1;
+    }
+    return 0;
+}
+
+static int release_code(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    long *released = data;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    if (strstr(info->dlpi_name, "linux-vdso") || relocated_in_place(info)) return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
+        if (segment->p_type != PT_LOAD || !(segment->p_flags & PF_X) || (segment->p_flags & PF_W)) continue;
+        /* Whole pages inside the segment only: a page it shares with its neighbour stays. */
+        uintptr_t start = (info->dlpi_addr + segment->p_vaddr + page - 1) & ~(page - 1);
+        uintptr_t end = (info->dlpi_addr + segment->p_vaddr + segment->p_memsz) & ~(page - 1);
+        if (end > start && madvise((void *)start, end - start, MADV_DONTNEED) == 0) *released += (long)(end - start);
+    }
+    return 0;
+}
+
+long csystem_release_code(void) {
+    long released = 0;
+    dl_iterate_phdr(release_code, &released);
+    return released;
 }
 
 ssize_t csystem_write_nosigpipe(int fd, const void *bytes, size_t count) {

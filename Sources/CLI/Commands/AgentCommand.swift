@@ -60,6 +60,8 @@ public enum AgentCommand {
         options.onStarted = {
             do { try watchService.start() } catch { Log.error("the folder watchers cannot start: \(error)") }
             localDrive.start()
+            // What start-up ran stays resident for the agent's life otherwise.
+            ResidentCode.releaseStartUp()
         }
         defer {
             watchService.stop()

@@ -14,6 +14,13 @@ int csystem_peer_uid(int fd, uid_t *uid);
  * also stops glibc from raising it as large blocks are freed. Returns 1 on success. */
 int csystem_set_mmap_threshold(int bytes);
 
+/* Unmaps the machine code of the program and of every library loaded so far from this
+ * process's page tables: madvise(MADV_DONTNEED) on each object's executable segments.
+ * The pages stay in the page cache, and code is never written, so nothing is lost: what
+ * runs afterwards is faulted back in. An object whose code the loader relocated in place
+ * (DT_TEXTREL) is left alone, as is the kernel's vDSO. Returns the bytes released. */
+long csystem_release_code(void);
+
 /* A library loaded on first use rather than at start (libcurl, libexif): its soname, the
  * Debian package that provides it, and each function to look up with where its address goes.
  * The loader's own fields (`lock` = PTHREAD_MUTEX_INITIALIZER, the rest zero) follow. */
