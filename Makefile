@@ -154,9 +154,11 @@ dist: $(DIST_PROGRAM)
 $(DIST_PROGRAM): Package.swift packaging/hot-functions.txt packaging/link/libstdc++.so $(shell find Sources -type f) | $(APT_STAMP)
 	@mkdir -p .build
 	@# SwiftPM does not see the linker's order file or libstdc++ script: a program older than
-	@# either is linked again.
+	@# either is linked again. After a change to Package.swift's compiler flags it relinked
+	@# modules compiled with the old ones: a program older than Package.swift is built afresh.
 	@for input in packaging/hot-functions.txt packaging/link/libstdc++.so; do \
 		if [ -e $(DIST_PROGRAM) ] && [ $$input -nt $(DIST_PROGRAM) ]; then rm -f $(DIST_PROGRAM); fi; done
+	@if [ -e $(DIST_PROGRAM) ] && [ Package.swift -nt $(DIST_PROGRAM) ]; then rm -rf $(DIST); fi
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product instant-upload 2>&1 | tee $(DIST_BUILD_LOG)
 	@touch $(DIST_PROGRAM)
 

@@ -539,7 +539,8 @@ class Bench:
         if r.returncode != 0:
             raise SystemExit(f"bench: installing {self.bin} into {prefix} failed: {r.stderr.strip()}")
         self.agent = os.path.join(prefix, "bin", "instant-upload")
-        self.notes.append(f"the agent measured is {self.bin}/instant-upload as `make install` writes it ({prefix}/bin)")
+        self.notes.append(f"the agent measured is {self.bin}/instant-upload as `make install` writes it (stripped, "
+                          f"into a prefix of the bench's own)")
 
     def set_up_agent(self):
         home = os.path.join(self.work, "home")
