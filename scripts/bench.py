@@ -534,8 +534,12 @@ class Bench:
         maps a program's code as the page cache holds it, in pieces whose size follows how the
         file was written, so the linker's own output could show a resident size nobody runs."""
         prefix = os.path.join(self.work, "prefix")
+        # A home of its own too: install.sh puts the file managers' "Send to" scripts under it.
+        home = os.path.join(self.work, "install-home")
+        env = {**os.environ, "PREFIX": prefix, "HOME": home, "XDG_DATA_HOME": f"{home}/.local/share",
+               "XDG_CONFIG_HOME": f"{home}/.config"}
         r = subprocess.run(["sh", os.path.join(REPO, "packaging", "install.sh"), "install", self.bin, "--no-tray"],
-                           env={**os.environ, "PREFIX": prefix}, capture_output=True, text=True, timeout=120)
+                           env=env, capture_output=True, text=True, timeout=120)
         if r.returncode != 0:
             raise SystemExit(f"bench: installing {self.bin} into {prefix} failed: {r.stderr.strip()}")
         self.agent = os.path.join(prefix, "bin", "instant-upload")

@@ -181,11 +181,14 @@ def shared_sections(in_program: set[str]) -> dict[tuple[str, str, str], set[str]
     folder = os.path.join(os.path.dirname(os.path.dirname(swiftc)), "lib", "swift_static", "linux")
     sections: dict[tuple[str, str, str], set[str]] = {}
     linked: set[tuple[str, str]] = set()
-    for archive in sorted(glob.glob(os.path.join(folder, "*.a"))):
+    archives = sorted(glob.glob(os.path.join(folder, "*.a")))
+    if not archives:
+        raise SystemExit(f"hot_functions: no static libraries in {folder}; is swiftc the toolchain that built the program?")
+    for archive in archives:
         table = subprocess.run(["objdump", "-t", archive], capture_output=True, text=True, check=True).stdout
         member = ""
         for line in table.splitlines():
-            if line.endswith(("file format elf64-x86-64", "file format elf64-little")):
+            if re.match(r"\S+:\s+file format ", line):
                 member = line.split(":")[0]
                 continue
             # "0000000000000000 g     F .text\t0000000000000012 NAME"

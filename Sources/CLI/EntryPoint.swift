@@ -2,6 +2,7 @@ import Engine
 import Glibc
 import Platform
 import Queue
+import Transport
 import Watcher
 
 /// The `instant-upload` and `share-to` executables: parse, dispatch, map errors to words and
@@ -28,6 +29,7 @@ public enum Main {
     }
 
     static func run(_ arguments: [Argument], spec: CommandSpec, context: CommandContext) -> Int32 {
+        OpenSSLSetUp.withoutErrorTexts()
         let parsed: ParsedArguments
         do {
             switch try ArgumentParser.parse(arguments, as: spec) {

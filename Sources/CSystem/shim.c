@@ -8,6 +8,7 @@
 #include <spawn.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/fsuid.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -88,13 +89,15 @@ static int release_code(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     long *released = data;
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    if (strstr(info->dlpi_name, "linux-vdso") || relocated_in_place(info)) return 0;
+    const uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    if ((vdso && info->dlpi_addr == vdso) || strstr(info->dlpi_name, "linux-vdso") || relocated_in_place(info)) return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
         if (segment->p_type != PT_LOAD || !(segment->p_flags & PF_X) || (segment->p_flags & PF_W)) continue;
-        /* Whole pages inside the segment only: a page it shares with its neighbour stays. */
+        /* Whole pages of the file's bytes inside the segment only: a page it shares with its
+         * neighbour stays, and so does the tail the loader zeroed past the file's bytes. */
         uintptr_t start = (info->dlpi_addr + segment->p_vaddr + page - 1) & ~(page - 1);
-        uintptr_t end = (info->dlpi_addr + segment->p_vaddr + segment->p_memsz) & ~(page - 1);
+        uintptr_t end = (info->dlpi_addr + segment->p_vaddr + segment->p_filesz) & ~(page - 1);
         if (end > start && madvise((void *)start, end - start, MADV_DONTNEED) == 0) *released += (long)(end - start);
     }
     return 0;

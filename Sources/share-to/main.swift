@@ -3,4 +3,4 @@ import Glibc
 import Platform
 
 Signals.unblockAll()
-exit(Main.shareTo(Argument.commandLine()))
+Main.exit(Main.shareTo(Argument.commandLine()))

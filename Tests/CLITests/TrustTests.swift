@@ -177,4 +177,17 @@ struct TrustTests {
         }
         #expect(try session.items().isEmpty, "nothing was queued")
     }
+
+    /// The crypto library's error texts are not loaded (`OpenSSLSetUp`); the TLS library's
+    /// still are, and a handshake that fails says why in its words.
+    @Test("https:// to a server that speaks plain HTTP fails in our words, with the TLS library's reason in words too")
+    func handshakeReasonInWords() throws {
+        let server = try ReferenceServer()
+        let session = try AgentHarness()
+        let https = server.baseURL.replacingOccurrences(of: "http://", with: "https://")
+        let r = try session.cli(["account", "add", https, "--user", "alice", "--password-stdin"], stdin: "wonderland\n")
+        #expect(r.status == 1, "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("a secure connection to the server could not be set up"), "\(r.stderr)")
+        #expect(r.stderr.contains("wrong version number"), "\(r.stderr)")
+    }
 }

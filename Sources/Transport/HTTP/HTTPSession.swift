@@ -1,5 +1,4 @@
 import CCurl
-import COpenSSL
 import Glibc
 import Platform
 
@@ -19,19 +18,8 @@ public final class HTTPSession {
     public var caFile: String?
 
     /// libcurl loaded and set up once for the process; why not, if it could not be.
-    ///
-    /// OpenSSL's crypto library is set up first, without the text of its error reasons:
-    /// loading them made thousands of them resident in every process that made a request
-    /// (0.6 MB of OpenSSL's tables and the table they fill). A TLS failure is told in our
-    /// words (`FailureWords`), with curl's detail beside them: a certificate that cannot be
-    /// verified says why ("self-signed certificate"), and a failed handshake keeps the text
-    /// of the TLS library's own reasons ("wrong version number"), which libcurl loads as
-    /// before. Only a reason of the crypto library itself (a certificate file that cannot be
-    /// read as one, say) shows as its code, which `openssl errstr CODE` explains. The rest of
-    /// OpenSSL's set-up, its configuration file first, is as libcurl does it.
     private static let loadFailure: String? = {
         if let failure = ccurl_load() { return String(cString: failure) }
-        _ = OPENSSL_init_crypto(UInt64(OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS), nil)
         return ccurl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK ? nil : "libcurl could not be set up (curl_global_init)"
     }()
 
