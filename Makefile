@@ -153,12 +153,13 @@ DIST_PROGRAM := $(DIST_BIN)/instant-upload
 dist: $(DIST_PROGRAM)
 $(DIST_PROGRAM): Package.swift packaging/hot-functions.txt packaging/link/libstdc++.so $(shell find Sources -type f) | $(APT_STAMP)
 	@mkdir -p .build
-	@# SwiftPM does not see the linker's order file or libstdc++ script: a program older than
-	@# either is linked again. After a change to Package.swift's compiler flags it relinked
-	@# modules compiled with the old ones: a program older than Package.swift is built afresh.
+	@# After a change to Package.swift's compiler flags SwiftPM relinked modules compiled with
+	@# the old ones: a program older than Package.swift is built afresh (asked first, as the
+	@# next step removes the program it compares with). SwiftPM does not see the linker's
+	@# order file or libstdc++ script: a program older than either is linked again.
+	@if [ -e $(DIST_PROGRAM) ] && [ Package.swift -nt $(DIST_PROGRAM) ]; then rm -rf $(DIST); fi
 	@for input in packaging/hot-functions.txt packaging/link/libstdc++.so; do \
 		if [ -e $(DIST_PROGRAM) ] && [ $$input -nt $(DIST_PROGRAM) ]; then rm -f $(DIST_PROGRAM); fi; done
-	@if [ -e $(DIST_PROGRAM) ] && [ Package.swift -nt $(DIST_PROGRAM) ]; then rm -rf $(DIST); fi
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(DIST) --product instant-upload 2>&1 | tee $(DIST_BUILD_LOG)
 	@touch $(DIST_PROGRAM)
 

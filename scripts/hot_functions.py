@@ -153,24 +153,28 @@ def run(binary: str) -> tuple[set[str], set[str]]:
             proc.wait(10)
 
 
-def movable(binary: str, ran: set[str]) -> set[str]:
-    """The names in `ran` the order file can list without dragging code that does not run
-    into the middle of what does. The linker moves the section a listed name is in, every
-    copy of it. Our own objects give each function a section (Package.swift compiles them
-    with -function-sections), so a name they define in several files (a partial-apply
-    thunk, a specialization of a standard library generic) moves only those functions.
-    The toolchain's libraries put many functions in one section (the standard library's
-    `.text` of 1.6 MB, the runtime's, the regex parser's), which moves whole: a name is
-    listed only if each such section it is in is moved anyway, for a function that ran and
-    that the program defines once."""
-    out = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True, check=True).stdout
-    in_program = Counter(fields[2] for fields in (line.split() for line in out.splitlines())
-                         if len(fields) == 3 and fields[1] in "Tt")
-    once = {name for name in ran if in_program[name] == 1}
-    shared = shared_sections(set(in_program))
-    moved = {section for section, names in shared.items() if names & once}
-    blocked = {name for section, names in shared.items() if section not in moved for name in names}
-    return {name for name in ran if name in in_program and name not in blocked}
+class Layout:
+    """Which names the order file can list without dragging code that does not run into the
+    middle of what does. The linker moves the section a listed name is in, every copy of it.
+    Our own objects give each function a section (Package.swift compiles them with
+    -function-sections), so a name they define in several files (a partial-apply thunk, a
+    specialization of a standard library generic) moves only those functions. The
+    toolchain's libraries put many functions in one section (the standard library's `.text`
+    of 1.6 MB, the runtime's, the regex parser's), which moves whole: a name is listed only
+    if each such section it is in is moved anyway, for a function that ran and that the
+    program defines once."""
+
+    def __init__(self, binary: str):
+        out = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True, check=True).stdout
+        self.defined = Counter(fields[2] for fields in (line.split() for line in out.splitlines())
+                               if len(fields) == 3 and fields[1] in "Tt")
+        self.shared = shared_sections(set(self.defined))
+
+    def movable(self, ran: set[str]) -> set[str]:
+        once = {name for name in ran if self.defined[name] == 1}
+        moved = {section for section, names in self.shared.items() if names & once}
+        blocked = {name for section, names in self.shared.items() if section not in moved for name in names}
+        return {name for name in ran if name in self.defined and name not in blocked}
 
 
 def shared_sections(in_program: set[str]) -> dict[tuple[str, str, str], set[str]]:
@@ -214,15 +218,18 @@ def main() -> int:
         return 1
     agent, commands = run(binary)
 
+    layout = Layout(binary)
+
     # A name the agent ran is listed only if the sections it moves are moved for the agent
     # anyway: one moved for a command would otherwise come to sit among the agent's functions.
     def listed(ran: set[str], among: set[str]) -> list[str]:
-        return sorted(name for name in movable(binary, among) & ran if not re.match(r"0x[0-9a-f]+$", name))
+        return sorted(name for name in layout.movable(among) & ran if not re.match(r"0x[0-9a-f]+$", name))
 
-    hot = listed(agent, agent) + listed(commands, agent | commands)
+    agent_listed = listed(agent, agent)
+    hot = agent_listed + listed(commands, agent | commands)
     with open(OUT, "w") as f:
         f.write("".join(name + "\n" for name in hot))
-    print(f"{len(hot)} of the program's functions ran ({len(listed(agent, agent))} of them in the agent); "
+    print(f"{len(hot)} of the program's functions ran ({len(agent_listed)} of them in the agent); "
           f"written to {os.path.relpath(OUT, REPO)}")
     return 0
 

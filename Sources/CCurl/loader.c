@@ -18,26 +18,13 @@ static struct {
     CURLSHcode (*share_cleanup)(CURLSH *);
 } api;
 
+#define FUNCTION(field) CSYSTEM_SYMBOL(curl_, api, field)
 static const struct csystem_symbol symbols[] = {
-    {"curl_global_init", (void **)&api.global_init},
-    {"curl_easy_init", (void **)&api.easy_init},
-    {"curl_easy_cleanup", (void **)&api.easy_cleanup},
-    {"curl_easy_reset", (void **)&api.easy_reset},
-    {"curl_easy_perform", (void **)&api.easy_perform},
-    {"curl_easy_strerror", (void **)&api.easy_strerror},
-    {"curl_easy_setopt", (void **)&api.easy_setopt},
-    {"curl_easy_getinfo", (void **)&api.easy_getinfo},
-    {"curl_slist_append", (void **)&api.slist_append},
-    {"curl_slist_free_all", (void **)&api.slist_free_all},
-    {"curl_share_init", (void **)&api.share_init},
-    {"curl_share_setopt", (void **)&api.share_setopt},
-    {"curl_share_cleanup", (void **)&api.share_cleanup},
+    FUNCTION(global_init), FUNCTION(easy_init), FUNCTION(easy_cleanup), FUNCTION(easy_reset), FUNCTION(easy_perform),
+    FUNCTION(easy_strerror), FUNCTION(easy_setopt), FUNCTION(easy_getinfo), FUNCTION(slist_append),
+    FUNCTION(slist_free_all), FUNCTION(share_init), FUNCTION(share_setopt), FUNCTION(share_cleanup),
 };
-
-static struct csystem_library libcurl = {
-    .soname = "libcurl.so.4", .package = "libcurl4", .symbols = symbols, .count = sizeof symbols / sizeof *symbols,
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-};
+static struct csystem_library libcurl = CSYSTEM_LIBRARY("libcurl.so.4", "libcurl4", symbols);
 
 const char *ccurl_load(void) { return csystem_library_load(&libcurl); }
 

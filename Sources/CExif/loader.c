@@ -10,18 +10,12 @@ static struct {
     ExifEntry *(*content_get_entry)(ExifContent *, ExifTag);
 } api;
 
+#define FUNCTION(field) CSYSTEM_SYMBOL(exif_, api, field)
 static const struct csystem_symbol symbols[] = {
-    {"exif_data_new", (void **)&api.data_new},
-    {"exif_data_unref", (void **)&api.data_unref},
-    {"exif_data_unset_option", (void **)&api.data_unset_option},
-    {"exif_data_load_data", (void **)&api.data_load_data},
-    {"exif_content_get_entry", (void **)&api.content_get_entry},
+    FUNCTION(data_new), FUNCTION(data_unref), FUNCTION(data_unset_option), FUNCTION(data_load_data),
+    FUNCTION(content_get_entry),
 };
-
-static struct csystem_library libexif = {
-    .soname = "libexif.so.12", .package = "libexif12", .symbols = symbols, .count = sizeof symbols / sizeof *symbols,
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-};
+static struct csystem_library libexif = CSYSTEM_LIBRARY("libexif.so.12", "libexif12", symbols);
 
 const char *cexif_load(void) { return csystem_library_load(&libexif); }
 

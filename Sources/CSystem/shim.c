@@ -7,7 +7,6 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stddef.h>
-#include <string.h>
 #include <sys/auxv.h>
 #include <sys/fsuid.h>
 #include <sys/mman.h>
@@ -90,7 +89,7 @@ static int release_code(struct dl_phdr_info *info, size_t size, void *data) {
     long *released = data;
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     const uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
-    if ((vdso && info->dlpi_addr == vdso) || strstr(info->dlpi_name, "linux-vdso") || relocated_in_place(info)) return 0;
+    if ((vdso && info->dlpi_addr == vdso) || relocated_in_place(info)) return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
         if (segment->p_type != PT_LOAD || !(segment->p_flags & PF_X) || (segment->p_flags & PF_W)) continue;

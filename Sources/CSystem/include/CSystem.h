@@ -23,7 +23,7 @@ long csystem_release_code(void);
 
 /* A library loaded on first use rather than at start (libcurl, libexif): its soname, the
  * Debian package that provides it, and each function to look up with where its address goes.
- * The loader's own fields (`lock` = PTHREAD_MUTEX_INITIALIZER, the rest zero) follow. */
+ * The loader's own fields follow; `CSYSTEM_LIBRARY` sets them up. */
 struct csystem_symbol {
     const char *name;
     void **slot;
@@ -38,6 +38,14 @@ struct csystem_library {
     const char *failure;
     char text[512];
 };
+
+/* A row of a library's table: the function PREFIX FIELD (`curl_` `easy_init`), whose address
+ * goes to api.FIELD. */
+#define CSYSTEM_SYMBOL(prefix, api, field) {#prefix #field, (void **)&(api).field}
+/* A library's definition from its soname, package and table, the loader's fields ready. */
+#define CSYSTEM_LIBRARY(soname_, package_, symbols_)                                            \
+    {.soname = (soname_), .package = (package_), .symbols = (symbols_),                          \
+     .count = sizeof(symbols_) / sizeof *(symbols_), .lock = PTHREAD_MUTEX_INITIALIZER}
 
 /* Loads `library` and looks up its functions, the first time only (any thread may call).
  * NULL when all are there; else why not, in words naming the package to install. */

@@ -159,8 +159,7 @@ extension UploadJob {
         } else {
             switch capabilities.finalStep {
             case .wholeFileSend:
-                let there = try dav.sha256(of: row.remotePath)
-                guard there.bytes == source.size, there.hex == sha.lowercased() else { return nil }
+                guard try dav.sha256(of: row.remotePath) == sha.lowercased() else { return nil }
             case .finish:
                 guard let handle = row.uploadURL,
                       case .forgotten = try upload.status(of: handle, confirmed: row.checkpoint.offset) else { return nil }

@@ -324,7 +324,7 @@ final class ExchangeContext {
             body.append(contentsOf: bytes)
             return bytes.count
         case .hashed(let sha):
-            if let status, (200..<300).contains(status) { sha.update(bytes) }
+            sha.update(bytes)
             return bytes.count
         case .download: break
         }

@@ -12,7 +12,7 @@ public enum ResponseSink {
     /// Any other body (an error page) follows the old bytes, for the caller to cut off;
     /// `observer` sees only the body of a success (2xx).
     case download(descriptor: Int32, observer: RestartableObserver?)
-    /// Hashed as it comes and never kept: a file read back only to compare it with ours. Only
-    /// a success's body (2xx) is hashed; an error page is dropped.
+    /// Hashed as it comes and never kept: a file read back only to compare it with ours. The
+    /// caller looks at the status: the digest of an error page means nothing.
     case hashed(RunningSHA256)
 }

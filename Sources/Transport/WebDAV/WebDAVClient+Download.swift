@@ -1,13 +1,13 @@
 import Glibc
 
 extension WebDAVClient {
-    /// The SHA-256 of the file at `path` and its length, read whole and never stored: to tell
-    /// whether a file of our size at a name is ours where the server keeps no checksum.
-    public func sha256(of path: String) throws -> (hex: String, bytes: Int64) {
+    /// The SHA-256 (hex) of the file at `path`, read whole and never stored: to tell whether
+    /// a file of our size at a name is ours where the server keeps no checksum.
+    public func sha256(of path: String) throws -> String {
         let sha = RunningSHA256()
         let response = try session.perform(HTTPRequest(method: "GET", url: try url(for: path), sink: .hashed(sha)))
         guard response.status == 200 else { throw HTTPStatusError(step: .get, response: response) }
-        return (sha.hexDigest, sha.count)
+        return sha.hexDigest
     }
 
     /// Downloads `path` into the open file `descriptor`, streaming, resuming after the
