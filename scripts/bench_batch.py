@@ -12,8 +12,10 @@ own on the same server, timed from the command to the last file on the server:
 
 Servers: Apache httpd with mod_dav on loopback (a plain WebDAV server written by others, as
 the tests start it) and the reference server's Nextcloud face. Reported: files/s, requests
-per file (Apache's access log; the reference server's request counts), and CPU (the agent's
-threads; rclone's and curl's own). Timings are figures to read, not asserts.
+per file (Apache's access log; the reference server's request counts), CPU (the agent's
+threads; rclone's and curl's own) and the server's CPU for the same files (Apache's
+processes; the reference server's). Client and server share the machine's cores, so what
+each side spends per file bounds the rate together. Timings are figures to read, not asserts.
 
     .venv/bin/python scripts/bench_batch.py [--bin .build/release] [--batch 1000x300000 ...]
                                             [--server apache|nextcloud ...] [--json FILE]
@@ -53,11 +55,28 @@ def make_photos(folder: str, count: int, size: int) -> None:
     for i in range(count):
         with open(f"{folder}/IMG_{i:05d}.jpg", "wb") as f:
             f.write(head + os.urandom(size - len(head)))
+    # On the disk before anyone reads them: otherwise the first tool timed pays for writing
+    # them back, through the server's writes beside it.
+    os.sync()
 
 
 def children_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
+
+
+def stat_fields(pid: int | str) -> list[str]:
+    """/proc/PID/stat after the command's name: the state is [0], the parent [1]."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def process_cpu(pid: int | str, with_children: bool = False) -> float:
+    """A process's CPU seconds so far (every thread's), and optionally those of its children
+    that ended and were waited for."""
+    fields = stat_fields(pid)
+    ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if with_children else 0)
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class Server:
@@ -72,6 +91,10 @@ class Server:
 
     def requests(self) -> int:
         raise NotImplementedError
+
+    def cpu_seconds(self) -> float:
+        """The server's CPU so far."""
+        return process_cpu(self.proc.pid)
 
     def files_in(self, folder: str) -> int:
         path = f"{self.tree}/{folder}"
@@ -92,6 +115,18 @@ class Apache(Server):
 
     def requests(self) -> int:
         return requests_so_far(self.scene)
+
+    def cpu_seconds(self) -> float:
+        """Apache's CPU so far: the parent's, its workers' (children it starts and stops as
+        the load changes), and those of the workers that ended."""
+        total = process_cpu(self.proc.pid, with_children=True)
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if int(stat_fields(pid)[1]) == self.proc.pid:
+                    total += process_cpu(pid)
+            except OSError:
+                continue  # ended meanwhile: the parent's count has it once it is waited for
+        return total
 
 
 class NextcloudFace(Server):
@@ -139,13 +174,15 @@ def agent_run(scene: Scene, server, photos: str, count: int) -> dict:
 def agent_profile(scene: Scene, photos: str, count: int) -> dict:
     """Where the agent's CPU goes in this batch: the same photos sent again, into a folder of
     their own, with `perf record` on the agent, apart from the timed run so that the
-    profiler's cost stays out of the figures. Shares by library (the kernel's work for the
-    agent included) and the busiest functions."""
+    profiler's cost stays out of the figures. Shares by part of the agent (`PARTS`), by
+    library (the kernel's work for the agent included), and the busiest functions."""
     if not shutil.which("perf"):
         return {"missing": "perf is not installed (Debian package linux-perf)"}
     data = f"{scene.home}/agent.perf"
     before = completed(scene)
-    perf = subprocess.Popen(["perf", "record", "-q", "-F", "1999", "-p", str(scene.agent.pid), "-o", data],
+    # Call stacks (unwound from a copy of each sample's stack), to tell the parts of the agent
+    # apart; sampled less often than a flat profile would be, to keep the data small.
+    perf = subprocess.Popen(["perf", "record", "-q", "-F", "499", "--call-graph", "dwarf,8192", "-p", str(scene.agent.pid), "-o", data],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     time.sleep(0.3)  # attached before the first file goes
     if perf.poll() is not None:
@@ -170,7 +207,43 @@ def agent_profile(scene: Scene, photos: str, count: int) -> dict:
     by_library = [(pct, words[0]) for pct, words in report("dso", 0.5)]
     busiest = [(pct, words[0], " ".join(words[2:]) if len(words) > 2 else "?") for pct, words in report("dso,sym", 1.0)[:12]]
     names = demangled([symbol for _, _, symbol in busiest])
-    return {"by_library": by_library, "functions": [(pct, library, names[symbol]) for pct, library, symbol in busiest]}
+    return {"by_library": by_library, "functions": [(pct, library, names[symbol]) for pct, library, symbol in busiest],
+            "by_part": parts(data)}
+
+
+# The parts of the agent a sample is counted in: the first of these its stack passes through,
+# from the function running outwards (so the SQLite code the queue calls, and the kernel's
+# work for it, count as the queue's; the SHA-256 taken while a body is sent counts as hashing).
+PARTS = [
+    ("the queue's records (SQLite: commits, flushes, reads)", ("$s5Queue0A5Store", "$s5Queue8Database", "$s5Queue9Statement", "sqlite3")),
+    ("hashing (SHA-256)", ("RunningSHA256", "sha256_block", "SHA256_")),
+    ("HTTP (libcurl and the socket)", ("$s9Transport11HTTPSession", "$s9Transport15ExchangeContext", "curl_", "Curl_")),
+    ("the scheduler", ("$s6Engine5Agent",)),
+    ("the upload's own steps (engine and protocol code)", ("$s6Engine", "$s9Transport", "$s5Queue")),
+]
+
+
+def parts(data: str) -> list[tuple[float, str]]:
+    """Shares of the agent's samples by part (`PARTS`); what none of them holds (threads
+    starting and waking, the kernel's scheduling) is counted as the rest."""
+    r = subprocess.run(["perf", "script", "-i", data, "-F", "ip,sym"], capture_output=True, text=True)
+    counts = {name: 0 for name, _ in PARTS}
+    rest = total = 0
+    for sample in r.stdout.split("\n\n"):
+        # One line per frame: the address, then the function's name.
+        frames = [line.split(None, 1)[-1] for line in sample.splitlines() if line.strip()]
+        if not frames:
+            continue
+        total += 1
+        part = next((name for frame in frames for name, prefixes in PARTS if frame.startswith(prefixes)), None)
+        if part:
+            counts[part] += 1
+        else:
+            rest += 1
+    if not total:
+        return []
+    shares = [(100 * n / total, name) for name, n in counts.items()] + [(100 * rest / total, "the rest (threads, scheduling)")]
+    return sorted(shares, reverse=True)
 
 
 def demangled(symbols: list[str]) -> dict[str, str]:
@@ -233,13 +306,15 @@ def run(binary: str, kind: str, count: int, size: int, tools: list[str], profile
         for tool, go in (("curl", curl_run), ("rclone", rclone_run), ("agent", agent_run)):
             if tool not in tools:
                 continue
+            server_cpu = server.cpu_seconds()
             r = go(scene, server, photos, count)
+            r["server_cpu_s"] = server.cpu_seconds() - server_cpu
             folder = {"agent": "agent/Card", "rclone": "rclone", "curl": "curl"}[tool]
             on_server = server.files_in(folder)
             if on_server != count:
                 raise RuntimeError(f"{tool}: {on_server} of {count} files on the server")
             r.update(files_per_s=count / r["seconds"], requests_per_file=r["requests"] / count,
-                     cpu_ms_per_file=r["cpu_s"] / count * 1000)
+                     cpu_ms_per_file=r["cpu_s"] / count * 1000, server_cpu_ms_per_file=r["server_cpu_s"] / count * 1000)
             results[tool] = r
         if "agent" in tools and profile:
             results["agent"]["profile"] = agent_profile(scene, photos, count)
@@ -282,10 +357,12 @@ def main() -> int:
             print(f"batch {count:,} x {size // 1000} kB to {r['server']}:")
             for tool, t in r["tools"].items():
                 print(f"  {tool:6} {t['files_per_s']:7.1f} files/s  {t['seconds']:6.1f} s  {t['requests_per_file']:5.2f} requests/file  "
-                      f"CPU {t['cpu_ms_per_file']:.2f} ms/file")
+                      f"CPU {t['cpu_ms_per_file']:.2f} ms/file, server's {t['server_cpu_ms_per_file']:.2f}")
             profile = r["tools"].get("agent", {}).get("profile")
             if profile:
                 print(f"  agent CPU by library (perf, the same photos again): {profile_libraries(profile)}")
+                if profile.get("by_part"):
+                    print("  agent CPU by part: " + ", ".join(f"{name} {pct:.0f}%" for pct, name in profile["by_part"]))
             for text, ok in verdicts(r):
                 print(f"  {'PASS' if ok else 'MISS'} {text}")
     if args.json:
