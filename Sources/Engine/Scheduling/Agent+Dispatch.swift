@@ -41,7 +41,10 @@ extension Agent {
             let slots = direction == .upload ? options.uploadSlots : options.downloadSlots
             var skipped = state.withLock { s in Set(s.running.filter { $0.value.direction == direction }.keys) }
             var free = slots - skipped.count
-            while free > 0 {
+            // Once every account is held, nothing can start: the query would read every waiting
+            // row (all of them behind a held account) to find none, at each pass, however long
+            // the backlog (no network, a password still being read, a server in maintenance).
+            while free > 0, !accounts.keys.allSatisfy(heldAccounts.contains) {
                 // As many rows as there are free slots: a row held back ends this query's
                 // look (its account or rule is left out of the next query, so held rows never
                 // hide the ones behind them), and a small photo's pass would otherwise read
