@@ -213,13 +213,21 @@ def machine_busy() -> float:
     return (user + nice + system + irq + softirq) / CLK_TCK
 
 
-def process_cpu(pid: int) -> float:
+def process_stat(pid: int | str) -> list[str]:
+    """/proc/PID/stat after the command's name: the state is [0], the parent [1]."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def process_cpu(pid: int | str, with_children: bool = False) -> float:
+    """A process's CPU seconds so far (every thread's, the ended ones' included), and with
+    `with_children` those of its children that ended and were waited for; 0 once it is gone."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
-    except (OSError, IndexError, ValueError):
+        fields = process_stat(pid)
+    except (OSError, IndexError):
         return 0.0
+    ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if with_children else 0)
+    return ticks / CLK_TCK
 
 
 def load_snapshot() -> tuple[float, float]:

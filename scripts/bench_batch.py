@@ -34,11 +34,12 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import start_server  # noqa: E402
+from bench import process_cpu, process_stat, start_server  # noqa: E402
 from bench_backlog import requests_so_far, start_apache  # noqa: E402
-from bench_report import profile_libraries  # noqa: E402
+from bench_report import profile_libraries, profile_parts  # noqa: E402
 from bench_watch import PASSWORD, REPO, USER, Scene  # noqa: E402
 
 RCLONE_GOAL = 1.0
@@ -60,20 +61,6 @@ def make_photos(folder: str, count: int, size: int) -> None:
 def children_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
-
-
-def stat_fields(pid: int | str) -> list[str]:
-    """/proc/PID/stat after the command's name: the state is [0], the parent [1]."""
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().rsplit(")", 1)[1].split()
-
-
-def process_cpu(pid: int | str, with_children: bool = False) -> float:
-    """A process's CPU seconds so far (every thread's), and optionally those of its children
-    that ended and were waited for."""
-    fields = stat_fields(pid)
-    ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if with_children else 0)
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class Server:
@@ -116,14 +103,13 @@ class Apache(Server):
     def cpu_seconds(self) -> float:
         """Apache's CPU so far: the parent's, its workers' (children it starts and stops as
         the load changes), and those of the workers that ended."""
-        total = process_cpu(self.proc.pid, with_children=True)
-        for pid in filter(str.isdigit, os.listdir("/proc")):
+        def parent(pid: str) -> int | None:
             try:
-                if int(stat_fields(pid)[1]) == self.proc.pid:
-                    total += process_cpu(pid)
+                return int(process_stat(pid)[1])
             except OSError:
-                continue  # ended meanwhile: the parent's count has it once it is waited for
-        return total
+                return None  # ended meanwhile: the parent's count has it once it is waited for
+        workers = [pid for pid in filter(str.isdigit, os.listdir("/proc")) if parent(pid) == self.proc.pid]
+        return process_cpu(self.proc.pid, with_children=True) + sum(process_cpu(pid) for pid in workers)
 
 
 class NextcloudFace(Server):
@@ -224,23 +210,15 @@ def parts(data: str) -> list[tuple[float, str]]:
     """Shares of the agent's samples by part (`PARTS`); what none of them holds (threads
     starting and waking, the kernel's scheduling) is counted as the rest."""
     r = subprocess.run(["perf", "script", "-i", data, "-F", "ip,sym"], capture_output=True, text=True)
-    counts = {name: 0 for name, _ in PARTS}
-    rest = total = 0
+    counts: Counter = Counter()
     for sample in r.stdout.split("\n\n"):
         # One line per frame: the address, then the function's name.
         frames = [line.split(None, 1)[-1] for line in sample.splitlines() if line.strip()]
-        if not frames:
-            continue
-        total += 1
-        part = next((name for frame in frames for name, prefixes in PARTS if frame.startswith(prefixes)), None)
-        if part:
-            counts[part] += 1
-        else:
-            rest += 1
-    if not total:
-        return []
-    shares = [(100 * n / total, name) for name, n in counts.items()] + [(100 * rest / total, "the rest (threads, scheduling)")]
-    return sorted(shares, reverse=True)
+        if frames:
+            counts[next((name for frame in frames for name, prefixes in PARTS if frame.startswith(prefixes)),
+                        "the rest (threads, scheduling)")] += 1
+    total = sum(counts.values())
+    return sorted(((100 * n / total, name) for name, n in counts.items()), reverse=True)
 
 
 def demangled(symbols: list[str]) -> dict[str, str]:
@@ -363,7 +341,7 @@ def main() -> int:
             if profile:
                 print(f"  agent CPU by library (perf, the same photos again): {profile_libraries(profile)}")
                 if profile.get("by_part"):
-                    print("  agent CPU by part: " + ", ".join(f"{name} {pct:.0f}%" for pct, name in profile["by_part"]))
+                    print(f"  agent CPU by part: {profile_parts(profile)}")
             for text, ok in verdicts(r):
                 print(f"  {'PASS' if ok else 'MISS'} {text}")
     if args.json:

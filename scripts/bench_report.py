@@ -174,6 +174,11 @@ def profile_libraries(profile: dict) -> str:
     return ", ".join(f"{name} {pct:.0f}%" for pct, name in profile["by_library"])
 
 
+def profile_parts(profile: dict) -> str:
+    """The agent's CPU by part (bench_batch.py's PARTS), the largest first."""
+    return ", ".join(f"{name} {pct:.0f}%" for pct, name in profile.get("by_part", [])) or "not measured"
+
+
 def profile_words(profile: dict | None) -> str | None:
     """The agent's profile of a batch, for a missed goal: shares by library, busiest functions."""
     if not profile:
@@ -181,8 +186,7 @@ def profile_words(profile: dict | None) -> str | None:
     if "missing" in profile:
         return profile_libraries(profile).capitalize() + "."
     functions = "; ".join(f"{symbol} ({library}) {pct:.1f}%" for pct, library, symbol in profile["functions"][:8])
-    parts = "; ".join(f"{name} {pct:.0f}%" for pct, name in profile.get("by_part", []))
-    return (f"Measured in this run (perf record on the agent, the same photos sent again): the agent's CPU by part: {parts or 'not measured'}. "
+    return (f"Measured in this run (perf record on the agent, the same photos sent again): the agent's CPU by part: {profile_parts(profile)}. "
             f"By library: {profile_libraries(profile)}. Busiest functions: {functions}.")
 
 
@@ -193,8 +197,9 @@ def cpu_words(tools: dict) -> str | None:
     if "server_cpu_ms_per_file" not in agent or "server_cpu_ms_per_file" not in floor:
         return None
     a, sa, c, sc = agent["cpu_ms_per_file"], agent["server_cpu_ms_per_file"], floor["cpu_ms_per_file"], floor["server_cpu_ms_per_file"]
-    return (f"CPU per file in this run: the agent {a:.2f} ms and the server {sa:.2f} ms for its {agent['requests_per_file']:.0f} "
-            f"requests, against curl {c:.2f} ms and the server {sc:.2f} ms for the floor's one; client and server share the "
+    return (f"CPU per file in this run: the agent {a:.2f} ms and the server {sa:.2f} ms for its requests "
+            f"({agent['requests_per_file']:.0f} per file), against curl {c:.2f} ms and the server {sc:.2f} ms for the floor's "
+            f"one; client and server share the "
             f"machine's cores, so the rate follows the sums ({a + sa:.2f} against {c + sc:.2f} ms).")
 
 
@@ -300,7 +305,7 @@ WHY_MISSED = {
         "256 KiB writes, starts each towards the disk behind the write position, and hashes it on the same thread."),
     "to Apache mod_dav: files/s": (
         "Two costs add up on the same two cores. The larger is the agent's own CPU per photo, several times curl's: "
-        "most of it is the queue's records that let a photo survive a kill or a power cut (the row taken, its name "
+        "the largest part of it is the queue's records that let a photo survive a kill or a power cut (the row taken, its name "
         "claimed, the temporary's name, the bytes the server confirmed, the file about to be made, flushed to the "
         "disk, and the end), which curl does not keep. Then the second request: a PUT to a hidden temporary name and "
         "a MOVE with `Overwrite: F`, so that half a file is never seen under the real name and a file someone saves "

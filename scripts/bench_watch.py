@@ -35,6 +35,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import process_cpu  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USER, PASSWORD = "bench", "bench"
 SETTLE = 1
@@ -123,9 +126,7 @@ class Scene:
         transfer runs on a thread of its own), as /proc/PID/stat counts it, in clock ticks
         (10 ms). Summing the live threads' schedstat instead, to the nanosecond, left out
         each ended transfer's time and showed a card's photos at a third of their cost."""
-        with open(f"/proc/{self.agent.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return process_cpu(self.agent.pid)
 
     def wakeups(self) -> dict[str, int]:
         """Context switches per thread name: how often each thread was woken."""

@@ -72,6 +72,26 @@ struct CredentialTests {
         }
     }
 
+    /// With every account held, the scheduler asks for no rows behind them: a query leaving
+    /// the held accounts out would read every waiting row to find none, at each pass. The
+    /// agent writes each statement's plan as it first prepares it (`INSTANT_UPLOAD_EXPLAIN`),
+    /// so such a query would show in its log.
+    @Test("while the only account waits for its password, the scheduler does not read the rows behind it")
+    func heldAccountIsNotReadPast() async throws {
+        try await offThePool {
+            let scene = try Scene(files: 2)
+            let s = scene.session
+            s.environment["INSTANT_UPLOAD_EXPLAIN"] = "1"
+            try s.startAgent()
+            try s.waitFor("both rows waiting for the password", timeout: 30) { items in
+                items.count == 2 && items.allSatisfy { Self.reasonCode($0) == "credentials" }
+            }
+            let log = s.agentLog
+            #expect(log.contains("query plan: SELECT * FROM (SELECT t.id AS id"), "the rows were looked for once:\n\(log.suffix(3000))")
+            #expect(!log.contains("account_id NOT IN"), "a query left the held account out:\n\(log.suffix(3000))")
+        }
+    }
+
     @Test("an account's password is read from the keyring once, however many transfers use it")
     func readOncePerAccount() async throws {
         try await offThePool {

@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Platform
 import Testing
@@ -33,10 +34,16 @@ struct ResidentCodeTests {
     func released() throws {
         let expected = (Self.work(20_000), Self.work(300_000))
         let before = try Self.residentCode()
-        let elsewhere = JoinedThread { Self.work(300_000) }
-        defer { _ = elsewhere.join() }
-        elsewhere.waitUntilRunning()
+        let result = Locked<Int?>(nil)
+        let running = DispatchSemaphore(value: 0)
+        let elsewhere = try DedicatedThread {
+            running.signal()
+            let value = Self.work(300_000)
+            result.withLock { $0 = value }
+        }
+        running.wait()
         let released = ResidentCode.releaseStartUp()
+        elsewhere.join()
         let after = try Self.residentCode()
         // Only the mappings there before: a test running beside this one may load a library.
         let kept = before.keys.reduce(0) { $0 + (after[$1] ?? 0) }
@@ -44,46 +51,6 @@ struct ResidentCodeTests {
         #expect(released > 0)
         #expect(kept * 2 < had, "resident code \(had) kB before, \(kept) kB after; \(released) bytes released")
         #expect(Self.work(20_000) == expected.0)
-        #expect(elsewhere.join() == expected.1)
-    }
-}
-
-/// A thread of its own that computes a number, joined for it.
-private final class JoinedThread: @unchecked Sendable {
-    // Sendable by construction: `value` is written by the thread before it ends and read
-    // after `pthread_join`; `running` is written and read under `condition`.
-    private var thread = pthread_t()
-    private let body: @Sendable () -> Int
-    private var value = 0
-    private var joined = false
-    private var running = false
-    private let condition = Condition()
-
-    init(_ body: @escaping @Sendable () -> Int) {
-        self.body = body
-        let rc = pthread_create(&thread, nil, { raw in
-            let t = Unmanaged<JoinedThread>.fromOpaque(raw!).takeRetainedValue()
-            t.condition.lock()
-            t.running = true
-            t.condition.broadcast()
-            t.condition.unlock()
-            t.value = t.body()
-            return nil
-        }, Unmanaged.passRetained(self).toOpaque())
-        precondition(rc == 0)
-    }
-
-    func waitUntilRunning() {
-        condition.lock()
-        while !running { condition.wait() }
-        condition.unlock()
-    }
-
-    func join() -> Int {
-        if !joined {
-            pthread_join(thread, nil)
-            joined = true
-        }
-        return value
+        #expect(result.withLock { $0 } == expected.1)
     }
 }
