@@ -140,11 +140,20 @@ def backlog_goals(goals: Goals, backlog: dict | None) -> list[str]:
     per_file = [r["requests_per_file"] for r in backlog["runs"] if "requests_per_file" in r]
     if per_file:
         goals.add("<= 3 requests per new file (Apache mod_dav, tiny photos)", f"{max(per_file):.2f}", max(per_file) <= 3, command)
+    held = backlog.get("behind_held")
+    lines = []
+    if held:
+        alone, behind = held["alone"], held["behind"]
+        goals.add(f"a rule's photos behind {behind['held']:,} held for Wi-Fi: >= 0.9x their files/s alone",
+                  f"{held['rate_ratio']:.2f}x ({behind['files_per_s']:.0f} vs {alone['files_per_s']:.0f} files/s)",
+                  held["rate_ratio"] >= 0.9, command)
+        lines = [f"- a watch rule's {r['measured_files']:,} photos " + (f"behind {r['held']:,} a Wi-Fi-only rule holds" if r["held"] else "alone")
+                 + f": {r['files_per_s']:.1f} files/s, {r['cpu_ms_per_file']:.2f} ms agent CPU per file" for r in (alone, behind)]
     return [f"- {r['backlog']:,} queued: {r['files_per_s']:.1f} files/s, {r['cpu_ms_per_file']:.2f} ms agent CPU per file"
             + (f", {r['requests_per_file']:.2f} requests per file" if "requests_per_file" in r else "")
             + f" over {r['measured_files']:,} completions (Apache mod_dav on loopback)"
             + (f"; from the agent's start to its first completion {r['start_s']:.2f} s and {r['start_cpu_s']:.2f} s of CPU"
-               if "start_cpu_s" in r else "") for r in backlog["runs"]]
+               if "start_cpu_s" in r else "") for r in backlog["runs"]] + lines
 
 
 def memory_words(bench: dict) -> str | None:

@@ -121,6 +121,7 @@ struct PauseStoreTests {
         try store.clearWaiting(code: .offline)
         try store.hold(.account(account.id), reason: Reason(.credentials))
         #expect(try store.transfer(id: ids[0])?.reason == Reason(.paused))
+        try store.release(.account(account.id))
         try store.clearWaiting(code: .credentials)
 
         let resumed = try store.resumeQueue()

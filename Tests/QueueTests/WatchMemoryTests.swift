@@ -199,7 +199,7 @@ struct WatchMemoryTests {
         let next = try store.runnable(direction: .upload, now: nowMilliseconds(), limit: 10, holdingWifiRule: true, holdingRules: ["cam"])
         #expect(next.map(\.id) == manual + other + now + ruleOnWifiAccount)
 
-        try store.hold(.rules(["cam"]), reason: Reason(.battery, "waiting for mains power: BAT0 discharging 54 %"))
+        try store.hold(.rule("cam", account: account.id), reason: Reason(.battery, "waiting for mains power: BAT0 discharging 54 %"))
         let rows = try store.transfers(state: .queued)
         #expect(rows.filter { $0.reason?.code == .battery }.count == 1000)
         #expect(rows.first { $0.id == other[0] }?.reason == nil)

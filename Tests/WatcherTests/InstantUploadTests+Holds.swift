@@ -25,12 +25,7 @@ extension InstantUploadTests {
 
     @Test("--on-ac-power holds the rule's uploads on battery with the reason shown, and lets them go when plugged in")
     func mainsPower() throws {
-        let sys = TemporaryFolder("iu-sys")
-        try sys.file("class/power_supply/BAT0/type", bytes: Array("Battery\n".utf8))
-        try sys.file("class/power_supply/BAT0/status", bytes: Array("Discharging\n".utf8))
-        try sys.file("class/power_supply/BAT0/capacity", bytes: Array("54\n".utf8))
-        try sys.file("class/power_supply/AC/type", bytes: Array("Mains\n".utf8))
-        try sys.file("class/power_supply/AC/online", bytes: Array("0\n".utf8))
+        let sys = try Self.onBattery()
         let scene = try InstantUploadScene(config: "\n[network]\nsysfs_root = \(sys.path)\n")
         try heldBesideFree(scene, held: "Camera", flag: "--on-ac-power", free: "Other", code: "battery")
         let held = try #require(try scene.session.items().first { $0["target"] as? String == "/Photos/held.jpg" })
@@ -45,6 +40,49 @@ extension InstantUploadTests {
         try sys.file("class/power_supply/AC/online", bytes: Array("1\n".utf8))
         try scene.waitUploaded(2)
         #expect(scene.serverFiles() == ["goes.jpg", "held.jpg"])
+    }
+
+    @Test("photos a shut gate holds are marked once: the scheduler reads only rows ready to go, and the photos say why again after the queue's pause")
+    func heldPhotosAreNotReadPast() throws {
+        let sys = try Self.onBattery()
+        let scene = try InstantUploadScene(config: "\n[network]\nsysfs_root = \(sys.path)\n",
+                                           extraEnvironment: ["INSTANT_UPLOAD_EXPLAIN": "1"])
+        try heldBesideFree(scene, held: "Camera", flag: "--on-ac-power", free: "Other", code: "battery")
+        for i in 0..<20 { try Camera.write(scene.path("Camera/IMG_\(i).jpg"), Camera.photo(10 + i)) }
+        try Camera.write(scene.path("Other/after.jpg"), Camera.photo(3))
+        try scene.session.waitFor("21 photos held on battery, the other rule's two done") { items in
+            items.filter { ($0["reason"] as? [String: Any])?["code"] as? String == "battery" }.count == 21
+                && items.filter { $0["state"] as? String == "completed" }.count == 2
+        }
+        // Every plan of the scheduler's query reads the queued rows from the index of rows
+        // ready to start, which the held photos are not in.
+        let log = scene.session.agentLog.split(separator: "\n", omittingEmptySubsequences: false)
+        let plans = log.indices.filter { log[$0].hasPrefix("query plan: SELECT * FROM (SELECT t.id AS id") }
+        #expect(!plans.isEmpty, "\(scene.session.agentLog.suffix(3000))")
+        for start in plans {
+            let steps = log[(start + 1)...].prefix { $0.hasPrefix("    ") }
+            #expect(steps.contains { $0.contains("USING INDEX transfers_ready") }, "\(steps.joined(separator: "\n"))")
+        }
+
+        // The queue's pause writes over their reason, and its end clears it; the gate says it again.
+        #expect(try scene.session.cli(["pause", "--all"]).status == 0)
+        #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+        try scene.session.waitFor("the 21 photos held on battery again") { items in
+            items.filter { ($0["reason"] as? [String: Any])?["code"] as? String == "battery" }.count == 21
+        }
+        try sys.file("class/power_supply/AC/online", bytes: Array("1\n".utf8))
+        try scene.waitUploaded(23)
+    }
+
+    /// A machine on its battery, as its sysfs tells it.
+    static func onBattery() throws -> TemporaryFolder {
+        let sys = TemporaryFolder("iu-sys")
+        try sys.file("class/power_supply/BAT0/type", bytes: Array("Battery\n".utf8))
+        try sys.file("class/power_supply/BAT0/status", bytes: Array("Discharging\n".utf8))
+        try sys.file("class/power_supply/BAT0/capacity", bytes: Array("54\n".utf8))
+        try sys.file("class/power_supply/AC/type", bytes: Array("Mains\n".utf8))
+        try sys.file("class/power_supply/AC/online", bytes: Array("0\n".utf8))
+        return sys
     }
 
     @Test("--wifi-only belongs to the rule: its uploads wait for unmetered Wi-Fi, another rule's to the same account go")

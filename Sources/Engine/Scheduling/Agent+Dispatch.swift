@@ -28,14 +28,38 @@ extension Agent {
         var notes: [Int64: Reason] = [:]
         var holdingWifiRule = false
         // Watch rules that hold their rows in this pass, and why; each asked once.
-        var ruleAnswers: [String: Reason?] = [:]
-        var heldRules: [String: Reason] = [:]
+        var ruleAnswers: [RuleOfAccount: Reason?] = [:]
+        var heldRules: [RuleOfAccount: Reason] = [:]
         func ruleHold(_ rule: String, _ account: Account) -> Reason? {
-            let key = "\(account.id)/\(rule)"
+            let key = RuleOfAccount(rule: rule, account: account.id)
             if let answer = ruleAnswers[key] { return answer }
             let answer = options.ruleHold.map { $0(rule, account) } ?? (account.wifiOnly && !wifiOK() ? Reason(.wifi) : nil)
             ruleAnswers[key] = answer
             return answer
+        }
+        // The gates that hold rows since an earlier pass: lifted when open, so their rows are
+        // ready in this one; while shut, their rows say why again where a gate of the whole
+        // queue wrote over it. An account that takes no work now leaves its gates as they are.
+        for scope in try store.heldScopes() {
+            guard let account = accounts[scope.accountID] else {
+                try store.release(scope)
+                continue
+            }
+            guard takesWork(account, now: now, online: online) else { continue }
+            let gate: Gate
+            switch scope {
+            case .rule(let rule, _):
+                gate = ruleHold(rule, account).map(Gate.shut) ?? .open
+            case .wifiFlag:
+                gate = account.wifiOnly && !wifiOK() ? .shut(Reason(.wifi)) : .open
+            case .account:
+                gate = accountGate(account)
+            }
+            switch gate {
+            case .open: try store.release(scope)
+            case .shut(let reason): try store.restate(scope, reason: reason)
+            case .unknown: break
+            }
         }
         for direction in Direction.allCases {
             let slots = direction == .upload ? options.uploadSlots : options.downloadSlots
@@ -52,7 +76,7 @@ extension Agent {
                 let limit = free
                 let rows = try store.runnable(direction: direction, now: now, limit: limit, excluding: skipped,
                                               excludingAccounts: heldAccounts, holdingWifiRule: holdingWifiRule,
-                                              holdingRules: Set(heldRules.keys))
+                                              holdingRules: Set(heldRules.keys.map(\.rule)))
                 var lookedAtAll = true
                 for row in rows where free > 0 {
                     skipped.insert(row.id)
@@ -73,7 +97,7 @@ extension Agent {
                     if row.origin == .auto, !row.ignoreRules {
                         if let rule = row.watchRule {
                             if let reason = ruleHold(rule, account) {
-                                heldRules[rule] = reason
+                                heldRules[RuleOfAccount(rule: rule, account: account.id)] = reason
                                 lookedAtAll = false
                                 break
                             }
@@ -95,9 +119,40 @@ extension Agent {
                 if lookedAtAll && rows.count < limit { break }
             }
         }
-        if holdingWifiRule { try store.hold(.wifiRule, reason: Reason(.wifi)) }
-        for (rule, reason) in heldRules.sorted(by: { $0.key < $1.key }) { try store.hold(.rules([rule]), reason: reason) }
-        for (id, note) in notes { try store.hold(.account(id), reason: note) }
+        // The gates met shut in this pass hold their rows from now on (`QueueStore+Hold.swift`).
+        if holdingWifiRule {
+            for account in accounts.values.sorted(by: { $0.id < $1.id }) where account.wifiOnly {
+                try store.hold(.wifiFlag(account: account.id), reason: Reason(.wifi))
+            }
+        }
+        for (key, reason) in heldRules.sorted(by: { ($0.key.account, $0.key.rule) < ($1.key.account, $1.key.rule) }) {
+            try store.hold(.rule(key.rule, account: key.account), reason: reason)
+        }
+        for (id, note) in notes.sorted(by: { $0.key < $1.key }) { try store.hold(.account(id), reason: note) }
+    }
+
+    /// A watch rule of one account: rules of the same name may hold rows of other accounts.
+    struct RuleOfAccount: Hashable {
+        let rule: String
+        let account: Int64
+    }
+
+    /// What a gate that holds rows says in this pass: `unknown` while its answer is being
+    /// asked (a password being read, a status page being fetched), when it stays as it is.
+    enum Gate {
+        case open
+        case shut(Reason)
+        case unknown
+    }
+
+    /// Whether an account's own gates are open: its server's maintenance, and its password.
+    private func accountGate(_ account: Account) -> Gate {
+        if case .hold(let note) = maintenance.verdict(for: account, answered: { [self] in wake() }) {
+            return note.map(Gate.shut) ?? .unknown
+        }
+        let password = passwords.entry(for: account) { [self] in wake() }
+        if case .ready = password { return .open }
+        return Self.note(for: password, of: account).map(Gate.shut) ?? .unknown
     }
 
     /// False when an account takes no new work now: no network to its server, or the

@@ -34,7 +34,7 @@ extension QueueStore {
                 case .retrying:
                     try move(id, to: .queued, set: note + [("paused", .int(1)), ("next_attempt_at", .null)])
                 case .queued:
-                    try database.run("UPDATE transfers SET paused = 1, \(note.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE id = ? AND state = \(TransferState.queued.sql)",
+                    try database.run("UPDATE transfers SET paused = 1, held_by = NULL, \(note.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE id = ? AND state = \(TransferState.queued.sql)",
                                      note.map(\.1) + [.int(id)])
                 default:
                     try database.run("UPDATE transfers SET paused = 1 WHERE id = ? AND state = ?", [.int(id), .text(row.state.rawValue)])

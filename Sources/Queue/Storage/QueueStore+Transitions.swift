@@ -23,7 +23,7 @@ extension QueueStore {
         _ = try row.state.moving(to: next)
         var assignments = ["state = ?"]
         var args: [SQLValue] = [.text(next.rawValue)]
-        for (column, value) in columns { assignments.append("\(column) = ?"); args.append(value) }
+        for (column, value) in Self.comingBack(to: next, columns) { assignments.append("\(column) = ?"); args.append(value) }
         args += [.int(row.id), .text(row.state.rawValue)]
         let changed = try database.run("UPDATE transfers SET \(assignments.joined(separator: ", ")) WHERE id = ? AND state = ?", args)
         return changed > 0 ? row : nil
@@ -39,10 +39,16 @@ extension QueueStore {
         guard !sources.isEmpty else { return 0 }
         var assignments = ["state = ?"] + expressions
         var args: [SQLValue] = [.text(next.rawValue)]
-        for (column, value) in columns { assignments.append("\(column) = ?"); args.append(value) }
+        for (column, value) in Self.comingBack(to: next, columns) { assignments.append("\(column) = ?"); args.append(value) }
         let states = Array(repeating: "?", count: sources.count).joined(separator: ", ")
         args += sources.map { .text($0.rawValue) } + conditionArguments
         return try database.run("UPDATE transfers SET \(assignments.joined(separator: ", ")) WHERE state IN (\(states)) AND (\(condition))", args)
+    }
+
+    /// A row coming back to `queued` is held by no gate until the scheduler meets it again
+    /// (`QueueStore+Hold.swift`), unless the move is a hold's own.
+    private static func comingBack(to next: TransferState, _ columns: [(String, SQLValue)]) -> [(String, SQLValue)] {
+        next == .queued && !columns.contains(where: { $0.0 == "held_by" }) ? columns + [("held_by", .null)] : columns
     }
 
     static func reasonColumns(_ reason: Reason?) -> [(String, SQLValue)] {
@@ -241,52 +247,6 @@ extension QueueStore {
         }
     }
 
-    /// Rows the account-wide Wi-Fi flag holds while there is no unmetered Wi-Fi: auto-uploads
-    /// of no watch rule to a Wi-Fi-only account that the person did not send with `--now`.
-    /// (A watch rule's rows follow the rule, whose default is that flag.) Unqualified
-    /// columns, so it reads the same inside an UPDATE and a SELECT over `transfers t`.
-    static let heldByWifiRule = "origin = 'auto' AND ignore_rules = 0 AND watch_rule IS NULL AND account_id IN (SELECT id FROM accounts WHERE wifi_only = 1)"
-
-    /// Rows of the watch rules `rules` that a rule may hold (auto-uploads not sent with `--now`).
-    static func heldByRules(_ rules: Set<String>) -> (String, [SQLValue]) {
-        let placeholders = Array(repeating: "?", count: rules.count).joined(separator: ", ")
-        return ("origin = 'auto' AND ignore_rules = 0 AND watch_rule IN (\(placeholders))", rules.sorted().map { .text($0) })
-    }
-
-    /// Which rows a hold applies to.
-    public enum HoldScope: Sendable, Equatable {
-        /// Every row of one account (its password cannot be read).
-        case account(Int64)
-        /// The rows the account-wide Wi-Fi flag holds.
-        case wifiRule
-        /// The rows of these watch rules (held by their own Wi-Fi, power or pause setting).
-        case rules(Set<String>)
-
-        var condition: (String, [SQLValue]) {
-            switch self {
-            case .account(let id): ("account_id = ?", [.int(id)])
-            case .wifiRule: (QueueStore.heldByWifiRule, [])
-            case .rules(let rules): QueueStore.heldByRules(rules)
-            }
-        }
-    }
-
-    /// Rows held back by a gate that applies to part of the queue: the queued ones say why
-    /// (written once, not on every look), and retrying ones whose time has come go back to
-    /// queued with that reason, since their backoff means nothing while the gate is shut.
-    public func hold(_ scope: HoldScope, reason: Reason, now: Int64 = nowMilliseconds()) throws {
-        let (condition, args) = scope.condition
-        let cols = Self.reasonColumns(reason)
-        try database.transaction {
-            try moveAll(from: [.retrying], to: .queued, set: cols + [("next_attempt_at", .null)],
-                        where: "\(condition) AND next_attempt_at <= ? AND cancel_requested = 0", args + [.int(now)])
-            try database.run("""
-                UPDATE transfers SET \(cols.map { "\($0.0) = ?" }.joined(separator: ", "))
-                WHERE state = \(TransferState.queued.sql) AND cancel_requested = 0 AND paused = 0 AND \(condition) AND reason_code IS NOT ?
-                """, cols.map(\.1) + args + [.text(reason.code.rawValue)])
-        }
-    }
-
     /// A gate for the whole queue (network gone, paused by the person): every waiting row says
     /// so, except those paused on their own, and retrying rows go back to queued (their
     /// backoff means nothing while it is shut). Rows of the `sparing` accounts, which the
@@ -311,11 +271,11 @@ extension QueueStore {
             """, [.text(code.rawValue)] + (accountID.map { [.int($0)] } ?? []))
     }
 
-    /// Rows the scheduler may start now: queued ones the person has not paused, and retrying
-    /// ones whose time has come, hand-made work first, then oldest first. Rows of
+    /// Rows the scheduler may start now: queued ones the person has not paused and no gate
+    /// holds (`hold`), and retrying ones whose time has come, hand-made work first, then
+    /// oldest first. Within a pass, before its holds are written, rows of
     /// `excludingAccounts`, rows of the watch rules `holdingRules` and, with
-    /// `holdingWifiRule`, rows the account-wide Wi-Fi flag holds are left out here, so
-    /// however many of them wait, they never hide the rows behind them.
+    /// `holdingWifiRule`, rows the account-wide Wi-Fi flag holds are left out as well.
     public func runnable(direction: Direction, now: Int64, limit: Int, excluding: Set<Int64> = [],
                          excludingAccounts: Set<Int64> = [], holdingWifiRule: Bool = false,
                          holdingRules: Set<String> = []) throws -> [Transfer] {
@@ -331,13 +291,18 @@ extension QueueStore {
             condition += " AND NOT (\(held))"
             args += ruleArgs
         }
-        // Queued rows and due retrying rows, each read in order from the index on (state,
-        // direction, lane, id) and merged: an OR of the two states would have SQLite sort
-        // every waiting row at each dispatch, which a backlog of 50,000 photos pays per file.
-        let select = "SELECT \(Self.columns), t.lane AS lane FROM transfers t JOIN accounts a ON a.id = t.account_id WHERE \(condition)"
+        // Queued rows ready to start, read in order from their own index (rows a gate holds,
+        // or the person paused, are not in it), and due retrying rows, read in order from the
+        // index on (state, direction, lane, id); the two are merged: an OR of the two states
+        // would have SQLite sort every waiting row at each dispatch, which a backlog of 50,000
+        // photos pays per file.
+        // The ready rows' index is named: SQLite would take the one with more equal columns.
+        func select(_ index: String) -> String {
+            "SELECT \(Self.columns), t.lane AS lane FROM transfers t INDEXED BY \(index) JOIN accounts a ON a.id = t.account_id WHERE \(condition)"
+        }
         let sql = """
-            SELECT * FROM (\(select) AND t.state = \(TransferState.queued.sql)
-                           UNION ALL \(select) AND t.state = \(TransferState.retrying.sql) AND t.next_attempt_at <= ?)
+            SELECT * FROM (\(select("transfers_ready")) AND t.state = \(TransferState.queued.sql) AND t.held_by IS NULL
+                           UNION ALL \(select("transfers_by_state")) AND t.state = \(TransferState.retrying.sql) AND t.next_attempt_at <= ?)
             ORDER BY lane, id LIMIT ?
             """
         return try database.query(sql, args + args + [.int(now), .int(limit)], row: Self.transfer)
@@ -396,7 +361,7 @@ extension QueueStore {
     /// The person said "now": these rows go regardless of Wi-Fi rules.
     public func setIgnoreRules(_ ids: [Int64]) throws {
         try database.transaction(durable: true) {
-            for id in ids { try database.run("UPDATE transfers SET ignore_rules = 1 WHERE id = ?", [.int(id)]) }
+            for id in ids { try database.run("UPDATE transfers SET ignore_rules = 1, held_by = NULL WHERE id = ?", [.int(id)]) }
         }
     }
 

@@ -290,6 +290,17 @@ public enum Schema {
             \(tallyPutIn)
         END;
         """,
+        // 15: the gate that holds a queued row (a watch rule, the account's Wi-Fi flag, an
+        // account whose password cannot be read), written once when the scheduler finds
+        // it shut and cleared when it opens (`QueueStore+Hold.swift`), and the rows ready
+        // to start in their own index. The scheduler reads the ready rows in order, so
+        // 50,000 photos waiting for Wi-Fi cost it nothing per file that goes meanwhile.
+        """
+        ALTER TABLE transfers ADD COLUMN held_by TEXT;
+        CREATE INDEX transfers_ready ON transfers (direction, lane, id)
+            WHERE state = 'queued' AND paused = 0 AND cancel_requested = 0 AND held_by IS NULL;
+        CREATE INDEX transfers_held ON transfers (held_by, reason_code) WHERE held_by IS NOT NULL;
+        """,
     ]
 
     public static var latest: Int { migrations.count }
