@@ -8,13 +8,15 @@ thread's, the ended transfers' included, from /proc/PID/stat). Done for a short 
 long one's rate should be at least 0.9x the short one's, and each file should cost at most
 3 ms of agent CPU either way. Then a watch rule's photos queued behind 50,000 that a
 Wi-Fi-only rule holds, against the same photos alone: the held ones must cost nothing per
-photo that goes meanwhile (0.9x as well).
+photo that goes meanwhile (0.9x as well). Last, 20,000 photos queued for a server that is
+gone while the network is up: the agent must wait for it, not try it with each photo in
+turn (at most 1% of a core).
 
 Everything runs in a private XDG home in a temporary folder, against a plain WebDAV server
 on loopback (Apache httpd with mod_dav, as the tests start it). Timings are figures to read, not asserts.
 
     .venv/bin/python scripts/bench_backlog.py [--bin .build/release] [--small 2000]
-                                              [--large 200000] [--measure 2000] [--held 50000]
+                                              [--large 200000] [--measure 2000] [--held 50000] [--gone 20000]
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from bench_watch import PASSWORD, REPO, USER, Scene, photo  # noqa: E402
 
 RATE_GOAL = 0.9
 CPU_GOAL_MS = 3.0
+GONE_CPU_GOAL = 0.01
 
 
 def start_apache(scene: Scene) -> tuple[subprocess.Popen, str]:
@@ -231,6 +234,41 @@ def run_behind_held(binary: str, held: int, measure: int) -> dict:
         scene.close()
 
 
+def run_server_gone(binary: str, backlog: int, seconds: float) -> dict:
+    """`backlog` photos queued for a server that is gone (Apache stopped after the account was
+    added, so every connection is refused) while the network is up: the agent's CPU over
+    `seconds`, and how many photos tried the server meanwhile. The failed ones try again
+    with their backoff; the rest must wait without trying it in turn."""
+    scene = Scene(binary)
+    try:
+        apache, url = start_apache(scene)
+        added = scene.cli("account", "add", url, "--user", USER, "--name", "apache", "--allow-insecure-http", "--password-stdin",
+                          stdin=PASSWORD + "\n", check=False)
+        apache.terminate()
+        apache.wait(10)
+        if added.returncode != 0:
+            raise RuntimeError(f"account add failed: {added.stdout} {added.stderr}")
+        folder = f"{scene.home}/Library"
+        jpeg = photo("2024:03:15 10:00:00", "")
+        for i in range(backlog):
+            os.makedirs(f"{folder}/{i // 1000:03d}", exist_ok=True)
+            with open(f"{folder}/{i // 1000:03d}/IMG_{i:06d}.jpg", "wb") as f:
+                f.write(jpeg + i.to_bytes(4, "big"))
+        scene.cli("upload", folder, "--to", "/Backlog")
+        os.sync()
+        scene.start_agent()
+        time.sleep(2)  # its start, and the first tries
+        cpu = scene.cpu_seconds()
+        time.sleep(seconds)
+        cpu = scene.cpu_seconds() - cpu
+        db = sqlite3.connect(f"file:{scene.home}/state/instant-upload/queue.sqlite3?mode=ro", uri=True)
+        tried = db.execute("SELECT count(*) FROM transfers WHERE attempts > 0").fetchone()[0]
+        db.close()
+        return {"backlog": backlog, "seconds": seconds, "cpu_share": cpu / seconds, "tried": tried}
+    finally:
+        scene.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", default=".build/release")
@@ -238,6 +276,8 @@ def main() -> int:
     parser.add_argument("--large", type=int, default=200_000)
     parser.add_argument("--measure", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3, help="pairs of runs; the median ratio is reported")
+    parser.add_argument("--gone", type=int, default=20_000,
+                        help="photos queued for a server that is gone, the agent's CPU measured over 30 s (0: not measured)")
     parser.add_argument("--held", type=int, default=50_000,
                         help="photos a Wi-Fi-only rule holds ahead of another rule's --measure photos (0: not measured)")
     parser.add_argument("--json", help="write the figures to this file as well")
@@ -280,6 +320,12 @@ def main() -> int:
         held_ratio = figures["behind_held"]["rate_ratio"]
         print(f"backlog: a rule's photos behind {args.held:,} a Wi-Fi-only rule holds go at {held_ratio:.2f}x their rate alone "
               f"(goal >= {RATE_GOAL}): {'PASS' if held_ratio >= RATE_GOAL else 'MISS'}")
+    if args.gone:
+        gone = run_server_gone(binary, args.gone, 30)
+        figures["server_gone"] = gone
+        print(f"backlog: {gone['backlog']:,} queued for a server that is gone: the agent uses {gone['cpu_share'] * 100:.2f}% of a core "
+              f"over {gone['seconds']:.0f} s, {gone['tried']:,} photos tried it (goal <= {GONE_CPU_GOAL * 100:.0f}% of a core): "
+              f"{'PASS' if gone['cpu_share'] <= GONE_CPU_GOAL else 'MISS'}")
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:

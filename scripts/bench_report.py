@@ -149,6 +149,11 @@ def backlog_goals(goals: Goals, backlog: dict | None) -> list[str]:
                   held["rate_ratio"] >= 0.9, command)
         lines = [f"- a watch rule's {r['measured_files']:,} photos " + (f"behind {r['held']:,} a Wi-Fi-only rule holds" if r["held"] else "alone")
                  + f": {r['files_per_s']:.1f} files/s, {r['cpu_ms_per_file']:.2f} ms agent CPU per file" for r in (alone, behind)]
+    gone = backlog.get("server_gone")
+    if gone:
+        goals.add(f"{gone['backlog']:,} queued for a server that is gone: <= 1% of a core",
+                  f"{gone['cpu_share'] * 100:.2f}% over {gone['seconds']:.0f} s; {gone['tried']:,} photos tried it",
+                  gone["cpu_share"] <= 0.01, command)
     return [f"- {r['backlog']:,} queued: {r['files_per_s']:.1f} files/s, {r['cpu_ms_per_file']:.2f} ms agent CPU per file"
             + (f", {r['requests_per_file']:.2f} requests per file" if "requests_per_file" in r else "")
             + f" over {r['measured_files']:,} completions (Apache mod_dav on loopback)"

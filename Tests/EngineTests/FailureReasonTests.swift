@@ -24,6 +24,34 @@ struct FailureReasonTests {
         try await scene.expectCompletedIdentical()
     }
 
+    @Test("server gone with 60 files queued: the failed ones try it again, the rest wait saying why without trying, and all go once it is back")
+    func unreachableBacklog() async throws {
+        let scene = try await UploadScene.make(size: 1000)
+        try await offThePool {
+            for n in 1...59 { _ = try scene.session.home.randomFile("pictures/more/IMG_\(n).jpg", size: 1000, seed: UInt64(n)) }
+            let r = try scene.session.cli(["upload", "--to", "/In", scene.session.home.path + "/pictures/more"])
+            guard r.status == 0 else { throw TestFailure("upload failed (\(r.status)): \(r.stderr)") }
+        }
+        try await scene.stopServer()
+        try await scene.startAgent()
+        func waiting(_ items: [[String: Any]]) -> [[String: Any]] {
+            items.filter { $0["state"] as? String == "queued" && ($0["reason"] as? [String: Any])?["code"] as? String == "unreachable" }
+        }
+        try await offThePool {
+            try scene.session.waitFor("the files that did not try the server waiting for it") { waiting($0).count >= 50 }
+            usleep(6_000_000)
+        }
+        let items = try await offThePool { try scene.session.items() }
+        // Each try backs off (1, 2, 4 s...), and one more file joins the failed ones each time
+        // their wait ends; before, every file tried the server in turn, again and again.
+        let tried = items.filter { ($0["attempts"] as? Int ?? 0) > 0 }
+        #expect(tried.count <= 12, "\(tried.count) files tried the server")
+        let message = (waiting(items).first?["reason"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(message.contains("cannot reach the server") && message.contains("waiting until it answers"), "\(message)")
+        try await scene.restartServer()
+        try await offThePool { try scene.session.waitForAll("completed", count: 60, timeout: 150) }
+    }
+
     @Test("a PATCH that stalls longer than stall_seconds: retrying as timeout, then done")
     func timeout() async throws {
         let scene = try await UploadScene.make(size: 300_000)

@@ -121,6 +121,25 @@ struct HoldTests {
         #expect(try ready(store) == [held[1]])
     }
 
+    @Test("a server that cannot be reached: its failed rows stay retrying until the account's wait ends, and one held row at a time is let go to try it")
+    func unreachable() throws {
+        let (store, account) = try makeStore()
+        let rows = try photos(store, account, rule: nil, 0..<5)
+        try store.start(rows[0], resumedAt: 0)
+        try store.retryLater(rows[0], reason: Reason(.unreachable), at: 0, attempts: 1)
+        let until = nowMilliseconds() + 60_000
+        let scope = QueueStore.HoldScope.account(account.id)
+        try store.hold(scope, reason: Reason(.unreachable, "cannot reach the server; waiting until it answers"), dueRetrying: .postponed(until: until))
+        let failed = try #require(try store.transfer(id: rows[0]))
+        #expect(failed.state == .retrying && failed.nextAttemptAt == until && failed.attempts == 1)
+        #expect(try ready(store).isEmpty)
+        #expect(try reasons(store, Array(rows.dropFirst())) == [.unreachable])
+        try store.releaseOne(scope)
+        #expect(try ready(store) == [rows[1]], "the oldest")
+        try store.releaseOne(scope)
+        #expect(try ready(store) == [rows[1], rows[2]])
+    }
+
     @Test("a mark names its gate: rule names with colons read back; marks this version does not know are lifted")
     func keys() throws {
         for scope: QueueStore.HoldScope in [.account(7), .wifiFlag(account: 3), .rule("cam", account: 1), .rule("a:b:c", account: 12), .rule("", account: 2)] {

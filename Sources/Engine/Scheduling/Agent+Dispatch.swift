@@ -2,8 +2,8 @@ import Platform
 import Queue
 import Transport
 
-/// Starting transfers: budgets per direction, lanes, and the gates that hold some rows
-/// back (a busy server, a password that cannot be read, a Wi-Fi rule, no network).
+/// Starting transfers: budgets per direction, lanes, and meeting the gates that hold some
+/// rows back (`Agent+Gates.swift`).
 extension Agent {
     /// Inside the pass's transaction: a started row's thread begins once it is committed.
     func dispatch(_ store: QueueStore, _ after: inout AfterCommit) throws {
@@ -26,6 +26,8 @@ extension Agent {
         // should say when it is news to them (a busy server's rows already say so).
         var heldAccounts: Set<Int64> = []
         var notes: [Int64: Reason] = [:]
+        // Held accounts whose server cannot be reached, and what their rows say.
+        var unreachableAccounts: [Int64: Reason] = [:]
         var holdingWifiRule = false
         // Watch rules that hold their rows in this pass, and why; each asked once.
         var ruleAnswers: [RuleOfAccount: Reason?] = [:]
@@ -37,30 +39,7 @@ extension Agent {
             ruleAnswers[key] = answer
             return answer
         }
-        // The gates that hold rows since an earlier pass: lifted when open, so their rows are
-        // ready in this one; while shut, their rows say why again where a gate of the whole
-        // queue wrote over it. An account that takes no work now leaves its gates as they are.
-        for scope in try store.heldScopes() {
-            guard let account = accounts[scope.accountID] else {
-                try store.release(scope)
-                continue
-            }
-            guard takesWork(account, now: now, online: online) else { continue }
-            let gate: Gate
-            switch scope {
-            case .rule(let rule, _):
-                gate = ruleHold(rule, account).map(Gate.shut) ?? .open
-            case .wifiFlag:
-                gate = account.wifiOnly && !wifiOK() ? .shut(Reason(.wifi)) : .open
-            case .account:
-                gate = accountGate(account)
-            }
-            switch gate {
-            case .open: try store.release(scope)
-            case .shut(let reason): try store.restate(scope, reason: reason)
-            case .unknown: break
-            }
-        }
+        try reviewHolds(store, accounts: accounts, online: online, now: now, ruleHold: ruleHold, wifiOK: wifiOK)
         for direction in Direction.allCases {
             let slots = direction == .upload ? options.uploadSlots : options.downloadSlots
             var skipped = state.withLock { s in Set(s.running.filter { $0.value.direction == direction }.keys) }
@@ -83,6 +62,7 @@ extension Agent {
                     guard let account = accounts[row.accountID] else { continue }
                     if !takesWork(account, now: now, online: online) {
                         heldAccounts.insert(account.id)
+                        if let down = unreachable(account.id) { unreachableAccounts[account.id] = down }
                         lookedAtAll = false
                         break // the next query leaves this account out
                     }
@@ -129,75 +109,10 @@ extension Agent {
             try store.hold(.rule(key.rule, account: key.account), reason: reason)
         }
         for (id, note) in notes.sorted(by: { $0.key < $1.key }) { try store.hold(.account(id), reason: note) }
-    }
-
-    /// A watch rule of one account: rules of the same name may hold rows of other accounts.
-    struct RuleOfAccount: Hashable {
-        let rule: String
-        let account: Int64
-    }
-
-    /// What a gate that holds rows says in this pass: `unknown` while its answer is being
-    /// asked (a password being read, a status page being fetched), when it stays as it is.
-    enum Gate {
-        case open
-        case shut(Reason)
-        case unknown
-    }
-
-    /// Whether an account's own gates are open: its server's maintenance, and its password.
-    private func accountGate(_ account: Account) -> Gate {
-        if case .hold(let note) = maintenance.verdict(for: account, answered: { [self] in wake() }) {
-            return note.map(Gate.shut) ?? .unknown
-        }
-        let password = passwords.entry(for: account) { [self] in wake() }
-        if case .ready = password { return .open }
-        return Self.note(for: password, of: account).map(Gate.shut) ?? .unknown
-    }
-
-    /// False when an account takes no new work now: no network to its server, or the
-    /// server asked us to ease off.
-    private func takesWork(_ account: Account, now: Int64, online: Bool) -> Bool {
-        // Without a network only a server on this machine can be reached.
-        if !online && !account.isOnThisMachine { return false }
-        return state.withLock { s in
-            guard let p = s.pressure[account.id] else { return true }
-            if p.holdUntil > now { return false }
-            return s.running.values.filter { $0.accountID == account.id }.count < p.limit
-        }
-    }
-
-    /// What the rows of an account whose password is not ready say: nothing while it is
-    /// being looked up; `credentials` while it cannot be read, never `auth`: the server
-    /// has not refused anything, and no request goes out without the password.
-    static func note(for password: CredentialCache.Entry, of account: Account) -> Reason? {
-        switch password {
-        case .unavailable(let why, _):
-            return Reason(.credentials, detail: why)
-        case .missing:
-            return Reason(.credentials, "no password is stored for the account \(DisplayText.escape(account.name))",
-                          action: "add it again with `instant-upload account add`; the transfers start by themselves then")
-        case .ready, .asking:
-            return nil
-        }
-    }
-
-    /// The server said it is busy: fewer in flight for this account, and a pause.
-    func easeOff(accountID: Int64, retryAfter: Double?) {
-        state.withLock { s in
-            let inFlight = s.running.values.filter { $0.accountID == accountID }.count + 1
-            var p = s.pressure[accountID] ?? AccountPressure(limit: max(options.uploadSlots, options.downloadSlots))
-            p.limit = max(1, min(p.limit, inFlight) / 2)
-            p.holdUntil = max(p.holdUntil, nowMilliseconds() + Int64(saturating: (retryAfter ?? 1) * 1000))
-            s.pressure[accountID] = p
-        }
-    }
-
-    func recovered(accountID: Int64) {
-        state.withLock { s in
-            guard var p = s.pressure[accountID] else { return }
-            p.limit += 1
-            if p.limit >= max(options.uploadSlots, options.downloadSlots) { s.pressure[accountID] = nil } else { s.pressure[accountID] = p }
+        // The rows that failed stay retrying (they try the server again), but not before the account's wait ends.
+        for (id, down) in unreachableAccounts.sorted(by: { $0.key < $1.key }) {
+            let until = state.withLock { $0.pressure[id]?.holdUntil } ?? now
+            try store.hold(.account(id), reason: down, dueRetrying: .postponed(until: until))
         }
     }
 

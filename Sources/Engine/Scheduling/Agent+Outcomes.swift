@@ -135,6 +135,11 @@ extension Agent {
             let (delay, reason) = options.backoff.wait(after: classification, attempt: attempts)
             let at = nowMilliseconds() + Int64(saturating: delay * 1000)
             try store.retryLater(id, reason: reason, at: at, attempts: attempts)
+            if classification.reason.code == .unreachable {
+                cannotReach(accountID: row.accountID, reason: reason, until: at)
+            } else {
+                reached(accountID: row.accountID)
+            }
             after.onCommit {
                 let tenths = Int64(saturating: (delay * 10).rounded())
                 Log.info("\(row.name): \(reason.message); retrying in \(tenths / 10).\(tenths % 10) s (attempt \(attempts))")

@@ -77,10 +77,13 @@ public final class Agent: Sendable {
 
     /// How hard an account's server may be pushed right now. A 423/429/503 halves what
     /// is in flight for that account and holds new work until its `Retry-After`; each
-    /// completed transfer lets one more in again.
+    /// completed transfer lets one more in again. A server that cannot be reached at all
+    /// holds the account's new work until the failed transfer's next try (`unreachable`
+    /// says why), so a backlog waits for the server instead of each file trying it in turn.
     struct AccountPressure: Sendable {
         var limit: Int
         var holdUntil: Int64 = 0
+        var unreachable: Reason?
     }
 
     struct State: Sendable {

@@ -70,16 +70,30 @@ extension QueueStore {
         }
     }
 
+    /// What a hold does to the retrying rows of its scope whose time has come.
+    public enum DueRetrying: Sendable, Equatable {
+        /// They are held like the queued ones: their backoff means nothing while the gate is shut.
+        case held
+        /// They stay retrying, with their own reason, and try again at `until` (a server that
+        /// cannot be reached: they are the ones that try it again).
+        case postponed(until: Int64)
+    }
+
     /// A gate is shut: its queued rows that no gate holds yet say why and are marked, and
-    /// retrying ones whose time has come go back to queued the same way, since their backoff
-    /// means nothing while the gate is shut. Read through the index of ready rows, so rows
-    /// marked before are not read again.
-    public func hold(_ scope: HoldScope, reason: Reason, now: Int64 = nowMilliseconds()) throws {
+    /// retrying ones whose time has come are held or postponed (`dueRetrying`). Read through
+    /// the index of ready rows, so rows marked before are not read again.
+    public func hold(_ scope: HoldScope, reason: Reason, dueRetrying: DueRetrying = .held, now: Int64 = nowMilliseconds()) throws {
         let (condition, args) = scope.condition
         let cols = Self.reasonColumns(reason) + [("held_by", SQLValue.text(scope.key))]
         try database.transaction {
-            try moveAll(from: [.retrying], to: .queued, set: cols + [("next_attempt_at", .null)],
-                        where: "\(condition) AND next_attempt_at <= ? AND cancel_requested = 0", args + [.int(now)])
+            let due = "\(condition) AND next_attempt_at <= ? AND cancel_requested = 0"
+            switch dueRetrying {
+            case .held:
+                try moveAll(from: [.retrying], to: .queued, set: cols + [("next_attempt_at", .null)], where: due, args + [.int(now)])
+            case .postponed(let until):
+                try database.run("UPDATE transfers SET next_attempt_at = ? WHERE state = \(TransferState.retrying.sql) AND \(due)",
+                                 [.int(until)] + args + [.int(now)])
+            }
             try database.run("""
                 UPDATE transfers INDEXED BY transfers_ready SET \(cols.map { "\($0.0) = ?" }.joined(separator: ", "))
                 WHERE state = \(TransferState.queued.sql) AND paused = 0 AND cancel_requested = 0 AND held_by IS NULL AND \(condition)
@@ -112,6 +126,13 @@ extension QueueStore {
     /// A gate opened: its rows are ready again (and say what they said until they start).
     public func release(_ scope: HoldScope) throws {
         try database.run("UPDATE transfers SET held_by = NULL WHERE held_by = ?", [.text(scope.key)])
+    }
+
+    /// One row of a shut gate is ready again, to try what holds the rest (the oldest of
+    /// those that say the same).
+    public func releaseOne(_ scope: HoldScope) throws {
+        try database.run("UPDATE transfers SET held_by = NULL WHERE id = (SELECT id FROM transfers WHERE held_by = ? LIMIT 1)",
+                         [.text(scope.key)])
     }
 
     /// A shut gate's rows say `reason` again where something else was written over it (a

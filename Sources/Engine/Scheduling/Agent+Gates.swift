@@ -1,0 +1,148 @@
+import Platform
+import Queue
+import Transport
+
+/// The gates that hold part of the queue back, as the scheduler sees them: a server that is
+/// busy or cannot be reached, an account whose password cannot be read or whose server is in
+/// maintenance, a watch rule's Wi-Fi or power setting. The queue keeps which rows a shut
+/// gate holds (`QueueStore+Hold.swift`); each pass asks those gates again here.
+extension Agent {
+    /// The gates that hold rows since an earlier pass: lifted when open, so their rows are
+    /// ready in this pass; while shut, their rows say why again where a gate of the whole
+    /// queue wrote over it. An account that takes no work now (no network, a busy server)
+    /// leaves its gates as they are. `ruleHold` and `wifiOK` are the pass's own answers.
+    func reviewHolds(_ store: QueueStore, accounts: [Int64: Account], online: Bool, now: Int64,
+                     ruleHold: (String, Account) -> Reason?, wifiOK: () -> Bool) throws {
+        for scope in try store.heldScopes() {
+            guard let account = accounts[scope.accountID] else {
+                try store.release(scope)
+                continue
+            }
+            // Without a network the whole queue's gate says why, and nothing is tried.
+            if !online && !account.isOnThisMachine { continue }
+            let free = takesWork(account, now: now, online: online)
+            if case .account = scope, let down = unreachable(account.id) {
+                // Its rows wait until the server answers again; each time the wait ends, one
+                // of them tries it beside the failed ones, so the account never depends on
+                // rows the person may cancel.
+                if free { try store.releaseOne(scope) }
+                try store.restate(scope, reason: down)
+                continue
+            }
+            guard free else { continue }
+            let gate: Gate
+            switch scope {
+            case .rule(let rule, _):
+                gate = ruleHold(rule, account).map(Gate.shut) ?? .open
+            case .wifiFlag:
+                gate = account.wifiOnly && !wifiOK() ? .shut(Reason(.wifi)) : .open
+            case .account:
+                gate = accountGate(account)
+            }
+            switch gate {
+            case .open: try store.release(scope)
+            case .shut(let reason): try store.restate(scope, reason: reason)
+            case .unknown: break
+            }
+        }
+    }
+
+    /// A watch rule of one account: rules of the same name may hold rows of other accounts.
+    struct RuleOfAccount: Hashable {
+        let rule: String
+        let account: Int64
+    }
+
+    /// What a gate that holds rows says in this pass: `unknown` while its answer is being
+    /// asked (a password being read, a status page being fetched), when it stays as it is.
+    enum Gate {
+        case open
+        case shut(Reason)
+        case unknown
+    }
+
+    /// Whether an account's own gates are open: its server's maintenance, and its password.
+    private func accountGate(_ account: Account) -> Gate {
+        if case .hold(let note) = maintenance.verdict(for: account, answered: { [self] in wake() }) {
+            return note.map(Gate.shut) ?? .unknown
+        }
+        let password = passwords.entry(for: account) { [self] in wake() }
+        if case .ready = password { return .open }
+        return Self.note(for: password, of: account).map(Gate.shut) ?? .unknown
+    }
+
+    /// False when an account takes no new work now: no network to its server, or the
+    /// server asked us to ease off.
+    func takesWork(_ account: Account, now: Int64, online: Bool) -> Bool {
+        // Without a network only a server on this machine can be reached.
+        if !online && !account.isOnThisMachine { return false }
+        return state.withLock { s in
+            guard let p = s.pressure[account.id] else { return true }
+            if p.holdUntil > now { return false }
+            return s.running.values.filter { $0.accountID == account.id }.count < p.limit
+        }
+    }
+
+    /// What the rows of an account whose password is not ready say: nothing while it is
+    /// being looked up; `credentials` while it cannot be read, never `auth`: the server
+    /// has not refused anything, and no request goes out without the password.
+    static func note(for password: CredentialCache.Entry, of account: Account) -> Reason? {
+        switch password {
+        case .unavailable(let why, _):
+            return Reason(.credentials, detail: why)
+        case .missing:
+            return Reason(.credentials, "no password is stored for the account \(DisplayText.escape(account.name))",
+                          action: "add it again with `instant-upload account add`; the transfers start by themselves then")
+        case .ready, .asking:
+            return nil
+        }
+    }
+
+    /// The server said it is busy: fewer in flight for this account, and a pause.
+    func easeOff(accountID: Int64, retryAfter: Double?) {
+        state.withLock { s in
+            let inFlight = s.running.values.filter { $0.accountID == accountID }.count + 1
+            var p = s.pressure[accountID] ?? AccountPressure(limit: max(options.uploadSlots, options.downloadSlots))
+            p.limit = max(1, min(p.limit, inFlight) / 2)
+            p.holdUntil = max(p.holdUntil, nowMilliseconds() + Int64(saturating: (retryAfter ?? 1) * 1000))
+            s.pressure[accountID] = p
+        }
+    }
+
+    /// A transfer could not reach the account's server at all: new work for it waits until
+    /// that transfer's next try (`until`), and its waiting rows say why, in the failure's
+    /// first words (what follows is about that one file).
+    func cannotReach(accountID: Int64, reason: Reason, until: Int64) {
+        let sentence = reason.message.split(separator: "; ", maxSplits: 1).first.map(String.init) ?? reason.message
+        let note = Reason(.unreachable, sentence + "; waiting until it answers", action: reason.action, detail: reason.detail)
+        state.withLock { s in
+            var p = s.pressure[accountID] ?? AccountPressure(limit: max(options.uploadSlots, options.downloadSlots))
+            p.holdUntil = max(p.holdUntil, until)
+            p.unreachable = note
+            s.pressure[accountID] = p
+        }
+    }
+
+    /// The server answered (with something to retry): it can be reached.
+    func reached(accountID: Int64) {
+        state.withLock { s in
+            guard var p = s.pressure[accountID], p.unreachable != nil else { return }
+            p.unreachable = nil
+            s.pressure[accountID] = p
+        }
+    }
+
+    /// Why an account's server cannot be reached, while it cannot.
+    func unreachable(_ accountID: Int64) -> Reason? {
+        state.withLock { $0.pressure[accountID]?.unreachable }
+    }
+
+    func recovered(accountID: Int64) {
+        state.withLock { s in
+            guard var p = s.pressure[accountID] else { return }
+            p.unreachable = nil
+            p.limit += 1
+            if p.limit >= max(options.uploadSlots, options.downloadSlots) { s.pressure[accountID] = nil } else { s.pressure[accountID] = p }
+        }
+    }
+}
