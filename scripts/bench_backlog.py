@@ -91,6 +91,23 @@ DocumentRoot "{folder}/www"
     return proc, f"http://127.0.0.1:{port}/"
 
 
+def add_account(scene: Scene, url: str) -> None:
+    added = scene.cli("account", "add", url, "--user", USER, "--name", "apache", "--allow-insecure-http", "--password-stdin",
+                      stdin=PASSWORD + "\n", check=False)
+    if added.returncode != 0:
+        raise RuntimeError(f"account add failed: {added.stdout} {added.stderr}")
+
+
+def make_photos(folder: str, count: int, tag: bytes = b"") -> None:
+    """`count` tiny photos, a thousand per subfolder, each different (its number and `tag`)."""
+    jpeg = photo("2024:03:15 10:00:00", "")
+    for d in range((count + 999) // 1000):
+        os.makedirs(f"{folder}/{d:03d}", exist_ok=True)
+    for i in range(count):
+        with open(f"{folder}/{i // 1000:03d}/IMG_{i:06d}.jpg", "wb") as f:
+            f.write(jpeg + i.to_bytes(4, "big") + tag)
+
+
 def requests_so_far(scene: Scene) -> int:
     """Requests Apache has answered (its access log, one line each)."""
     try:
@@ -111,18 +128,10 @@ def run(binary: str, backlog: int, measure: int, profile: str | None = None) -> 
     apache = None
     try:
         apache, url = start_apache(scene)
-        added = scene.cli("account", "add", url, "--user", USER, "--name", "apache", "--allow-insecure-http", "--password-stdin",
-                  stdin=PASSWORD + "\n", check=False)
-        if added.returncode != 0:
-            raise RuntimeError(f"account add failed: {added.stdout} {added.stderr}")
+        add_account(scene, url)
         folder = f"{scene.home}/Library"
         made = time.monotonic()
-        for d in range(backlog // 1000 + 1):
-            os.makedirs(f"{folder}/{d:03d}", exist_ok=True)
-        jpeg = photo("2024:03:15 10:00:00", "")
-        for i in range(backlog):
-            with open(f"{folder}/{i // 1000:03d}/IMG_{i:06d}.jpg", "wb") as f:
-                f.write(jpeg + i.to_bytes(4, "big"))
+        make_photos(folder, backlog)
         made = time.monotonic() - made
         queued = time.monotonic()
         out = scene.cli("upload", folder, "--to", "/Backlog")
@@ -190,17 +199,9 @@ def run_behind_held(binary: str, held: int, measure: int) -> dict:
         with open(f"{scene.home}/config/instant-upload/config.ini", "a") as f:
             f.write(f"\n[network]\nsysfs_root = {scene.home}/sysfs\n")
         apache, url = start_apache(scene)
-        added = scene.cli("account", "add", url, "--user", USER, "--name", "apache", "--allow-insecure-http", "--password-stdin",
-                          stdin=PASSWORD + "\n", check=False)
-        if added.returncode != 0:
-            raise RuntimeError(f"account add failed: {added.stdout} {added.stderr}")
-        jpeg = photo("2024:03:15 10:00:00", "")
+        add_account(scene, url)
         for name, count in (("Held", held), ("Free", measure)):
-            for i in range(count):
-                folder = f"{scene.home}/{name}/{i // 1000:03d}"
-                os.makedirs(folder, exist_ok=True)
-                with open(f"{folder}/IMG_{i:06d}.jpg", "wb") as f:
-                    f.write(jpeg + i.to_bytes(4, "big") + name.encode())
+            make_photos(f"{scene.home}/{name}", count, name.encode())
         os.sync()
         scene.start_agent()
         db = sqlite3.connect(f"file:{scene.home}/state/instant-upload/queue.sqlite3?mode=ro", uri=True)
@@ -242,18 +243,13 @@ def run_server_gone(binary: str, backlog: int, seconds: float) -> dict:
     scene = Scene(binary)
     try:
         apache, url = start_apache(scene)
-        added = scene.cli("account", "add", url, "--user", USER, "--name", "apache", "--allow-insecure-http", "--password-stdin",
-                          stdin=PASSWORD + "\n", check=False)
-        apache.terminate()
-        apache.wait(10)
-        if added.returncode != 0:
-            raise RuntimeError(f"account add failed: {added.stdout} {added.stderr}")
+        try:
+            add_account(scene, url)
+        finally:
+            apache.terminate()
+            apache.wait(10)
         folder = f"{scene.home}/Library"
-        jpeg = photo("2024:03:15 10:00:00", "")
-        for i in range(backlog):
-            os.makedirs(f"{folder}/{i // 1000:03d}", exist_ok=True)
-            with open(f"{folder}/{i // 1000:03d}/IMG_{i:06d}.jpg", "wb") as f:
-                f.write(jpeg + i.to_bytes(4, "big"))
+        make_photos(folder, backlog)
         scene.cli("upload", folder, "--to", "/Backlog")
         os.sync()
         scene.start_agent()

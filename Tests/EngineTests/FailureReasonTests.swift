@@ -26,30 +26,52 @@ struct FailureReasonTests {
 
     @Test("server gone with 60 files queued: the failed ones try it again, the rest wait saying why without trying, and all go once it is back")
     func unreachableBacklog() async throws {
+        let scene = try await Self.backlog()
+        try await scene.stopServer()
+        try await scene.startAgent()
+        try await Self.expectWaiting(scene, code: "unreachable", saying: "waiting until it answers")
+        try await scene.restartServer()
+        try await offThePool { try scene.session.waitForAll("completed", count: 60, timeout: 150) }
+    }
+
+    @Test("a server that fails every request (500) with 60 files queued: after three files in a row the rest wait saying so, and all go once it works")
+    func failingServerBacklog() async throws {
+        let scene = try await Self.backlog()
+        try await scene.fault(["method": "PATCH", "status": 500, "body": "database on fire", "count": 100_000])
+        try await scene.startAgent()
+        try await Self.expectWaiting(scene, code: "server_error", saying: "every request fails")
+        try await scene.clearFaults()
+        try await offThePool { try scene.session.waitForAll("completed", count: 60, timeout: 150) }
+    }
+
+    /// One file queued by the scene, 59 more beside it.
+    static func backlog() async throws -> UploadScene {
         let scene = try await UploadScene.make(size: 1000)
         try await offThePool {
             for n in 1...59 { _ = try scene.session.home.randomFile("pictures/more/IMG_\(n).jpg", size: 1000, seed: UInt64(n)) }
             let r = try scene.session.cli(["upload", "--to", "/In", scene.session.home.path + "/pictures/more"])
             guard r.status == 0 else { throw TestFailure("upload failed (\(r.status)): \(r.stderr)") }
         }
-        try await scene.stopServer()
-        try await scene.startAgent()
+        return scene
+    }
+
+    /// The files that did not try the server wait for it, saying why with `code`, and stay
+    /// so: each try backs off (1, 2, 4 s...), and one more file joins the failed ones each
+    /// time their wait ends. (Before, every file tried the server in turn, again and again.)
+    static func expectWaiting(_ scene: UploadScene, code: String, saying words: String) async throws {
         func waiting(_ items: [[String: Any]]) -> [[String: Any]] {
-            items.filter { $0["state"] as? String == "queued" && ($0["reason"] as? [String: Any])?["code"] as? String == "unreachable" }
+            items.filter { $0["state"] as? String == "queued" && ($0["reason"] as? [String: Any])?["code"] as? String == code }
         }
         try await offThePool {
             try scene.session.waitFor("the files that did not try the server waiting for it") { waiting($0).count >= 50 }
             usleep(6_000_000)
         }
         let items = try await offThePool { try scene.session.items() }
-        // Each try backs off (1, 2, 4 s...), and one more file joins the failed ones each time
-        // their wait ends; before, every file tried the server in turn, again and again.
         let tried = items.filter { ($0["attempts"] as? Int ?? 0) > 0 }
         #expect(tried.count <= 12, "\(tried.count) files tried the server")
+        #expect(waiting(items).count >= 45, "\(waiting(items).count) files wait saying \(code)")
         let message = (waiting(items).first?["reason"] as? [String: Any])?["message"] as? String ?? ""
-        #expect(message.contains("cannot reach the server") && message.contains("waiting until it answers"), "\(message)")
-        try await scene.restartServer()
-        try await offThePool { try scene.session.waitForAll("completed", count: 60, timeout: 150) }
+        #expect(message.contains(words), "\(message)")
     }
 
     @Test("a PATCH that stalls longer than stall_seconds: retrying as timeout, then done")

@@ -25,7 +25,7 @@ extension InstantUploadTests {
 
     @Test("--on-ac-power holds the rule's uploads on battery with the reason shown, and lets them go when plugged in")
     func mainsPower() throws {
-        let sys = try Self.onBattery()
+        let sys = try TemporaryFolder.sysfsOnBattery()
         let scene = try InstantUploadScene(config: "\n[network]\nsysfs_root = \(sys.path)\n")
         try heldBesideFree(scene, held: "Camera", flag: "--on-ac-power", free: "Other", code: "battery")
         let held = try #require(try scene.session.items().first { $0["target"] as? String == "/Photos/held.jpg" })
@@ -44,7 +44,7 @@ extension InstantUploadTests {
 
     @Test("photos a shut gate holds are marked once: the scheduler reads only rows ready to go, and the photos say why again after the queue's pause")
     func heldPhotosAreNotReadPast() throws {
-        let sys = try Self.onBattery()
+        let sys = try TemporaryFolder.sysfsOnBattery()
         let scene = try InstantUploadScene(config: "\n[network]\nsysfs_root = \(sys.path)\n",
                                            extraEnvironment: ["INSTANT_UPLOAD_EXPLAIN": "1"])
         try heldBesideFree(scene, held: "Camera", flag: "--on-ac-power", free: "Other", code: "battery")
@@ -72,17 +72,6 @@ extension InstantUploadTests {
         }
         try sys.file("class/power_supply/AC/online", bytes: Array("1\n".utf8))
         try scene.waitUploaded(23)
-    }
-
-    /// A machine on its battery, as its sysfs tells it.
-    static func onBattery() throws -> TemporaryFolder {
-        let sys = TemporaryFolder("iu-sys")
-        try sys.file("class/power_supply/BAT0/type", bytes: Array("Battery\n".utf8))
-        try sys.file("class/power_supply/BAT0/status", bytes: Array("Discharging\n".utf8))
-        try sys.file("class/power_supply/BAT0/capacity", bytes: Array("54\n".utf8))
-        try sys.file("class/power_supply/AC/type", bytes: Array("Mains\n".utf8))
-        try sys.file("class/power_supply/AC/online", bytes: Array("0\n".utf8))
-        return sys
     }
 
     @Test("--wifi-only belongs to the rule: its uploads wait for unmetered Wi-Fi, another rule's to the same account go")

@@ -23,12 +23,7 @@ struct PowerSourceTests {
 
     @Test("read from sysfs; only a battery holds on_ac_power rules")
     func sysfs() throws {
-        let sys = TemporaryFolder("iu-sysfs")
-        try sys.file("class/power_supply/AC/type", bytes: Array("Mains\n".utf8))
-        try sys.file("class/power_supply/AC/online", bytes: Array("0\n".utf8))
-        try sys.file("class/power_supply/BAT0/type", bytes: Array("Battery\n".utf8))
-        try sys.file("class/power_supply/BAT0/status", bytes: Array("Discharging\n".utf8))
-        try sys.file("class/power_supply/BAT0/capacity", bytes: Array("54\n".utf8))
+        let sys = try TemporaryFolder.sysfsOnBattery()
         let onBattery = PowerSource.current(sysfsRoot: sys.path)
         #expect(onBattery.state == .battery)
         #expect(onBattery.holdsACPowerRules)
@@ -36,5 +31,18 @@ struct PowerSourceTests {
         try sys.file("class/power_supply/AC/online", bytes: Array("1\n".utf8))
         #expect(PowerSource.current(sysfsRoot: sys.path).state == .ac)
         #expect(!PowerSource.current(sysfsRoot: sys.path + "/nothing").holdsACPowerRules)
+    }
+}
+
+extension TemporaryFolder {
+    /// A machine's sysfs as it reads on battery: mains unplugged, BAT0 discharging at 54 %.
+    static func sysfsOnBattery() throws -> TemporaryFolder {
+        let sys = TemporaryFolder("iu-sysfs")
+        try sys.file("class/power_supply/AC/type", bytes: Array("Mains\n".utf8))
+        try sys.file("class/power_supply/AC/online", bytes: Array("0\n".utf8))
+        try sys.file("class/power_supply/BAT0/type", bytes: Array("Battery\n".utf8))
+        try sys.file("class/power_supply/BAT0/status", bytes: Array("Discharging\n".utf8))
+        try sys.file("class/power_supply/BAT0/capacity", bytes: Array("54\n".utf8))
+        return sys
     }
 }

@@ -26,8 +26,8 @@ extension Agent {
         // should say when it is news to them (a busy server's rows already say so).
         var heldAccounts: Set<Int64> = []
         var notes: [Int64: Reason] = [:]
-        // Held accounts whose server cannot be reached, and what their rows say.
-        var unreachableAccounts: [Int64: Reason] = [:]
+        // Held accounts whose server cannot take work (unreachable, failing), and what their rows say.
+        var downAccounts: [Int64: Reason] = [:]
         var holdingWifiRule = false
         // Watch rules that hold their rows in this pass, and why; each asked once.
         var ruleAnswers: [RuleOfAccount: Reason?] = [:]
@@ -62,7 +62,7 @@ extension Agent {
                     guard let account = accounts[row.accountID] else { continue }
                     if !takesWork(account, now: now, online: online) {
                         heldAccounts.insert(account.id)
-                        if let down = unreachable(account.id) { unreachableAccounts[account.id] = down }
+                        if let down = down(account.id) { downAccounts[account.id] = down }
                         lookedAtAll = false
                         break // the next query leaves this account out
                     }
@@ -110,7 +110,7 @@ extension Agent {
         }
         for (id, note) in notes.sorted(by: { $0.key < $1.key }) { try store.hold(.account(id), reason: note) }
         // The rows that failed stay retrying (they try the server again), but not before the account's wait ends.
-        for (id, down) in unreachableAccounts.sorted(by: { $0.key < $1.key }) {
+        for (id, down) in downAccounts.sorted(by: { $0.key < $1.key }) {
             let until = state.withLock { $0.pressure[id]?.holdUntil } ?? now
             try store.hold(.account(id), reason: down, dueRetrying: .postponed(until: until))
         }

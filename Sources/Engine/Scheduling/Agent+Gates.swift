@@ -21,7 +21,7 @@ extension Agent {
             // Without a network the whole queue's gate says why, and nothing is tried.
             if !online && !account.isOnThisMachine { continue }
             let free = takesWork(account, now: now, online: online)
-            if case .account = scope, let down = unreachable(account.id) {
+            if case .account = scope, let down = down(account.id) {
                 // Its rows wait until the server answers again; each time the wait ends, one
                 // of them tries it beside the failed ones, so the account never depends on
                 // rows the person may cancel.
@@ -109,38 +109,58 @@ extension Agent {
         }
     }
 
-    /// A transfer could not reach the account's server at all: new work for it waits until
-    /// that transfer's next try (`until`), and its waiting rows say why, in the failure's
-    /// first words (what follows is about that one file).
-    func cannotReach(accountID: Int64, reason: Reason, until: Int64) {
+    /// Files of one account failing with a server error in a row, each a different one,
+    /// before the server counts as down: one file may upset a server, three in a row say that
+    /// every request fails.
+    static let serverErrorsBeforeDown = 3
+
+    /// A transfer could not use the account's server: it could not reach it at all, or its
+    /// server error makes `serverErrorsBeforeDown` different files in a row. New work for
+    /// the account then waits until that transfer's next try (`until`), and its waiting rows
+    /// say why, in the failure's first words (what follows is about that one file). A single
+    /// server error only counts.
+    func serverFailed(accountID: Int64, row: Int64, reason: Reason, until: Int64) {
         let sentence = reason.message.split(separator: "; ", maxSplits: 1).first.map(String.init) ?? reason.message
-        let note = Reason(.unreachable, sentence + "; waiting until it answers", action: reason.action, detail: reason.detail)
         state.withLock { s in
             var p = s.pressure[accountID] ?? AccountPressure(limit: max(options.uploadSlots, options.downloadSlots))
-            p.holdUntil = max(p.holdUntil, until)
-            p.unreachable = note
+            let down: Reason?
+            if reason.code == .unreachable {
+                down = Reason(.unreachable, sentence + "; waiting until it answers", action: reason.action, detail: reason.detail)
+            } else {
+                p.failingRows.insert(row)
+                down = p.failingRows.count >= Self.serverErrorsBeforeDown
+                    ? Reason(reason.code, sentence + "; every request fails, so the other files wait until it works again",
+                             action: reason.action, detail: reason.detail)
+                    : nil
+            }
+            if let down {
+                p.holdUntil = max(p.holdUntil, until)
+                p.down = down
+            }
             s.pressure[accountID] = p
         }
     }
 
-    /// The server answered (with something to retry): it can be reached.
+    /// The server answered with something else to retry: it is not down.
     func reached(accountID: Int64) {
         state.withLock { s in
-            guard var p = s.pressure[accountID], p.unreachable != nil else { return }
-            p.unreachable = nil
+            guard var p = s.pressure[accountID], p.down != nil || !p.failingRows.isEmpty else { return }
+            p.down = nil
+            p.failingRows = []
             s.pressure[accountID] = p
         }
     }
 
-    /// Why an account's server cannot be reached, while it cannot.
-    func unreachable(_ accountID: Int64) -> Reason? {
-        state.withLock { $0.pressure[accountID]?.unreachable }
+    /// Why an account's server cannot take work, while it cannot.
+    func down(_ accountID: Int64) -> Reason? {
+        state.withLock { $0.pressure[accountID]?.down }
     }
 
     func recovered(accountID: Int64) {
         state.withLock { s in
             guard var p = s.pressure[accountID] else { return }
-            p.unreachable = nil
+            p.down = nil
+            p.failingRows = []
             p.limit += 1
             if p.limit >= max(options.uploadSlots, options.downloadSlots) { s.pressure[accountID] = nil } else { s.pressure[accountID] = p }
         }

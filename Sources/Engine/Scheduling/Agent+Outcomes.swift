@@ -135,8 +135,8 @@ extension Agent {
             let (delay, reason) = options.backoff.wait(after: classification, attempt: attempts)
             let at = nowMilliseconds() + Int64(saturating: delay * 1000)
             try store.retryLater(id, reason: reason, at: at, attempts: attempts)
-            if classification.reason.code == .unreachable {
-                cannotReach(accountID: row.accountID, reason: reason, until: at)
+            if [.unreachable, .serverError].contains(classification.reason.code) {
+                serverFailed(accountID: row.accountID, row: row.id, reason: reason, until: at)
             } else {
                 reached(accountID: row.accountID)
             }

@@ -77,13 +77,16 @@ public final class Agent: Sendable {
 
     /// How hard an account's server may be pushed right now. A 423/429/503 halves what
     /// is in flight for that account and holds new work until its `Retry-After`; each
-    /// completed transfer lets one more in again. A server that cannot be reached at all
-    /// holds the account's new work until the failed transfer's next try (`unreachable`
-    /// says why), so a backlog waits for the server instead of each file trying it in turn.
+    /// completed transfer lets one more in again. A server that cannot be reached at all, or
+    /// fails every request, holds the account's new work until the failed transfer's next
+    /// try (`down` says why), so a backlog waits for the server instead of each file trying
+    /// it in turn (`Agent+Gates.swift`).
     struct AccountPressure: Sendable {
         var limit: Int
         var holdUntil: Int64 = 0
-        var unreachable: Reason?
+        var down: Reason?
+        /// Different files that failed with a server error since the last that did not.
+        var failingRows: Set<Int64> = []
     }
 
     struct State: Sendable {
