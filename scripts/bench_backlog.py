@@ -22,6 +22,7 @@ on loopback (Apache httpd with mod_dav, as the tests start it). Timings are figu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -29,9 +30,10 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_watch import PASSWORD, REPO, USER, Scene, photo  # noqa: E402
+from bench_watch import PASSWORD, REPO, USER, Scene, photo, tally  # noqa: E402
 
 RATE_GOAL = 0.9
 CPU_GOAL_MS = 3.0
@@ -91,11 +93,24 @@ DocumentRoot "{folder}/www"
     return proc, f"http://127.0.0.1:{port}/"
 
 
-def add_account(scene: Scene, url: str) -> None:
-    added = scene.cli("account", "add", url, "--user", USER, "--name", "apache", "--allow-insecure-http", "--password-stdin",
-                      stdin=PASSWORD + "\n", check=False)
-    if added.returncode != 0:
-        raise RuntimeError(f"account add failed: {added.stdout} {added.stderr}")
+@contextlib.contextmanager
+def apache_scene(binary: str) -> Iterator[tuple[Scene, subprocess.Popen]]:
+    """A private scene with an account on Apache; both are taken down when done, Apache
+    unless it was stopped already."""
+    scene = Scene(binary)
+    apache = None
+    try:
+        apache, url = start_apache(scene)
+        added = scene.cli("account", "add", url, "--user", USER, "--name", "apache", "--allow-insecure-http", "--password-stdin",
+                          stdin=PASSWORD + "\n", check=False)
+        if added.returncode != 0:
+            raise RuntimeError(f"account add failed: {added.stdout} {added.stderr}")
+        yield scene, apache
+    finally:
+        if apache and apache.poll() is None:
+            apache.terminate()
+            apache.wait(10)
+        scene.close()
 
 
 def make_photos(folder: str, count: int, tag: bytes = b"") -> None:
@@ -118,17 +133,11 @@ def requests_so_far(scene: Scene) -> int:
 
 
 def completed(db: sqlite3.Connection) -> int:
-    # The queue's running tally: counting the rows of a 200,000-row table at every poll
-    # would cost the machine more than the agent does.
-    return db.execute("SELECT coalesce(sum(files), 0) FROM transfer_tally WHERE state = 'completed'").fetchone()[0]
+    return tally(db, "completed")
 
 
 def run(binary: str, backlog: int, measure: int, profile: str | None = None) -> dict:
-    scene = Scene(binary)
-    apache = None
-    try:
-        apache, url = start_apache(scene)
-        add_account(scene, url)
+    with apache_scene(binary) as (scene, _):
         folder = f"{scene.home}/Library"
         made = time.monotonic()
         make_photos(folder, backlog)
@@ -140,8 +149,8 @@ def run(binary: str, backlog: int, measure: int, profile: str | None = None) -> 
         # writes back the long backlog's 200,000 new files and its queue (the short one's are
         # a hundredth of that) on the same two cores while the agent is timed.
         os.sync()
-        db = sqlite3.connect(f"file:{scene.home}/state/instant-upload/queue.sqlite3?mode=ro", uri=True)
-        rows = db.execute("SELECT coalesce(sum(files), 0) FROM transfer_tally WHERE state = 'queued'").fetchone()[0]
+        db = scene.queue()
+        rows = tally(db, "queued")
         if rows != backlog:
             raise RuntimeError(f"{rows} rows queued, expected {backlog}: {out.stdout} {out.stderr}")
         measure = min(measure, backlog)
@@ -170,7 +179,7 @@ def run(binary: str, backlog: int, measure: int, profile: str | None = None) -> 
         if perf:
             perf.send_signal(2)
             perf.wait(60)
-        failed = db.execute("SELECT coalesce(sum(files), 0) FROM transfer_tally WHERE state = 'failed'").fetchone()[0]
+        failed = tally(db, "failed")
         db.close()
         files = done - first_done
         return {
@@ -179,39 +188,27 @@ def run(binary: str, backlog: int, measure: int, profile: str | None = None) -> 
             "requests_per_file": (last_requests - first_requests) / files,
             "start_s": first - started, "start_cpu_s": first_cpu - cpu0, "failed": failed,
         }
-    finally:
-        if apache:
-            apache.terminate()
-            apache.wait(10)
-        scene.close()
 
 
 def run_behind_held(binary: str, held: int, measure: int) -> dict:
     """Photos of one watch rule queued behind `held` photos of a Wi-Fi-only rule, which wait
     (the scene's sysfs shows no wireless interface): files/s and agent CPU per file over the
     free rule's photos, timed from its first completion. With `held` 0, the same rule alone."""
-    scene = Scene(binary)
-    apache = None
-    try:
-        sysfs = f"{scene.home}/sysfs/class/net"
-        os.makedirs(sysfs)
-        open(f"{sysfs}/README", "w").close()
+    with apache_scene(binary) as (scene, _):
+        os.makedirs(f"{scene.home}/sysfs/class/net")
         with open(f"{scene.home}/config/instant-upload/config.ini", "a") as f:
             f.write(f"\n[network]\nsysfs_root = {scene.home}/sysfs\n")
-        apache, url = start_apache(scene)
-        add_account(scene, url)
         for name, count in (("Held", held), ("Free", measure)):
             make_photos(f"{scene.home}/{name}", count, name.encode())
         os.sync()
         scene.start_agent()
-        db = sqlite3.connect(f"file:{scene.home}/state/instant-upload/queue.sqlite3?mode=ro", uri=True)
-        queued = lambda: db.execute("SELECT coalesce(sum(files), 0) FROM transfer_tally WHERE state = 'queued'").fetchone()[0]
+        db = scene.queue()
         deadline = time.monotonic() + 600
         if held:
             scene.cli("watch", "add", f"{scene.home}/Held", "--to", "/Backlog/Held", "--existing", "--wifi-only", "--name", "held")
-            while queued() < held:
+            while tally(db, "queued") < held:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"only {queued()} of {held} queued by the held rule; see {scene.home}/agent.log")
+                    raise RuntimeError(f"only {tally(db, 'queued')} of {held} queued by the held rule; see {scene.home}/agent.log")
                 time.sleep(0.2)
         if completed(db):
             raise RuntimeError(f"the Wi-Fi-only rule's photos went; see {scene.home}/agent.log")
@@ -228,11 +225,6 @@ def run_behind_held(binary: str, held: int, measure: int) -> dict:
         files = done - first_done
         return {"held": held, "measured_files": files, "files_per_s": files / (end - first),
                 "cpu_ms_per_file": (cpu - first_cpu) / files * 1000}
-    finally:
-        if apache:
-            apache.terminate()
-            apache.wait(10)
-        scene.close()
 
 
 def run_server_gone(binary: str, backlog: int, seconds: float) -> dict:
@@ -240,14 +232,9 @@ def run_server_gone(binary: str, backlog: int, seconds: float) -> dict:
     added, so every connection is refused) while the network is up: the agent's CPU over
     `seconds`, and how many photos tried the server meanwhile. The failed ones try again
     with their backoff; the rest must wait without trying it in turn."""
-    scene = Scene(binary)
-    try:
-        apache, url = start_apache(scene)
-        try:
-            add_account(scene, url)
-        finally:
-            apache.terminate()
-            apache.wait(10)
+    with apache_scene(binary) as (scene, apache):
+        apache.terminate()
+        apache.wait(10)
         folder = f"{scene.home}/Library"
         make_photos(folder, backlog)
         scene.cli("upload", folder, "--to", "/Backlog")
@@ -257,12 +244,10 @@ def run_server_gone(binary: str, backlog: int, seconds: float) -> dict:
         cpu = scene.cpu_seconds()
         time.sleep(seconds)
         cpu = scene.cpu_seconds() - cpu
-        db = sqlite3.connect(f"file:{scene.home}/state/instant-upload/queue.sqlite3?mode=ro", uri=True)
+        db = scene.queue()
         tried = db.execute("SELECT count(*) FROM transfers WHERE attempts > 0").fetchone()[0]
         db.close()
         return {"backlog": backlog, "seconds": seconds, "cpu_share": cpu / seconds, "tried": tried}
-    finally:
-        scene.close()
 
 
 def main() -> int:

@@ -29,7 +29,6 @@ import os
 import resource
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -40,7 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import process_cpu, process_stat, start_server  # noqa: E402
 from bench_backlog import requests_so_far, start_apache  # noqa: E402
 from bench_report import profile_libraries, profile_parts  # noqa: E402
-from bench_watch import PASSWORD, REPO, USER, Scene  # noqa: E402
+from bench_watch import PASSWORD, REPO, USER, Scene, tally  # noqa: E402
 
 RCLONE_GOAL = 1.0
 FLOOR_GOAL = 1 / 1.3
@@ -134,9 +133,9 @@ class NextcloudFace(Server):
 
 
 def completed(scene: Scene) -> int:
-    db = sqlite3.connect(f"file:{scene.home}/state/instant-upload/queue.sqlite3?mode=ro", uri=True)
+    db = scene.queue()
     try:
-        return db.execute("SELECT coalesce(sum(files), 0) FROM transfer_tally WHERE state = 'completed'").fetchone()[0]
+        return tally(db, "completed")
     finally:
         db.close()
 

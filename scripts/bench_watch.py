@@ -59,6 +59,12 @@ def photo(date: str, comment: str) -> bytes:
             + b"\xff\xfe" + struct.pack(">H", len(text) + 2) + text + body)
 
 
+def tally(db: sqlite3.Connection, state: str) -> int:
+    """Rows in `state`, from the queue's running tally: counting the rows of a 200,000-row
+    table at every poll would cost the machine more than the agent does."""
+    return db.execute("SELECT coalesce(sum(files), 0) FROM transfer_tally WHERE state = ?", (state,)).fetchone()[0]
+
+
 class Scene:
     def __init__(self, binary: str):
         self.binary = binary
@@ -108,6 +114,10 @@ class Scene:
             self.agent.terminate()
             self.agent.wait(30)
 
+    def queue(self) -> sqlite3.Connection:
+        """The agent's queue, read-only."""
+        return sqlite3.connect(f"file:{self.home}/state/instant-upload/queue.sqlite3?mode=ro", uri=True)
+
     def rule(self, rule_id: str) -> dict:
         rules = json.loads(self.cli("watch", "list", "--json").stdout)
         return next((r for r in rules if r["id"] == rule_id), {})
@@ -155,7 +165,7 @@ def latency(scene: Scene, photos: int) -> None:
     os.makedirs(folder)
     scene.cli("watch", "add", folder, "--to", "/Photos", "--settle", str(SETTLE))
     scene.wait_watching("camera", timeout=60)
-    db = sqlite3.connect(f"file:{scene.home}/state/instant-upload/queue.sqlite3?mode=ro", uri=True)
+    db = scene.queue()
     samples = []
     for i in range(photos):
         path = f"{folder}/IMG_{i:04d}.jpg"

@@ -200,7 +200,8 @@ struct QueueStoreTests {
         let mine = try store.enqueue([upload(wifiOnly, "by-hand.jpg")])
         let theirs = try store.enqueue([upload(other, "b.jpg", origin: .auto)])
         let now = nowMilliseconds()
-        let next = try store.runnable(direction: .upload, now: now, limit: 3, excludingAccounts: [camera.id], holdingWifiRule: true)
+        try store.hold(.wifiFlag(account: wifiOnly.id), reason: Reason(.wifi))
+        let next = try store.runnable(direction: .upload, now: now, limit: 3, excludingAccounts: [camera.id])
         #expect(next.map(\.id) == mine + theirs, "hand-made work of the Wi-Fi-only account goes; then the other account's row")
     }
 

@@ -196,10 +196,11 @@ struct WatchMemoryTests {
         try store.setIgnoreRules(now)
         // A rule's rows follow the rule, whatever the account-wide flag says.
         let ruleOnWifiAccount = try store.enqueue([upload(wifiAccount, "/p/phone.jpg", rule: "phone")])
-        let next = try store.runnable(direction: .upload, now: nowMilliseconds(), limit: 10, holdingWifiRule: true, holdingRules: ["cam"])
+        try store.hold(.rule("cam", account: account.id), reason: Reason(.battery, "waiting for mains power: BAT0 discharging 54 %"))
+        try store.hold(.wifiFlag(account: wifiAccount.id), reason: Reason(.wifi))
+        let next = try store.runnable(direction: .upload, now: nowMilliseconds(), limit: 10)
         #expect(next.map(\.id) == manual + other + now + ruleOnWifiAccount)
 
-        try store.hold(.rule("cam", account: account.id), reason: Reason(.battery, "waiting for mains power: BAT0 discharging 54 %"))
         let rows = try store.transfers(state: .queued)
         #expect(rows.filter { $0.reason?.code == .battery }.count == 1000)
         #expect(rows.first { $0.id == other[0] }?.reason == nil)

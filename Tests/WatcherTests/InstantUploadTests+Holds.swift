@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Queue
 import Testing
 import TestSupport
 
@@ -54,8 +55,13 @@ extension InstantUploadTests {
             items.filter { ($0["reason"] as? [String: Any])?["code"] as? String == "battery" }.count == 21
                 && items.filter { $0["state"] as? String == "completed" }.count == 2
         }
-        // Every plan of the scheduler's query reads the queued rows from the index of rows
-        // ready to start, which the held photos are not in.
+        // The held photos are marked with their rule's gate, so they are not in the index of
+        // rows ready to start; every plan of the scheduler's query reads the queued rows there.
+        let store = try QueueStore(path: scene.session.databasePath)
+        let held = try #require(try store.transfers(state: .queued).first)
+        #expect(try store.heldScopes() == [.rule(try #require(held.watchRule), account: held.accountID)])
+        #expect(try store.runnable(direction: .upload, now: nowMilliseconds(), limit: 100).isEmpty,
+                "the held photos are not ready, with no account or rule left out by the caller")
         let log = scene.session.agentLog.split(separator: "\n", omittingEmptySubsequences: false)
         let plans = log.indices.filter { log[$0].hasPrefix("query plan: SELECT * FROM (SELECT t.id AS id") }
         #expect(!plans.isEmpty, "\(scene.session.agentLog.suffix(3000))")

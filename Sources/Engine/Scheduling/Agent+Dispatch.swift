@@ -28,10 +28,8 @@ extension Agent {
         var notes: [Int64: Reason] = [:]
         // Held accounts whose server cannot take work (unreachable, failing), and what their rows say.
         var downAccounts: [Int64: Reason] = [:]
-        var holdingWifiRule = false
-        // Watch rules that hold their rows in this pass, and why; each asked once.
+        // What each watch rule says in this pass; each asked once.
         var ruleAnswers: [RuleOfAccount: Reason?] = [:]
-        var heldRules: [RuleOfAccount: Reason] = [:]
         func ruleHold(_ rule: String, _ account: Account) -> Reason? {
             let key = RuleOfAccount(rule: rule, account: account.id)
             if let answer = ruleAnswers[key] { return answer }
@@ -49,13 +47,12 @@ extension Agent {
             // the backlog (no network, a password still being read, a server in maintenance).
             while free > 0, !accounts.keys.allSatisfy(heldAccounts.contains) {
                 // As many rows as there are free slots: a row held back ends this query's
-                // look (its account or rule is left out of the next query, so held rows never
-                // hide the ones behind them), and a small photo's pass would otherwise read
-                // and decode rows it never starts.
+                // look (its rule's rows are held at once and its account is left out of the
+                // next query, so held rows never hide the ones behind them), and a small
+                // photo's pass would otherwise read and decode rows it never starts.
                 let limit = free
                 let rows = try store.runnable(direction: direction, now: now, limit: limit, excluding: skipped,
-                                              excludingAccounts: heldAccounts, holdingWifiRule: holdingWifiRule,
-                                              holdingRules: Set(heldRules.keys.map(\.rule)))
+                                              excludingAccounts: heldAccounts)
                 var lookedAtAll = true
                 for row in rows where free > 0 {
                     skipped.insert(row.id)
@@ -74,15 +71,15 @@ extension Agent {
                     }
                     // Watch rules (and the account-wide Wi-Fi flag) hold auto-uploads; what a
                     // person asked for by hand goes (the same rows as QueueStore.HoldScope).
+                    // Their rows are held at once, so the next query no longer finds them.
                     if row.origin == .auto, !row.ignoreRules {
-                        if let rule = row.watchRule {
-                            if let reason = ruleHold(rule, account) {
-                                heldRules[RuleOfAccount(rule: rule, account: account.id)] = reason
-                                lookedAtAll = false
-                                break
-                            }
-                        } else if account.wifiOnly, !wifiOK() {
-                            holdingWifiRule = true
+                        let gate: (QueueStore.HoldScope, Reason)? = if let rule = row.watchRule {
+                            ruleHold(rule, account).map { (.rule(rule, account: account.id), $0) }
+                        } else {
+                            account.wifiOnly && !wifiOK() ? (.wifiFlag(account: account.id), Reason(.wifi)) : nil
+                        }
+                        if let (scope, reason) = gate {
+                            try store.hold(scope, reason: reason)
                             lookedAtAll = false
                             break
                         }
@@ -99,15 +96,7 @@ extension Agent {
                 if lookedAtAll && rows.count < limit { break }
             }
         }
-        // The gates met shut in this pass hold their rows from now on (`QueueStore+Hold.swift`).
-        if holdingWifiRule {
-            for account in accounts.values.sorted(by: { $0.id < $1.id }) where account.wifiOnly {
-                try store.hold(.wifiFlag(account: account.id), reason: Reason(.wifi))
-            }
-        }
-        for (key, reason) in heldRules.sorted(by: { ($0.key.account, $0.key.rule) < ($1.key.account, $1.key.rule) }) {
-            try store.hold(.rule(key.rule, account: key.account), reason: reason)
-        }
+        // The accounts met held in this pass hold their rows from now on (`QueueStore+Hold.swift`).
         for (id, note) in notes.sorted(by: { $0.key < $1.key }) { try store.hold(.account(id), reason: note) }
         // The rows that failed stay retrying (they try the server again), but not before the account's wait ends.
         for (id, down) in downAccounts.sorted(by: { $0.key < $1.key }) {

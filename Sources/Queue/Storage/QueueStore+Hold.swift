@@ -13,23 +13,13 @@ import Platform
 /// agent's memory, so they outlive a restart and a rolled-back pass alike; a row coming back
 /// to `queued` by any other way (retry, `--now`, the person's pause) is marked by nothing.
 extension QueueStore {
-    /// Rows the account-wide Wi-Fi flag holds while there is no unmetered Wi-Fi: auto-uploads
-    /// of no watch rule to a Wi-Fi-only account that the person did not send with `--now`.
-    /// (A watch rule's rows follow the rule, whose default is that flag.) Unqualified
-    /// columns, so it reads the same inside an UPDATE and a SELECT over `transfers t`.
-    static let heldByWifiRule = "origin = 'auto' AND ignore_rules = 0 AND watch_rule IS NULL AND account_id IN (SELECT id FROM accounts WHERE wifi_only = 1)"
-
-    /// Rows of the watch rules `rules` that a rule may hold (auto-uploads not sent with `--now`).
-    static func heldByRules(_ rules: Set<String>) -> (String, [SQLValue]) {
-        let placeholders = Array(repeating: "?", count: rules.count).joined(separator: ", ")
-        return ("origin = 'auto' AND ignore_rules = 0 AND watch_rule IN (\(placeholders))", rules.sorted().map { .text($0) })
-    }
-
     /// Which rows a hold applies to, and the mark it leaves on them.
     public enum HoldScope: Sendable, Hashable {
         /// Every row of one account (its password cannot be read, its server is in maintenance).
         case account(Int64)
-        /// The rows of one account that its Wi-Fi flag holds.
+        /// The rows of one account that its Wi-Fi flag holds while there is no unmetered
+        /// Wi-Fi: its auto-uploads of no watch rule (a watch rule's rows follow the rule,
+        /// whose default is that flag).
         case wifiFlag(account: Int64)
         /// The rows of one watch rule to one account (held by its Wi-Fi, power or pause setting).
         case rule(String, account: Int64)

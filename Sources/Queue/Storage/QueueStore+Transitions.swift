@@ -273,23 +273,15 @@ extension QueueStore {
 
     /// Rows the scheduler may start now: queued ones the person has not paused and no gate
     /// holds (`hold`), and retrying ones whose time has come, hand-made work first, then
-    /// oldest first. Within a pass, before its holds are written, rows of
-    /// `excludingAccounts`, rows of the watch rules `holdingRules` and, with
-    /// `holdingWifiRule`, rows the account-wide Wi-Fi flag holds are left out as well.
+    /// oldest first. Rows of `excludingAccounts` (held within a pass, by a busy server or a
+    /// password still being read) are left out as well.
     public func runnable(direction: Direction, now: Int64, limit: Int, excluding: Set<Int64> = [],
-                         excludingAccounts: Set<Int64> = [], holdingWifiRule: Bool = false,
-                         holdingRules: Set<String> = []) throws -> [Transfer] {
+                         excludingAccounts: Set<Int64> = []) throws -> [Transfer] {
         var condition = "t.direction = ? AND t.cancel_requested = 0 AND t.paused = 0"
         var args: [SQLValue] = [.text(direction.rawValue)]
         for (column, ids) in [("t.id", excluding), ("t.account_id", excludingAccounts)] where !ids.isEmpty {
             condition += " AND \(column) NOT IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
             args += ids.sorted().map { .int($0) }
-        }
-        if holdingWifiRule { condition += " AND NOT (\(Self.heldByWifiRule))" }
-        if !holdingRules.isEmpty {
-            let (held, ruleArgs) = Self.heldByRules(holdingRules)
-            condition += " AND NOT (\(held))"
-            args += ruleArgs
         }
         // Queued rows ready to start, read in order from their own index (rows a gate holds,
         // or the person paused, are not in it), and due retrying rows, read in order from the
