@@ -43,8 +43,10 @@ struct ResidentCodeTests {
         }
         running.wait()
         let released = ResidentCode.releaseStartUp()
-        elsewhere.join()
+        // Read at once: the tests running beside this one in the process bring back the
+        // pages their code touches, the longer the more (the thread's work takes a while).
         let after = try Self.residentCode()
+        elsewhere.join()
         // Only the mappings there before: a test running beside this one may load a library.
         let kept = before.keys.reduce(0) { $0 + (after[$1] ?? 0) }
         let had = before.values.reduce(0, +)
