@@ -113,6 +113,40 @@ struct SchedulingTests {
         }
     }
 
+    @Test("the files a busy server (429) made wait do not wake the scheduler until its Retry-After ends")
+    func busyServerIsWaitedOutAsleep() async throws {
+        try await offThePool {
+            let server = try ReferenceServer()
+            try server.makeFolder("Busy")
+            let s = try session(server)
+            var files: [String] = []
+            for i in 0..<30 { files.append(try s.home.randomFile("busy/b\(i).jpg", size: 2_000, seed: UInt64(i))) }
+            try server.fault(["method": "POST", "status": 429, "headers": ["Retry-After": "3"], "count": 100_000])
+            try s.cli(["upload", "--to", "/Busy"] + files)
+            try s.startAgent()
+            try s.waitFor("files waiting for the busy server") { items in
+                items.filter { ($0["reason"] as? [String: Any])?["code"] as? String == "server_busy" }.count >= 2
+            }
+            // Due files of a busy account cannot start; waking every 10 ms to find that out
+            // again was 214 wake-ups in these 4 s. Waking for the server's wait to end, and
+            // for a try every 3 s, was 7.
+            let pid = try #require(s.agentPID)
+            let before = try Self.wakeUps(ofThread: pid, in: pid)
+            usleep(4_000_000)
+            let woken = try Self.wakeUps(ofThread: pid, in: pid) - before
+            #expect(woken < 50, "the scheduler woke \(woken) times in 4 s")
+            try server.clearFaults()
+            try s.waitForAll("completed", count: 30, timeout: 60)
+        }
+    }
+
+    /// How often a thread has been switched to (voluntary and involuntary context switches).
+    static func wakeUps(ofThread tid: Int32, in pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8)
+        return status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
+            .compactMap { $0.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }.reduce(0, +)
+    }
+
     @Test("retry of a quota failure checks the space first and says what it found")
     func retryChecksQuota() async throws {
         try await offThePool {

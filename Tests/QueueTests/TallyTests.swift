@@ -118,7 +118,7 @@ struct TallyTests {
                 DROP INDEX transfers_completed; CREATE INDEX transfers_by_state_completed ON transfers (state, completed_at, id);
                 CREATE INDEX transfers_by_state_lane ON transfers (state, lane, id);
                 DROP INDEX transfers_by_watch_rule; CREATE INDEX transfers_by_watch_rule ON transfers (watch_rule, state);
-                DROP INDEX transfers_ready; DROP INDEX transfers_held; ALTER TABLE transfers DROP COLUMN held_by;
+                DROP INDEX transfers_ready; DROP INDEX transfers_held; ALTER TABLE transfers DROP COLUMN held_by; DROP INDEX transfers_retrying;
                 PRAGMA user_version = 11
                 """)
         }

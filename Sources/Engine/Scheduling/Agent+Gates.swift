@@ -98,6 +98,13 @@ extension Agent {
         }
     }
 
+    /// When the first wait of a busy or failing server ends, if one still runs: its due rows
+    /// go then (`nextRetryTime` leaves them out).
+    func accountsHeldUntil() -> Int64? {
+        let now = nowMilliseconds()
+        return state.withLock { $0.pressure.values.map(\.holdUntil).filter { $0 > now }.min() }
+    }
+
     /// The server said it is busy: fewer in flight for this account, and a pause.
     func easeOff(accountID: Int64, retryAfter: Double?) {
         state.withLock { s in

@@ -267,8 +267,9 @@ public final class Agent: Sendable {
             try handleCancellations(store)
             try applyPersonsPause(store)
             try applyPause(store, &after)
+            let now = nowMilliseconds()
             try dispatch(store, &after)
-            nextRetry = try store.nextRetryTime()
+            nextRetry = try store.nextRetryTime(after: now)
         }
         if let refused { throw refused }
         guard !stopping else { return nextRetry }
@@ -314,6 +315,7 @@ public final class Agent: Sendable {
         } else if let next = nextRetry {
             seconds = min(seconds, max(0.01, Double(next - nowMilliseconds()) / 1000))
         }
+        if let until = accountsHeldUntil() { seconds = min(seconds, max(0.01, Double(until - nowMilliseconds()) / 1000)) }
         if let ask = passwords.secondsUntilNextAsk { seconds = min(seconds, max(0.01, ask)) }
         if let check = maintenance.secondsUntilNextCheck { seconds = min(seconds, max(0.01, check)) }
         // While transfers run, their progress is written a few times a second between passes,

@@ -284,25 +284,31 @@ extension QueueStore {
             args += ids.sorted().map { .int($0) }
         }
         // Queued rows ready to start, read in order from their own index (rows a gate holds,
-        // or the person paused, are not in it), and due retrying rows, read in order from the
-        // index on (state, direction, lane, id); the two are merged: an OR of the two states
-        // would have SQLite sort every waiting row at each dispatch, which a backlog of 50,000
-        // photos pays per file.
-        // The ready rows' index is named: SQLite would take the one with more equal columns.
+        // or the person paused, are not in it), and the due retrying rows, found by their
+        // time in theirs and sorted (a few, where the rest of the retrying rows may be
+        // thousands); the two are merged: an OR of the two states would have SQLite sort
+        // every waiting row at each dispatch, which a backlog of 50,000 photos pays per file.
+        // The indexes are named: SQLite would take the one with more equal columns.
         func select(_ index: String) -> String {
             "SELECT \(Self.columns), t.lane AS lane FROM transfers t INDEXED BY \(index) JOIN accounts a ON a.id = t.account_id WHERE \(condition)"
         }
         let sql = """
             SELECT * FROM (\(select("transfers_ready")) AND t.state = \(TransferState.queued.sql) AND t.held_by IS NULL
-                           UNION ALL \(select("transfers_by_state")) AND t.state = \(TransferState.retrying.sql) AND t.next_attempt_at <= ?)
+                           UNION ALL \(select("transfers_retrying")) AND t.state = \(TransferState.retrying.sql) AND t.next_attempt_at <= ?)
             ORDER BY lane, id LIMIT ?
             """
         return try database.query(sql, args + args + [.int(now), .int(limit)], row: Self.transfer)
     }
 
-    /// When the next retrying row becomes due, so the agent can sleep until then.
-    public func nextRetryTime() throws -> Int64? {
-        try database.query("SELECT min(next_attempt_at) FROM transfers WHERE state = \(TransferState.retrying.sql)") { $0.optionalInt64(0) }.first ?? nil
+    /// When the next retrying row becomes due after `now`, so the agent can sleep until
+    /// then: one probe of the retrying rows' index. Rows due already are left out: the pass
+    /// that just ended met them, and those it did not start wait for something that wakes
+    /// the agent by itself (a slot freed by a transfer that ends, a busy server's wait
+    /// ending, a password read); counting them here would wake it every few milliseconds
+    /// until then.
+    public func nextRetryTime(after now: Int64) throws -> Int64? {
+        try database.query("SELECT min(next_attempt_at) FROM transfers INDEXED BY transfers_retrying WHERE state = \(TransferState.retrying.sql) AND next_attempt_at > ?",
+                           [.int(now)]) { $0.optionalInt64(0) }.first ?? nil
     }
 
     /// True when no row is queued, running or retrying. With `countingPaused: false`, rows

@@ -301,6 +301,13 @@ public enum Schema {
             WHERE state = 'queued' AND paused = 0 AND cancel_requested = 0 AND held_by IS NULL;
         CREATE INDEX transfers_held ON transfers (held_by, reason_code) WHERE held_by IS NOT NULL;
         """,
+        // 16: the retrying rows by the time of their next try, and only those. The scheduler
+        // reads the ones whose time has come and the next time to wake up at, each pass,
+        // without walking every retrying row; a thousand files failing each on its own then
+        // cost it nothing per pass.
+        """
+        CREATE INDEX transfers_retrying ON transfers (next_attempt_at) WHERE state = 'retrying';
+        """,
     ]
 
     public static var latest: Int { migrations.count }
