@@ -21,6 +21,15 @@ struct FailureClassifierTests {
         #expect(FailureClassifier.classify(SystemError("open", errno: ENOSPC, path: "/d"), direction: .download).reason.code == .localWrite)
     }
 
+    @Test("a 409 to a PATCH is about that upload's offset, not the server: it does not count towards the server being down")
+    func offsetConflictIsThisFileOnly() {
+        let conflict = FailureClassifier.classify(HTTPStatusError(step: .patch, status: 409))
+        #expect(conflict.isTransient && conflict.concernsThisFileOnly, "\(conflict)")
+        for status in [500, 502, 504] {
+            #expect(!FailureClassifier.classify(HTTPStatusError(step: .patch, status: status)).concernsThisFileOnly)
+        }
+    }
+
     @Test("a Retry-After is read strictly: a wait within the hour is kept and shown as the server gave it")
     func retryAfterKept() {
         let c = FailureClassifier.classify(HTTPStatusError(step: .patch, status: 429, retryAfter: "120"), now: 1_700_000_000_000)

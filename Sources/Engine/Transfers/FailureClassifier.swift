@@ -11,6 +11,10 @@ public struct Classification: Sendable, Equatable {
     public var retryAfter: Double?
     /// Set when the transfer was started again from zero: how many times in a row.
     public var restarts: Int?
+    /// The failure is about this file alone, whatever its code says: it tells nothing of
+    /// whether the server can take the other files (a 409 to a PATCH: the server holds
+    /// another part of this upload).
+    public var concernsThisFileOnly = false
 
     public init(reason: Reason, retryAfter: Double? = nil, restarts: Int? = nil) {
         self.reason = reason
@@ -110,7 +114,9 @@ public enum FailureClassifier {
         case 404 where e.step == .patch || e.step == .head:
             return Classification(reason: Reason(.uploadLost))
         case 409 where e.step == .patch:
-            return Classification(reason: Reason(.serverError, "the server holds a different part of the file; asking it where to continue"))
+            var c = Classification(reason: Reason(.serverError, "the server holds a different part of the file; asking it where to continue"))
+            c.concernsThisFileOnly = true
+            return c
         case 404 where e.step == .get:
             return Classification(reason: Reason(.sourceMissing, "the file is no longer on the server (404)", action: "discard it: `instant-upload cancel ID`"))
         case 404, 409:
