@@ -27,21 +27,34 @@ public final class ForeignWebDAVServer: @unchecked Sendable {
         self.kind = kind
         self.user = user
         self.password = password
-        port = try LoopbackPort.pick()
-        let fm = FileManager.default
-        try fm.createDirectory(atPath: folder.path + "/www", withIntermediateDirectories: true)
-        let (program, arguments): (String, [String])
-        switch kind {
-        case .apache: (program, arguments) = try Self.configureApache(folder: folder.path, port: port, user: user, password: password)
-        case .rclone: (program, arguments) = try Self.configureRclone(folder: folder.path, port: port, user: user, password: password)
-        }
-        process = try ChildProcess(program, arguments)
-        do {
-            try LoopbackPort.waitUntilListening(port, what: kind.rawValue)
-        } catch {
-            stop()
-            let errors = (try? String(contentsOfFile: folder.path + "/error.log", encoding: .utf8)) ?? ""
-            throw TestFailure("\(error); its log says: \(errors.suffix(2000))")
+        try FileManager.default.createDirectory(atPath: folder.path + "/www", withIntermediateDirectories: true)
+        // A port free a moment ago may be another test's server's by the time this one binds
+        // it: the server then exits, and is started again on another port.
+        var attempt = 0
+        while true {
+            attempt += 1
+            let port = try LoopbackPort.pick()
+            let (program, arguments): (String, [String])
+            switch kind {
+            case .apache: (program, arguments) = try Self.configureApache(folder: folder.path, port: port, user: user, password: password)
+            case .rclone: (program, arguments) = try Self.configureRclone(folder: folder.path, port: port, user: user, password: password)
+            }
+            let process = try ChildProcess(program, arguments)
+            let log = folder.path + "/error.log"
+            let errors = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+            let listening: Bool
+            do {
+                listening = try LoopbackPort.waitUntilListening(port, by: process, what: kind.rawValue)
+            } catch {
+                process.stop(grace: 10)
+                throw TestFailure("\(error); its log says: \(errors().suffix(2000))")
+            }
+            if listening {
+                self.port = port
+                self.process = process
+                return
+            }
+            guard attempt < 3 else { throw TestFailure("\(kind.rawValue) exited on start three times; its log says: \(errors().suffix(2000))") }
         }
     }
 
