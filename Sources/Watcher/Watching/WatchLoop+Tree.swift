@@ -21,8 +21,9 @@ extension WatchLoop {
     }
 
     /// Watches the whole tree if the folder is there; else watches its nearest existing
-    /// parent for it. Looks again after placing the parent's watch, since the folder may
-    /// have come back in between; gives up for a second if it keeps flapping.
+    /// parent for it. Looks again after placing the parent's watch, since the folder, or the
+    /// next folder on the way down to it, may have been made in between (the watch then
+    /// never hears of it); gives up for a second if it keeps flapping.
     func establish() {
         for _ in 0..<5 {
             switch rootState() {
@@ -42,8 +43,9 @@ extension WatchLoop {
                 // A permission change makes no event this watcher hears: look again later.
                 periodicDue = clock.now + settings.fallbackScanInterval
             }
-            watchNearestParent()
+            let watched = watchNearestParent()
             if case .folder = rootState() { continue }
+            if let watched, let next = nextComponent(below: watched), Self.isFolder(watched.appending(LocalPath(bytes: next))) { continue }
             return
         }
         periodicDue = clock.now + .seconds(1)
@@ -203,17 +205,20 @@ extension WatchLoop {
     }
 
     /// Watches the nearest existing parent of the missing folder for the next folder on
-    /// the way down to appear (`IN_CREATE`, `IN_MOVED_TO`), or for itself to go.
-    private func watchNearestParent() {
+    /// the way down to appear (`IN_CREATE`, `IN_MOVED_TO`), or for itself to go. Returns the
+    /// folder watched; nil when it could not be.
+    private func watchNearestParent() -> LocalPath? {
         var folder = root.parent
         while folder.bytes.count > 1, !Self.isFolder(folder) { folder = folder.parent }
         do {
             let wd = try inotify.addWatch(folder, mask: .waitingParent)
             if let old = parentWatch, old.wd != wd { inotify.removeWatch(old.wd) }
             parentWatch = (wd, folder)
+            return folder
         } catch {
             Log.warning("watching \(root.display): cannot watch \(folder.display) for it to come back (\(error)); looking again in \(settings.fallbackScanInterval)")
             periodicDue = clock.now + settings.fallbackScanInterval
+            return nil
         }
     }
 
