@@ -37,7 +37,20 @@ public enum LoopbackPort {
 
     /// The inode of the socket listening on 127.0.0.1:`port` (or any address), from /proc/net/tcp.
     static func listeningSocket(_ port: Int) -> String? {
-        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return nil }
+        // Read to the end: the kernel gives a page at a time, and a test run's sockets
+        // waiting out their close fill many.
+        let fd = open("/proc/net/tcp", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var page = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = page.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes += page[..<n]
+        }
+        let table = String(decoding: bytes, as: UTF8.self)
         let wanted = [String(format: "0100007F:%04X", port), String(format: "00000000:%04X", port)]
         for line in table.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ")
