@@ -10,13 +10,16 @@ long one's rate should be at least 0.9x the short one's, and each file should co
 Wi-Fi-only rule holds, against the same photos alone: the held ones must cost nothing per
 photo that goes meanwhile (0.9x as well). Last, 20,000 photos queued for a server that is
 gone while the network is up: the agent must wait for it, not try it with each photo in
-turn (at most 1% of a core).
+turn (at most 1% of a core); and as many for a server that answers every upload "busy, try
+again in 5 s" (429 with Retry-After): the agent must sleep through each wait.
 
 Everything runs in a private XDG home in a temporary folder, against a plain WebDAV server
-on loopback (Apache httpd with mod_dav, as the tests start it). Timings are figures to read, not asserts.
+on loopback (Apache httpd with mod_dav, as the tests start it; the busy server is the
+reference server's tus face, whose faults answer 429). Timings are figures to read, not asserts.
 
     .venv/bin/python scripts/bench_backlog.py [--bin .build/release] [--small 2000]
                                               [--large 200000] [--measure 2000] [--held 50000] [--gone 20000]
+                                              [--busy 20000]
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -250,6 +254,34 @@ def run_server_gone(binary: str, backlog: int, seconds: float) -> dict:
         return {"backlog": backlog, "seconds": seconds, "cpu_share": cpu / seconds, "tried": tried}
 
 
+def run_server_busy(binary: str, backlog: int, seconds: float) -> dict:
+    """`backlog` photos queued for a server that answers every upload 429 with `Retry-After:
+    5`: the agent's CPU over `seconds`, and how many photos tried the server meanwhile. Its
+    files wait out each Retry-After; none of it is the agent's work."""
+    scene = Scene(binary)
+    try:
+        scene.start_server()
+        for method in ("POST", "PATCH"):
+            fault = {"method": method, "status": 429, "headers": {"Retry-After": "5"}, "body": "slow down", "count": 10**9}
+            urllib.request.urlopen(urllib.request.Request(f"{scene.server_url}/_control/faults", data=json.dumps(fault).encode(),
+                                                          method="POST", headers={"Content-Type": "application/json"}), timeout=10).read()
+        folder = f"{scene.home}/Library"
+        make_photos(folder, backlog)
+        scene.cli("upload", folder, "--to", "/Photos")
+        os.sync()
+        scene.start_agent()
+        time.sleep(2)  # its start, and the first tries
+        cpu = scene.cpu_seconds()
+        time.sleep(seconds)
+        cpu = scene.cpu_seconds() - cpu
+        db = scene.queue()
+        tried = db.execute("SELECT count(*) FROM transfers WHERE attempts > 0").fetchone()[0]
+        db.close()
+        return {"backlog": backlog, "seconds": seconds, "cpu_share": cpu / seconds, "tried": tried}
+    finally:
+        scene.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", default=".build/release")
@@ -259,6 +291,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="pairs of runs; the median ratio is reported")
     parser.add_argument("--gone", type=int, default=20_000,
                         help="photos queued for a server that is gone, the agent's CPU measured over 30 s (0: not measured)")
+    parser.add_argument("--busy", type=int, default=20_000,
+                        help="photos queued for a server that answers 429, the agent's CPU measured over 30 s (0: not measured)")
     parser.add_argument("--held", type=int, default=50_000,
                         help="photos a Wi-Fi-only rule holds ahead of another rule's --measure photos (0: not measured)")
     parser.add_argument("--json", help="write the figures to this file as well")
@@ -307,6 +341,12 @@ def main() -> int:
         print(f"backlog: {gone['backlog']:,} queued for a server that is gone: the agent uses {gone['cpu_share'] * 100:.2f}% of a core "
               f"over {gone['seconds']:.0f} s, {gone['tried']:,} photos tried it (goal <= {GONE_CPU_GOAL * 100:.0f}% of a core): "
               f"{'PASS' if gone['cpu_share'] <= GONE_CPU_GOAL else 'MISS'}")
+    if args.busy:
+        busy = run_server_busy(binary, args.busy, 30)
+        figures["server_busy"] = busy
+        print(f"backlog: {busy['backlog']:,} queued for a server that answers 429 (Retry-After: 5): the agent uses "
+              f"{busy['cpu_share'] * 100:.2f}% of a core over {busy['seconds']:.0f} s, {busy['tried']:,} photos tried it "
+              f"(goal <= {GONE_CPU_GOAL * 100:.0f}% of a core): {'PASS' if busy['cpu_share'] <= GONE_CPU_GOAL else 'MISS'}")
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:

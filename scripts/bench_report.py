@@ -154,6 +154,11 @@ def backlog_goals(goals: Goals, backlog: dict | None) -> list[str]:
         goals.add(f"{gone['backlog']:,} queued for a server that is gone: <= 1% of a core",
                   f"{gone['cpu_share'] * 100:.2f}% over {gone['seconds']:.0f} s; {gone['tried']:,} photos tried it",
                   gone["cpu_share"] <= 0.01, command)
+    busy = backlog.get("server_busy")
+    if busy:
+        goals.add(f"{busy['backlog']:,} queued for a server that answers 429 (Retry-After: 5): <= 1% of a core",
+                  f"{busy['cpu_share'] * 100:.2f}% over {busy['seconds']:.0f} s; {busy['tried']:,} photos tried it",
+                  busy["cpu_share"] <= 0.01, command)
     return [f"- {r['backlog']:,} queued: {r['files_per_s']:.1f} files/s, {r['cpu_ms_per_file']:.2f} ms agent CPU per file"
             + (f", {r['requests_per_file']:.2f} requests per file" if "requests_per_file" in r else "")
             + f" over {r['measured_files']:,} completions (Apache mod_dav on loopback)"

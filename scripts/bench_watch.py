@@ -77,6 +77,7 @@ class Scene:
         with open(f"{self.home}/config/instant-upload/config.ini", "w") as f:
             f.write("[agent]\nautostart = false\n")
         self.server = None
+        self.server_url = None
         self.agent = None
 
     def start_server(self) -> None:
@@ -89,6 +90,7 @@ class Scene:
             raise RuntimeError(f"the reference server did not start: {line!r}")
         threading.Thread(target=lambda: [None for _ in self.server.stdout], daemon=True).start()
         base = line.split()[1].decode().rstrip("/")
+        self.server_url = base
         os.makedirs(f"{self.home}/server/tree/{USER}/Photos", exist_ok=True)
         self.cli("account", "add", "--webdav", f"{base}/dav/{USER}/", "--tus", f"{base}/files/", "--user", USER,
                  "--name", "bench", "--password-stdin", stdin=PASSWORD + "\n")
