@@ -122,6 +122,34 @@ struct CredentialTests {
         }
     }
 
+    @Test("an account saved again for another server and user while the agent runs: its password is read anew, the old one never goes there")
+    func accountSavedAgainIsAskedAnew() async throws {
+        try await offThePool {
+            let first = try ReferenceServer()
+            try first.makeFolder("In")
+            let second = try ReferenceServer(users: [("bob", "builder")])
+            try second.makeFolder("In", user: "bob")
+            let s = try AgentHarness()
+            try s.writeConfig(agentConfig(stallSeconds: 10))
+            try s.addAccount(first, name: "home")
+            let before = try s.home.randomFile("before.jpg", size: 20_000, seed: 1)
+            #expect(try s.cli(["upload", "--to", "/In", before]).status == 0)
+            try s.startAgent()
+            try s.waitForAll("completed", count: 1)
+
+            // Same name, another server and user: the agent knew alice's password for "home".
+            try s.addAccount(second, user: "bob", password: "builder", name: "home")
+            let after = try s.home.randomFile("after.jpg", size: 20_000, seed: 2)
+            #expect(try s.cli(["upload", "--to", "/In", after]).status == 0)
+            try s.waitFor("the second upload ended") { items in
+                items.contains { $0["name"] as? String == "after.jpg" && ["completed", "failed"].contains($0["state"] as? String) }
+            }
+            let row = try #require(try s.items().first { $0["name"] as? String == "after.jpg" })
+            #expect(row["state"] as? String == "completed", "\(row)")
+            #expect(try TestData.sha256(ofFile: second.tree("bob") + "/In/after.jpg") == (try TestData.sha256(ofFile: after)))
+        }
+    }
+
     @Test("download with the keyring locked says so and asks the server nothing")
     func downloadWithLockedKeyring() async throws {
         try await offThePool {

@@ -15,6 +15,11 @@ public enum CredentialLookup: Sendable, Equatable {
 /// memory, never asked for once per transfer. A lookup runs on a thread of its own, so a
 /// slow keyring never holds up the scheduler; one that cannot answer now is asked again
 /// every `retryInterval` seconds and whenever someone rings the doorbell.
+///
+/// A password is kept for the account as it was when it was read: an account saved again
+/// under the same name (another server, another user) or removed and added again (its id
+/// given out anew) is asked for again, so a password never goes to an address it was not
+/// read for.
 final class CredentialCache: Sendable {
     enum Entry: Sendable, Equatable {
         case ready(Credentials)
@@ -28,7 +33,7 @@ final class CredentialCache: Sendable {
     static let retryInterval = 10.0
 
     private let lookup: @Sendable (Account) -> CredentialLookup
-    private let entries = Locked<[Int64: Entry]>([:])
+    private let entries = Locked<[Int64: (account: Account, entry: Entry)]>([:])
     /// Why each account's password could not be read when last asked, so the log says it once.
     private let told = Locked<[Int64: String]>([:])
 
@@ -41,13 +46,14 @@ final class CredentialCache: Sendable {
     func entry(for account: Account, answered: @escaping @Sendable () -> Void) -> Entry {
         let now = MonotonicClock.seconds()
         let (entry, ask) = entries.withLock { e -> (Entry, Bool) in
-            let due: Bool = switch e[account.id] {
+            let known = e[account.id].flatMap { $0.account == account ? $0.entry : nil }
+            let due: Bool = switch known {
             case .none: true
             case .unavailable(_, let at), .missing(let at): at <= now
             case .ready, .asking: false
             }
-            guard due else { return (e[account.id]!, false) }
-            e[account.id] = .asking
+            if let known, !due { return (known, false) }
+            e[account.id] = (account, .asking)
             return (.asking, true)
         }
         if ask {
@@ -64,7 +70,9 @@ final class CredentialCache: Sendable {
     /// The password now, looking it up on the caller's thread when it is not known (for
     /// work that may wait, such as ending a cancelled upload on the server).
     func credentialsNow(for account: Account) -> Credentials? {
-        if case .ready(let credentials) = entries.withLock({ $0[account.id] }) { return credentials }
+        if let known = entries.withLock({ $0[account.id] }), known.account == account, case .ready(let credentials) = known.entry {
+            return credentials
+        }
         return record(lookup(account), for: account)
     }
 
@@ -79,7 +87,7 @@ final class CredentialCache: Sendable {
         case .unavailable(let why):
             entry = .unavailable(why, askAgainAt: MonotonicClock.seconds() + Self.retryInterval)
         }
-        entries.withLock { $0[account.id] = entry }
+        entries.withLock { $0[account.id] = (account, entry) }
         let said: String? = switch result {
         case .found: nil
         case .notStored: "no password is stored for it"
@@ -101,7 +109,7 @@ final class CredentialCache: Sendable {
     /// changed with `account add` is picked up.
     func forget(accountID: Int64) {
         entries.withLock { e in
-            if e[accountID] != .asking { e[accountID] = nil }
+            if e[accountID]?.entry != .asking { e[accountID] = nil }
         }
     }
 
@@ -109,8 +117,8 @@ final class CredentialCache: Sendable {
     /// passwords that could not be read, or were not stored, are asked for again.
     func askAgainSoon() {
         entries.withLock { e in
-            for (id, entry) in e {
-                switch entry {
+            for (id, known) in e {
+                switch known.entry {
                 case .unavailable, .missing: e[id] = nil
                 case .ready, .asking: break
                 }
@@ -122,8 +130,8 @@ final class CredentialCache: Sendable {
     var secondsUntilNextAsk: Double? {
         let now = MonotonicClock.seconds()
         return entries.withLock { e in
-            e.values.compactMap { entry -> Double? in
-                switch entry {
+            e.values.compactMap { known -> Double? in
+                switch known.entry {
                 case .unavailable(_, let at), .missing(let at): max(0, at - now)
                 case .ready, .asking: nil
                 }
