@@ -103,6 +103,30 @@ struct DownloadTests {
         #expect(!FileManager.default.fileExists(atPath: placed + ".part"))
     }
 
+    @Test("killed in the same window, then the file in place edited where it is (its .part is the same file): the edit is kept, ours goes beside it")
+    func editedInPlaceInsideTheWindow() throws {
+        let content = TestData.bytes(count: 3_000_000, seed: 6)
+        let (server, session) = try setUp(["Docs/report.pdf": content])
+        defer { withExtendedLifetime(server) {} }
+        try killInsideTheMoveWindow(session, downloading: "/Docs/report.pdf")
+        // An editor that writes in place: the same inode, which the .part still names.
+        let placed = session.downloads + "/report.pdf"
+        let edit = Array("the person's notes".utf8)
+        let handle = try #require(FileHandle(forWritingAtPath: placed))
+        handle.seekToEndOfFile()
+        handle.write(Data(edit))
+        try handle.close()
+
+        try session.startAgent()
+        try session.waitForAll("completed", count: 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: placed)) == Data(content + edit), "the person's edit is kept")
+        let item = try #require(try session.items().first)
+        let ours = try #require(item["local_path"] as? String)
+        #expect(ours != placed, "the row does not claim the edited file")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ours)) == Data(content))
+        #expect(!FileManager.default.fileExists(atPath: placed + ".part"))
+    }
+
     @Test("a file that changed on the server while paused starts over instead of being stitched")
     func changedOnServer() throws {
         let (server, session) = try setUp(["Docs/data.bin": TestData.bytes(count: 8_000_000, seed: 1)])

@@ -125,4 +125,14 @@ struct HostileServerTests {
         #expect(try await scene.requests().filter { $0 == "GET /dav/alice/data.bin" }.count == 2,
                 "one cut-off download, then one resume that got the bad range")
     }
+
+    @Test("a resume answered 206 with the rest of another version (Range honoured, If-Range not) fails as protocol, and nothing is stitched")
+    func otherVersionOnResume() async throws {
+        let scene = try await HostileScene.download()
+        try await scene.misbehave("other-version", "\"another-version\"")
+        try await scene.startAgent()
+        try await scene.expectProtocolFailure(quoting: "another version")
+        let placed = try FileManager.default.contentsOfDirectory(atPath: scene.session.downloads).filter { !$0.hasSuffix(".part") }
+        #expect(placed.isEmpty, "no file made of two versions: \(placed)")
+    }
 }

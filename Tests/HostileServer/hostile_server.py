@@ -245,7 +245,7 @@ class Handler(BaseHTTPRequestHandler):
             with STATE_LOCK:
                 STATE["gets"] += 1
                 first = STATE["gets"] == 1
-            if name == "content-range":
+            if name in ("content-range", "other-version"):
                 if first or "Range" not in self.headers:
                     # Half the file, then the line drops: the next attempt resumes with Range.
                     self.send_response(200)
@@ -255,6 +255,12 @@ class Handler(BaseHTTPRequestHandler):
                     self.wfile.write(FILE_BYTES[: len(FILE_BYTES) // 2])
                     return self.hang_up()
                 start = int(self.headers["Range"].split("=")[1].rstrip("-"))
+                if name == "other-version":
+                    # Range honoured, If-Range not: the rest of another version of the file,
+                    # under that version's ETag (`value`).
+                    other = bytes(reversed(FILE_BYTES))
+                    return self.answer(206, [("Content-Range", f"bytes {start}-{len(other) - 1}/{len(other)}"), ("ETag", value)],
+                                       other[start:])
                 return self.answer(206, [("Content-Range", value), ("ETag", FILE_ETAG)], FILE_BYTES[start:])
             if name == "content-length":
                 # The file's own ETag with a length no sane server sends, or one that does

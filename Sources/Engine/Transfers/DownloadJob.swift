@@ -56,7 +56,7 @@ final class DownloadJob {
         }
         let part = Self.partPath(of: final)
 
-        let file = try OpenFile(part, O_RDWR | O_CREAT, mode: 0o644)
+        let file = try openPart(part)
         var offset = try file.size()
         // Resume only what we know came from this very version of the file: the row keeps
         // the strong validator the bytes were fetched under (a weak ETag gives none).
@@ -64,6 +64,10 @@ final class DownloadJob {
             offset = 0
         }
         if offset > 0, let size = item.size, offset > size { offset = 0 }
+        // Bytes of another version go before the row names this one: a kill or a refused
+        // write in between would otherwise leave them to be resumed under its validator,
+        // the new version's tail stitched onto the old one's head.
+        if offset == 0, try file.size() > 0 { try file.truncate(to: 0) }
         try store.setDownloadInfo(transfer.id, bytesTotal: item.size, etag: .some(item.rangeValidator))
 
         // The running hash of what the .part already holds, from the last checkpoint on.
@@ -90,10 +94,11 @@ final class DownloadJob {
         } catch {
             // What arrived stays as a resume point; the hash is rebuilt from the file next time.
             if recorder.bytesRead > 0 { progressed = true }
-            try forgetCheckpoint(ifStartedOver: recorder, file: file)
+            try? forgetCheckpoint(ifStartedOver: recorder, file: file)
             throw error
         }
         progressed = true
+        // When the restart cannot be recorded, the new bytes are gone and the job ends here.
         try forgetCheckpoint(ifStartedOver: recorder, file: file)
         // A 200 restarted the hash before its first byte: it covers exactly the file.
         let digest = sha.hexDigest
@@ -135,7 +140,8 @@ final class DownloadJob {
 
     /// After the server sent the whole file again, the row's checkpoint (the hash of the old
     /// first bytes) must never meet the new ones on a later resume: it is forgotten, or, when
-    /// the database refuses that now, the new bytes go instead.
+    /// the database refuses that now, the new bytes go instead and the database's error is
+    /// thrown (the file they made is gone, so nothing may complete with it).
     private func forgetCheckpoint(ifStartedOver recorder: ProgressRecorder, file: OpenFile) throws {
         guard recorder.startedOver else { return }
         do {
@@ -143,7 +149,26 @@ final class DownloadJob {
         } catch {
             Log.info("download \(transfer.id): the restart could not be recorded (\(error)); the partial file starts again")
             try file.truncate(to: 0)
+            throw error
         }
+    }
+
+    /// The `.part` to write into, opened as itself only: a symbolic link put in its place,
+    /// or a second name of a file already placed (the hard link an agent killed after the
+    /// placing left, which a person may since have edited under its final name), is taken
+    /// away, not written through, and the bytes start again in a new `.part`.
+    private func openPart(_ part: LocalPath) throws -> OpenFile {
+        do throws(SystemError) {
+            let file = try OpenFile(part, O_RDWR | O_NOFOLLOW)
+            let st = try file.status()
+            if FileKind.of(mode: st.st_mode) == .regular, st.st_nlink == 1 { return file }
+            try file.close()
+            Log.info("download \(transfer.id): \(part.display) is not a partial file of its own; starting a new one")
+        } catch {
+            guard [ENOENT, ELOOP].contains(error.errno) else { throw error }
+        }
+        try FileIO.unlink(part, ifPresent: true)
+        return try OpenFile(part, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o644)
     }
 
     /// Removes the `.part` and the row's resume point; failures are logged (the job is

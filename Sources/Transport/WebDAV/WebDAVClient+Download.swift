@@ -77,6 +77,13 @@ extension WebDAVClient {
                 try PartialFile.truncate(descriptor, to: offset)
                 throw ProtocolViolation("the server sent bytes \(first)-\(last) of \(path) when asked for \(offset)- (\(received) bytes arrived)")
             }
+            // The rest of another version would be stitched onto ours: a server (or a proxy)
+            // that honours Range but not If-Range says so only in the reply's own validator.
+            if let sent = Self.otherVersion(asked: ifRange, etag: replyETag, lastModified: response.header("last-modified")) {
+                try PartialFile.truncate(descriptor, to: offset)
+                throw ProtocolViolation("the server sent the rest of another version of \(path) (\(sent)) when asked for the rest of "
+                                        + "\(ifRange ?? "")", said: sent)
+            }
             return DownloadResult(kind: .resumed, requestedOffset: offset, receivedBytes: received, fileSize: end,
                                   totalSize: range.total, etag: replyETag ?? etag, contentType: contentType)
 
@@ -106,6 +113,20 @@ extension WebDAVClient {
             throw HTTPStatusError(step: .get, response: HTTPResponse(status: response.status, headers: response.headers,
                                                                       body: errorBody))
         }
+    }
+
+    /// What a 206 says of its version when it is not the one `If-Range` named (nil when it
+    /// is, or says nothing): its strong ETag against an ETag asked for, its Last-Modified
+    /// against a date.
+    static func otherVersion(asked: String?, etag: String?, lastModified: String?) -> String? {
+        guard let asked else { return nil }
+        if asked.hasPrefix("\"") {
+            guard let etag, !etag.hasPrefix("W/"), etag != asked else { return nil }
+            return "ETag: \(ServerNumber.quoted(etag))"
+        }
+        guard let lastModified, let mine = HTTPDate.milliseconds(asked), let theirs = HTTPDate.milliseconds(lastModified),
+              mine != theirs else { return nil }
+        return "Last-Modified: \(ServerNumber.quoted(lastModified))"
     }
 
     /// The validator in the form `If-Range` may carry, or nil: a strong ETag (quoted, as
