@@ -122,6 +122,28 @@ struct CredentialTests {
         }
     }
 
+    @Test("a password that cannot be read while the whole queue is paused: the agent sleeps, instead of waking for an ask no pass makes")
+    func pausedWhileThePasswordWaits() async throws {
+        try await offThePool {
+            let scene = try Scene(files: 2)
+            let s = scene.session
+            try s.startAgent()
+            try s.waitFor("both rows waiting for the password", timeout: 30) { items in
+                items.count == 2 && items.allSatisfy { Self.reasonCode($0) == "credentials" }
+            }
+            #expect(try s.cli(["pause", "--all"]).status == 0)
+            try s.waitFor("both rows paused") { items in items.allSatisfy { Self.reasonCode($0) == "paused" } }
+            // The password is due to be asked again 10 s after it was; the paused queue's pass
+            // never asks it, and a wait that counted it woke every 10 ms from then on.
+            usleep(11_000_000)
+            let pid = try #require(s.agentPID)
+            let before = try SchedulingTests.wakeUps(ofThread: pid, in: pid)
+            usleep(3_000_000)
+            let woken = try SchedulingTests.wakeUps(ofThread: pid, in: pid) - before
+            #expect(woken < 30, "the scheduler woke \(woken) times in 3 s")
+        }
+    }
+
     @Test("an account saved again for another server and user while the agent runs: its password is read anew, the old one never goes there")
     func accountSavedAgainIsAskedAnew() async throws {
         try await offThePool {

@@ -140,6 +140,29 @@ struct SchedulingTests {
         }
     }
 
+    @Test("a busy server's Retry-After holds new uploads to its end, though the uploads already under way complete meanwhile")
+    func retryAfterOutlivesCompletions() async throws {
+        try await offThePool {
+            let server = try ReferenceServer()
+            try server.makeFolder("Busy")
+            let s = try session(server)
+            var files: [String] = []
+            for i in 0..<6 { files.append(try s.home.randomFile("busy/r\(i).jpg", size: 300_000, seed: UInt64(i))) }
+            // One upload of the first three is told to wait 30 s; the other two go through.
+            try server.fault(["method": "PATCH", "status": 429, "headers": ["Retry-After": "30"], "count": 1])
+            try s.cli(["upload", "--to", "/Busy"] + files)
+            try s.startAgent()
+            try s.waitFor("one upload told to wait") { items in
+                items.contains { ($0["reason"] as? [String: Any])?["code"] as? String == "server_busy" }
+            }
+            usleep(4_000_000)
+            let items = try s.items()
+            let completed = items.filter { $0["state"] as? String == "completed" }.count
+            #expect(completed <= 2, "\(completed) completed: the uploads that finished opened the server's wait early")
+            #expect(items.filter { $0["state"] as? String == "queued" }.count >= 3, "\(items.map { $0["state"] ?? "" })")
+        }
+    }
+
     /// How often a thread has been switched to (voluntary and involuntary context switches).
     static func wakeUps(ofThread tid: Int32, in pid: Int32) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8)

@@ -111,7 +111,7 @@ extension Agent {
             let inFlight = s.running.values.filter { $0.accountID == accountID }.count + 1
             var p = s.pressure[accountID] ?? AccountPressure(limit: max(options.uploadSlots, options.downloadSlots))
             p.limit = max(1, min(p.limit, inFlight) / 2)
-            p.holdUntil = max(p.holdUntil, nowMilliseconds() + Int64(saturating: (retryAfter ?? 1) * 1000))
+            p.busyUntil = max(p.busyUntil, nowMilliseconds() + Int64(saturating: (retryAfter ?? 1) * 1000))
             s.pressure[accountID] = p
         }
     }
@@ -141,7 +141,7 @@ extension Agent {
                     : nil
             }
             if let down {
-                p.holdUntil = max(p.holdUntil, until)
+                p.downUntil = max(p.downUntil, until)
                 p.down = down
             }
             s.pressure[accountID] = p
@@ -163,13 +163,18 @@ extension Agent {
         state.withLock { $0.pressure[accountID]?.down }
     }
 
+    /// A transfer of the account completed: the server works (it is not down), and takes one
+    /// more at once; the wait a busy server asked for still runs to its end.
     func recovered(accountID: Int64) {
+        let now = nowMilliseconds()
         state.withLock { s in
             guard var p = s.pressure[accountID] else { return }
             p.down = nil
+            p.downUntil = 0
             p.failingRows = []
             p.limit += 1
-            if p.limit >= max(options.uploadSlots, options.downloadSlots) { s.pressure[accountID] = nil } else { s.pressure[accountID] = p }
+            let eased = p.limit >= max(options.uploadSlots, options.downloadSlots) && p.busyUntil <= now
+            s.pressure[accountID] = eased ? nil : p
         }
     }
 }

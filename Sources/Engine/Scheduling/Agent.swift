@@ -83,7 +83,13 @@ public final class Agent: Sendable {
     /// it in turn (`Agent+Gates.swift`).
     struct AccountPressure: Sendable {
         var limit: Int
-        var holdUntil: Int64 = 0
+        /// Until when the server asked us to wait (`Retry-After`): a transfer completing
+        /// meanwhile does not shorten it.
+        var busyUntil: Int64 = 0
+        /// Until when a server that is down is left alone (the failed transfer's next try):
+        /// a completion lifts it, with `down`.
+        var downUntil: Int64 = 0
+        var holdUntil: Int64 { max(busyUntil, downUntil) }
         var down: Reason?
         /// Different files that failed with a server error since the last that did not.
         var failingRows: Set<Int64> = []
@@ -160,8 +166,9 @@ public final class Agent: Sendable {
     /// Wakes the scheduling loop: something changed in the database or in the world.
     public func wake() { doorbell.signal() }
 
-    /// The connectivity monitor's verdict. Going offline stops in-flight transfers at their
-    /// last checkpoint (nothing fails, no attempt is counted); coming back resumes.
+    /// The connectivity monitor's verdict, at each change of the network. Going offline stops
+    /// in-flight transfers at their last checkpoint (nothing fails, no attempt is counted);
+    /// coming back resumes.
     public func networkChanged(online: Bool) {
         let changed = state.withLock { s -> Bool in
             guard s.online != online else { return false }
@@ -169,10 +176,9 @@ public final class Agent: Sendable {
             if !online { s.stopAllRunning(because: .offline) }
             return true
         }
-        if changed {
-            Log.info(online ? "network is back: resuming the queue" : "network is gone: the queue waits for it")
-            wake()
-        }
+        if changed { Log.info(online ? "network is back: resuming the queue" : "network is gone: the queue waits for it") }
+        // Even on the same side: another network (Wi-Fi, metered or not) may open a gate.
+        wake()
     }
 
     /// Asks the agent to stop: transfers end at their last checkpoint, rows go back to queued.
@@ -216,7 +222,13 @@ public final class Agent: Sendable {
                 } catch {
                     try trouble.record(error)
                 }
-                state.withLock { $0.diskFull = trouble.diskFull }
+                let wasFull = state.withLock { s in
+                    defer { s.diskFull = trouble.diskFull }
+                    return s.diskFull
+                }
+                // The pass that found the disk writable again started nothing (it went by the
+                // full disk): the next one goes at once, not at the next retry or after 5 s.
+                if wasFull, !trouble.diskFull { wake() }
             }
             if stopping {
                 if state.withLock({ $0.running.isEmpty && $0.cancelling.isEmpty }) { break }
@@ -316,8 +328,11 @@ public final class Agent: Sendable {
             seconds = min(seconds, max(0.01, Double(next - nowMilliseconds()) / 1000))
         }
         if let until = accountsHeldUntil() { seconds = min(seconds, max(0.01, Double(until - nowMilliseconds()) / 1000)) }
-        if let ask = passwords.secondsUntilNextAsk { seconds = min(seconds, max(0.01, ask)) }
-        if let check = maintenance.secondsUntilNextCheck { seconds = min(seconds, max(0.01, check)) }
+        // A password or status page due again is asked by the pass that meets its account's
+        // rows; one overdue after a pass is one no pass asks now (no network, the queue
+        // paused, the account's rows gone), and waking for it would wake every 10 ms.
+        if let ask = passwords.secondsUntilNextAsk, ask > 0 { seconds = min(seconds, max(0.01, ask)) }
+        if let check = maintenance.secondsUntilNextCheck, check > 0 { seconds = min(seconds, max(0.01, check)) }
         // While transfers run, their progress is written a few times a second between passes,
         // and the batch's rate sampled every second.
         let deadline = MonotonicClock.seconds() + seconds
