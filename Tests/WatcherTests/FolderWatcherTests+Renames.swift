@@ -65,3 +65,27 @@ extension FolderWatcherTests {
         #expect(w.found.isEmpty)
     }
 }
+
+extension FolderWatcherTests {
+    @Test("a folder made and renamed before the watcher heard it made is watched and scanned under its new name")
+    func folderRenamedBeforeItsCreate() throws {
+        let w = WatchRecorder()
+        try Files.makeFolder(w.root)
+        try w.start()
+        // The watcher's thread is held in the handler, so the folder's IN_CREATE waits in the
+        // queue until the folder is renamed: no watch can be placed on it at its first name.
+        w.gate.close()
+        try Files.write(w.path("first.jpg"), Files.photo(1))
+        try w.waitFor("the watcher held in its handler") { _ in w.gate.isHolding }
+        try Files.makeFolder(w.path("Import"))
+        try Files.write(w.path("Import/a.jpg"), Files.photo(2))
+        try Files.rename(w.path("Import"), w.path("Trip"))
+        w.gate.open()
+        // Written before the folder had a watch: only a scan of the folder finds it.
+        try w.waitForFound(2, timeout: 10)
+        try Files.write(w.path("Trip/b.jpg"), Files.photo(3))
+        try w.waitForFound(3, timeout: 10)
+        #expect(w.foundNames == ["Trip/a.jpg", "Trip/b.jpg", "first.jpg"])
+        #expect(w.found.last?.noticedBy == .event)
+    }
+}

@@ -89,12 +89,17 @@ extension WatchLoop {
     /// A rename inside the tree: the same file or folder under a new name.
     private func renamed(_ from: PendingMove, to path: LocalPath, isFolder: Bool) {
         if isFolder {
+            // A folder made and renamed before its IN_CREATE was handled, or renamed between
+            // a sweep's listing and its walk, has no watch to follow it and was never
+            // scanned: it is walked at its new name, as a folder made there would be.
+            let wasWatched = tree.watch(of: from.path) != nil
             tree.move(from.path, to: path)
             settler.move(from.path, to: path, now: clock.now)
             for (fingerprint, at) in delivered where at.isWithin(from.path) {
                 delivered[fingerprint] = LocalPath(bytes: path.bytes + at.bytes.dropFirst(from.path.bytes.count))
             }
             handler(.moved(from: from.path, to: path, isFolder: true))
+            if !wasWatched { armSubtree(path) }
             return
         }
         if settler.isPending(from.path) {
