@@ -253,6 +253,54 @@ extension FolderWatcherTests {
             try until("the trouble gone") { try status().isEmpty }
         }
 
+        @Test("renamed after its watcher handed it over and before it was queued, it is queued once under its new name, whether its move comes with it or after")
+        func renamedBeforeQueued() throws {
+            let home = TemporaryFolder("iu-home")
+            let paths = XDGPaths(environment: ["HOME": home.path, "XDG_STATE_HOME": home.path + "/state", "XDG_DATA_HOME": home.path + "/data",
+                                               "XDG_CONFIG_HOME": home.path + "/config", "XDG_RUNTIME_DIR": home.path + "/run"])
+            let store = try QueueStore(path: paths.queueDatabase)
+            try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/", tusURL: "http://127.0.0.1:1/files/", username: "a")
+            try Files.makeFolder(home.path + "/Camera")
+            try home.file("config/instant-upload/config.ini",
+                          bytes: Array("[watch \"cam\"]\nfolder = \(home.path)/Camera\nto = /Photos\nexisting = yes\nsettle_seconds = 1\n".utf8))
+            // The service's work is done on this thread, step by step: the watcher's messages
+            // wait in the inbox until the test takes them, and are queued when it says.
+            let worker = WatchWorker(options: WatchService.Options(paths: paths) {}, inbox: try WatchInbox(), published: PublishedRules())
+            worker.reload()
+            let run = try #require(worker.running["cam"])
+            defer { run.watcher.stop() }
+            try until("the rule watching") { run.watcher.status.state == .watching }
+
+            let (first, second) = (home.path + "/Camera/IMG_1.jpg", home.path + "/Camera/IMG_2.jpg")
+            let (firstNow, secondNow) = (home.path + "/Camera/Beach.jpg", home.path + "/Camera/Harbour.jpg")
+            try Files.write(first, Files.photo(1))
+            try Files.write(second, Files.photo(2))
+            /// How many of the messages waiting, all taken from the inbox, are of a kind.
+            func waiting(_ kind: (WatchInbox.Message) -> Bool) -> Int {
+                worker.collect()
+                return worker.backlog.filter(kind).count
+            }
+            try until("both handed over") { waiting { if case .found = $0 { true } else { false } } == 2 }
+            // The first is renamed, and its move waits in the backlog behind its hand-over.
+            try Files.rename(first, firstNow)
+            try until("the first one's move") { waiting { if case .moved = $0 { true } else { false } } == 1 }
+            // The second is renamed too, but its move comes after the hand-overs are dealt with.
+            try Files.rename(second, secondNow)
+            worker.handleBacklog()
+            try until("both queued") {
+                worker.collect()
+                worker.handleBacklog()
+                return try store.transfers().count >= 2
+            }
+            // A whole scan afterwards finds nothing more to queue.
+            let scans = run.watcher.status.scans
+            run.watcher.scanNow()
+            try until("a scan") { run.watcher.status.scans > scans && run.watcher.status.settling == 0 }
+            worker.collect()
+            worker.handleBacklog()
+            #expect(try store.transfers().map(\.localPath).sorted() == [LocalPath(firstNow), LocalPath(secondNow)])
+        }
+
         func until(_ what: String, timeout: Double = 30, _ condition: () throws -> Bool) throws {
             let deadline = Date().addingTimeInterval(timeout)
             while Date() < deadline {

@@ -147,8 +147,12 @@ extension WatchWorker {
             if case .waitingUpload(let file, _) = revision { unqueued[id]?[file.path] = nil }
         }
         for (path, reason) in refused {
-            // Gone meanwhile: there is nothing to send.
-            guard FileIO.nameExists(path) else { continue }
+            // Gone meanwhile: deleted, and there is nothing to send, or renamed, and the
+            // watcher's move for it says where it went.
+            guard FileIO.nameExists(path) else {
+                if running[id] != nil { vanished[id, default: []].insert(path) }
+                continue
+            }
             run.memory.taken.remove(path)
             noteUnqueued(id, path, reason)
         }

@@ -31,6 +31,7 @@ extension WatchWorker {
             retired[id] = running.removeValue(forKey: id)
             // Its new watcher finds again what this one could not queue.
             unqueued[id] = nil
+            vanished[id] = nil
             statusDirty.insert(id)
             Log.info(byID[id] == nil ? "stopped watching for rule \(id): it is no longer in the config" : "rule \(id) changed")
         }

@@ -45,6 +45,10 @@ final class WatchWorker {
     /// with why: shown with the rule's troubles, and looked at again every
     /// `reconsiderDelay` until they are queued or gone.
     var unqueued: [String: [LocalPath: String]] = [:]
+    /// Per running rule, files its watcher found that were gone when they were to be
+    /// queued. One renamed in between is taken under its new name when the watcher's move
+    /// says where it went (see `followVanished`); one deleted stays here until the rule stops.
+    var vanished: [String: Set<LocalPath>] = [:]
     /// Rules with a copy of content whose upload has not completed: asked every
     /// `reconsiderDelay` whether that upload failed or went away.
     var waitingCopies: Set<String> = []
@@ -179,6 +183,7 @@ final class WatchWorker {
             // Rows in progress are the agent's to change: it is asked, and rung.
             if try store.moveTaken(rule: rule, from: from, to: to) > 0 { options.wake() }
             if let reason = unqueued[rule]?.removeValue(forKey: from) { unqueued[rule]?[to] = reason }
+            followVanished(rule, from: from, to: to)
             Log.debug("\(rule): \(from.display) is now \(to.display); not sent again")
         case .notQueued(let rule, let path, let reason):
             noteUnqueued(rule, path, reason)
@@ -206,6 +211,26 @@ final class WatchWorker {
         unqueued[rule, default: [:]][path] = reason
         statusDirty.insert(rule)
         retry(after: Self.reconsiderDelay)
+    }
+
+    /// A move that names found files which were gone when they were to be queued (the file
+    /// itself, or a folder above it): they were renamed before the queue got them. The
+    /// watcher, whose memory already calls them taken under their new names, is asked to
+    /// look at them again there, and hands them over anew. One not at its new name either
+    /// was renamed again, and waits for that move.
+    func followVanished(_ rule: String, from: LocalPath, to: LocalPath) {
+        guard let paths = vanished[rule]?.filter({ $0.isWithin(from) }), !paths.isEmpty, let run = running[rule] else { return }
+        vanished[rule]?.subtract(paths)
+        var there: [LocalPath] = []
+        for path in paths {
+            let moved = LocalPath(bytes: to.bytes + path.bytes.dropFirst(from.bytes.count))
+            if FileIO.nameExists(moved) { there.append(moved) } else { vanished[rule]?.insert(moved) }
+        }
+        for path in there {
+            run.memory.taken.remove(path)
+            Log.debug("\(rule): \(path.display) was renamed before it was queued; taking it under its new name")
+        }
+        run.watcher.reconsider(there)
     }
 
     /// Hands back to their watchers the files that are to be looked at again: those found
