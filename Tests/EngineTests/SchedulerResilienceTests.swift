@@ -78,7 +78,15 @@ struct SchedulerResilienceTests {
                 items.contains { $0["name"] as? String == "report.pdf" && $0["state"] as? String == "completed" }
             }
             #expect(try TestData.sha256(ofFile: server.tree("bob") + "/Work/report.pdf") == (try TestData.sha256(ofFile: theirs)))
-            #expect(try s.items().filter { Self.reasonCode($0) == "server_busy" }.count >= 1)
+            // Held for the ten minutes it asked, saying so: the scheduler's query does not read
+            // past them for the other account's files meanwhile.
+            try s.waitFor("the busy account's rows waiting, saying why", timeout: 10) { items in
+                items.filter { Self.reasonCode($0) == "server_busy" }.count == 1000
+            }
+            let store = try QueueStore(path: s.databasePath)
+            let camera = try #require(try store.account(named: "camera"))
+            #expect(try store.heldScopes() == [.account(camera.id)])
+            #expect(try store.runnable(direction: .upload, now: nowMilliseconds(), limit: 10).isEmpty)
         }
     }
 

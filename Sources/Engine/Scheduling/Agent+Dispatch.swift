@@ -26,8 +26,9 @@ extension Agent {
         // should say when it is news to them (a busy server's rows already say so).
         var heldAccounts: Set<Int64> = []
         var notes: [Int64: Reason] = [:]
-        // Held accounts whose server cannot take work (unreachable, failing), and what their rows say.
-        var downAccounts: [Int64: Reason] = [:]
+        // Held accounts whose server cannot take work for a while (unreachable, failing, busy
+        // for the time it asked), what their rows say, and until when.
+        var waitingAccounts: [Int64: (reason: Reason, until: Int64)] = [:]
         // What each watch rule says in this pass; each asked once.
         var ruleAnswers: [RuleOfAccount: Reason?] = [:]
         func ruleHold(_ rule: String, _ account: Account) -> Reason? {
@@ -59,7 +60,8 @@ extension Agent {
                     guard let account = accounts[row.accountID] else { continue }
                     if !takesWork(account, now: now, online: online) {
                         heldAccounts.insert(account.id)
-                        if let down = down(account.id) { downAccounts[account.id] = down }
+                        // Held only by its limit of transfers at once, it waits for one of them.
+                        if let waiting = waiting(account.id, now: now) { waitingAccounts[account.id] = waiting }
                         lookedAtAll = false
                         break // the next query leaves this account out
                     }
@@ -98,10 +100,11 @@ extension Agent {
         }
         // The accounts met held in this pass hold their rows from now on (`QueueStore+Hold.swift`).
         for (id, note) in notes.sorted(by: { $0.key < $1.key }) { try store.hold(.account(id), reason: note) }
-        // The rows that failed stay retrying (they try the server again), but not before the account's wait ends.
-        for (id, down) in downAccounts.sorted(by: { $0.key < $1.key }) {
-            let until = state.withLock { $0.pressure[id]?.holdUntil } ?? now
-            try store.hold(.account(id), reason: down, dueRetrying: .postponed(until: until))
+        // Their rows are held, so that the query does not read past them for the other
+        // accounts while the wait lasts; the rows that failed stay retrying (they try the
+        // server again), but not before the wait ends.
+        for (id, waiting) in waitingAccounts.sorted(by: { $0.key < $1.key }) {
+            try store.hold(.account(id), reason: waiting.reason, dueRetrying: .postponed(until: waiting.until))
         }
     }
 

@@ -105,14 +105,28 @@ extension Agent {
         return state.withLock { $0.pressure.values.map(\.holdUntil).filter { $0 > now }.min() }
     }
 
-    /// The server said it is busy: fewer in flight for this account, and a pause.
-    func easeOff(accountID: Int64, retryAfter: Double?) {
+    /// The server said it is busy (`reason`): fewer in flight for this account, and a pause,
+    /// during which its waiting rows say so.
+    func easeOff(accountID: Int64, retryAfter: Double?, reason: Reason) {
+        let sentence = reason.message.split(separator: "; ", maxSplits: 1).first.map(String.init) ?? reason.message
         state.withLock { s in
             let inFlight = s.running.values.filter { $0.accountID == accountID }.count + 1
             var p = s.pressure[accountID] ?? AccountPressure(limit: max(options.uploadSlots, options.downloadSlots))
             p.limit = max(1, min(p.limit, inFlight) / 2)
             p.busyUntil = max(p.busyUntil, nowMilliseconds() + Int64(saturating: (retryAfter ?? 1) * 1000))
+            p.busy = Reason(reason.code, sentence + "; the files wait as long as it asked", action: reason.action, detail: reason.detail)
             s.pressure[accountID] = p
+        }
+    }
+
+    /// Why an account's server takes no work for now, and until when: down, or busy for
+    /// the time it asked.
+    func waiting(_ accountID: Int64, now: Int64) -> (reason: Reason, until: Int64)? {
+        state.withLock { s in
+            guard let p = s.pressure[accountID], p.holdUntil > now, let reason = p.down ?? (p.busyUntil > now ? p.busy : nil) else {
+                return nil
+            }
+            return (reason, p.holdUntil)
         }
     }
 

@@ -125,7 +125,7 @@ extension Agent {
             try store.requeue(id, reason: heldReason(for: row, cause: cause))
         case .retry(let classification, let progressed):
             if [.serverBusy, .maintenance].contains(classification.reason.code) {
-                easeOff(accountID: row.accountID, retryAfter: classification.retryAfter)
+                easeOff(accountID: row.accountID, retryAfter: classification.retryAfter, reason: classification.reason)
             }
             if classification.reason.code == .maintenance, let account = try store.account(id: row.accountID) {
                 // A 503: status.php says whether the administrator has the server in maintenance.

@@ -90,6 +90,8 @@ public final class Agent: Sendable {
         /// a completion lifts it, with `down`.
         var downUntil: Int64 = 0
         var holdUntil: Int64 { max(busyUntil, downUntil) }
+        /// What the account's waiting rows say while `busyUntil` runs.
+        var busy: Reason?
         var down: Reason?
         /// Different files that failed with a server error since the last that did not.
         var failingRows: Set<Int64> = []
