@@ -119,6 +119,13 @@ extension Agent {
         state.withLock { s in
             s.running[row.id] = Running(direction: row.direction, accountID: row.accountID, isManual: row.origin != .auto,
                                         cancellation: cancellation, progress: progress, progressWritten: started.bytesDone)
+            // Asked to stop, or the network gone, while this pass ran: it stops as the
+            // transfers running then did, at once, and goes back to waiting.
+            if s.stopping {
+                _ = s.stopRunning(row.id, because: .shutdown)
+            } else if !s.online, !account.isOnThisMachine {
+                _ = s.stopRunning(row.id, because: .offline)
+            }
         }
         after.onRollback { [self] in state.withLock { _ = $0.running.removeValue(forKey: row.id) } }
         after.onCommit { [self] in
