@@ -10,7 +10,17 @@ import Glibc
 /// `user`/`password`.
 public final class ForeignWebDAVServer: @unchecked Sendable {
     // Sendable by construction: every field is set in init and only read afterwards.
-    public enum Kind: String, Sendable { case apache, rclone }
+    public enum Kind: String, Sendable {
+        case apache, rclone
+
+        /// What the server writes to its log once it listens.
+        var readyLine: String {
+            switch self {
+            case .apache: "resuming normal operations"
+            case .rclone: "WebDav Server started on"
+            }
+        }
+    }
 
     public let kind: Kind
     public let folder = TemporaryFolder("iu-foreign-dav")
@@ -39,17 +49,19 @@ public final class ForeignWebDAVServer: @unchecked Sendable {
             case .apache: (program, arguments) = try Self.configureApache(folder: folder.path, port: port, user: user, password: password)
             case .rclone: (program, arguments) = try Self.configureRclone(folder: folder.path, port: port, user: user, password: password)
             }
-            let process = try ChildProcess(program, arguments)
             let log = folder.path + "/error.log"
+            // Each start says for itself whether it serves.
+            unlink(log)
+            let process = try ChildProcess(program, arguments)
             let errors = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-            let listening: Bool
+            let serving: Bool
             do {
-                listening = try LoopbackPort.waitUntilListening(port, by: process, what: kind.rawValue)
+                serving = try Self.waitUntilServing(process, port: port, log: log, ready: kind.readyLine, what: kind.rawValue)
             } catch {
                 process.stop(grace: 10)
                 throw TestFailure("\(error); its log says: \(errors().suffix(2000))")
             }
-            if listening {
+            if serving {
                 self.port = port
                 self.process = process
                 return
@@ -59,6 +71,26 @@ public final class ForeignWebDAVServer: @unchecked Sendable {
     }
 
     deinit { stop() }
+
+    /// Waits until `process` says in its log that it serves (`ready`), and then accepts
+    /// connections on the port: it bound the port itself, so what answers there is this
+    /// server. False when it exited first (the port was taken meanwhile). A connection alone
+    /// would prove nothing: another program may hold the port, and a connection to a port
+    /// nobody listens on can meet itself, the kernel having picked that very port for it.
+    static func waitUntilServing(_ process: ChildProcess, port: Int, log: String, ready: String, timeout: Double = 15,
+                                 what: String) throws -> Bool {
+        let deadline = Date.timeIntervalSinceReferenceDate + timeout
+        while Date.timeIntervalSinceReferenceDate < deadline {
+            let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if said.contains(ready) {
+                try LoopbackPort.waitUntilListening(port, timeout: max(1, deadline - Date.timeIntervalSinceReferenceDate), what: what)
+                return true
+            }
+            guard process.isRunning else { return false }
+            usleep(20_000)
+        }
+        throw TestFailure("\(what) did not say it serves on 127.0.0.1:\(port) within \(Int(timeout)) s")
+    }
 
     public func stop() {
         // Never hang a test on a server that will not stop.
