@@ -21,12 +21,14 @@ extension Agent {
             // Without a network the whole queue's gate says why, and nothing is tried.
             if !online && !account.isOnThisMachine { continue }
             let free = takesWork(account, now: now, online: online)
-            if case .account = scope, let down = down(account.id) {
-                // Its rows wait until the server answers again; each time the wait ends, one
-                // of them tries it beside the failed ones, so the account never depends on
-                // rows the person may cancel.
+            if case .account = scope, let note = down(account.id) ?? busy(account.id) {
+                // Its rows wait until the server answers again, or takes work again after the
+                // wait it asked for; each time the wait ends, one of them tries it beside the
+                // failed ones, so the account never depends on rows the person may cancel.
+                // A completion lifts the rest at once (`recovered`); lifting them all when the
+                // wait ends would write every row twice for each wait, only to hold them again.
                 if free { try store.releaseOne(scope) }
-                try store.restate(scope, reason: down)
+                try store.restate(scope, reason: note)
                 continue
             }
             guard free else { continue }
@@ -177,6 +179,11 @@ extension Agent {
         state.withLock { $0.pressure[accountID]?.down }
     }
 
+    /// Why an account's server asked to wait, until one of its transfers completes.
+    func busy(_ accountID: Int64) -> Reason? {
+        state.withLock { $0.pressure[accountID]?.busy }
+    }
+
     /// A transfer of the account completed: the server works (it is not down), and takes one
     /// more at once; the wait a busy server asked for still runs to its end.
     func recovered(accountID: Int64) {
@@ -185,6 +192,7 @@ extension Agent {
             guard var p = s.pressure[accountID] else { return }
             p.down = nil
             p.downUntil = 0
+            p.busy = nil
             p.failingRows = []
             p.limit += 1
             let eased = p.limit >= max(options.uploadSlots, options.downloadSlots) && p.busyUntil <= now
