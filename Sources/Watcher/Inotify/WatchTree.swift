@@ -42,7 +42,7 @@ struct WatchTree {
     mutating func move(_ old: LocalPath, to new: LocalPath) {
         for wd in watches(under: old) {
             guard let path = folders[wd] else { continue }
-            let moved = LocalPath(bytes: new.bytes + path.bytes.dropFirst(old.bytes.count))
+            let moved = path.moved(from: old, to: new)
             watches[path] = nil
             folders[wd] = moved
             watches[moved] = wd
@@ -56,6 +56,11 @@ extension LocalPath {
         guard bytes.count >= folder.bytes.count, bytes.starts(with: folder.bytes) else { return false }
         if bytes.count == folder.bytes.count || folder.bytes.last == UInt8(ascii: "/") { return true }
         return bytes[folder.bytes.count] == UInt8(ascii: "/")
+    }
+
+    /// Where this path, which lies within `old`, is once `old` was renamed to `new`.
+    func moved(from old: LocalPath, to new: LocalPath) -> LocalPath {
+        LocalPath(bytes: new.bytes + bytes.dropFirst(old.bytes.count))
     }
 
     /// This path relative to `folder`, which it must lie within (`DCIM/IMG_1.jpg`).

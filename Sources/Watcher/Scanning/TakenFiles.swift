@@ -62,7 +62,7 @@ public final class TakenSet: TakenFiles {
         memory.withLock { m in
             let moving = m.byPath.filter { $0.key.isWithin(old) }
             for (path, fingerprint) in moving {
-                let moved = LocalPath(bytes: new.bytes + path.bytes.dropFirst(old.bytes.count))
+                let moved = path.moved(from: old, to: new)
                 m.byPath[path] = nil
                 m.byPath[moved] = fingerprint
                 m.byFingerprint[fingerprint] = moved

@@ -223,7 +223,7 @@ final class WatchWorker {
         vanished[rule]?.subtract(paths)
         var there: [LocalPath] = []
         for path in paths {
-            let moved = LocalPath(bytes: to.bytes + path.bytes.dropFirst(from.bytes.count))
+            let moved = path.moved(from: from, to: to)
             if FileIO.nameExists(moved) { there.append(moved) } else { vanished[rule]?.insert(moved) }
         }
         for path in there {

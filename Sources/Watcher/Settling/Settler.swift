@@ -60,8 +60,7 @@ struct Settler {
         let moving = entries.filter { $0.key.isWithin(old) }
         for (path, entry) in moving {
             entries[path] = nil
-            touch(LocalPath(bytes: new.bytes + path.bytes.dropFirst(old.bytes.count)), entry.fingerprint,
-                  noticedBy: entry.noticedBy, now: now)
+            touch(path.moved(from: old, to: new), entry.fingerprint, noticedBy: entry.noticedBy, now: now)
         }
     }
 

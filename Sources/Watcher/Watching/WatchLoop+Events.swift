@@ -96,7 +96,7 @@ extension WatchLoop {
             tree.move(from.path, to: path)
             settler.move(from.path, to: path, now: clock.now)
             for (fingerprint, at) in delivered where at.isWithin(from.path) {
-                delivered[fingerprint] = LocalPath(bytes: path.bytes + at.bytes.dropFirst(from.path.bytes.count))
+                delivered[fingerprint] = at.moved(from: from.path, to: path)
             }
             handler(.moved(from: from.path, to: path, isFolder: true))
             if !wasWatched { armSubtree(path) }
