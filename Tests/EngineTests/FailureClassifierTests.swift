@@ -24,9 +24,9 @@ struct FailureClassifierTests {
     @Test("a 409 to a PATCH is about that upload's offset, not the server: it does not count towards the server being down")
     func offsetConflictIsThisFileOnly() {
         let conflict = FailureClassifier.classify(HTTPStatusError(step: .patch, status: 409))
-        #expect(conflict.isTransient && conflict.concernsThisFileOnly, "\(conflict)")
+        #expect(conflict.isTransient && !conflict.saysServerFails, "\(conflict)")
         for status in [500, 502, 504] {
-            #expect(!FailureClassifier.classify(HTTPStatusError(step: .patch, status: status)).concernsThisFileOnly)
+            #expect(FailureClassifier.classify(HTTPStatusError(step: .patch, status: status)).saysServerFails)
         }
     }
 

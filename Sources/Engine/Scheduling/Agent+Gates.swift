@@ -21,7 +21,7 @@ extension Agent {
             // Without a network the whole queue's gate says why, and nothing is tried.
             if !online && !account.isOnThisMachine { continue }
             let free = takesWork(account, now: now, online: online)
-            if case .account = scope, let note = down(account.id) ?? busy(account.id) {
+            if case .account = scope, let note = heldNote(account.id) {
                 // Its rows wait until the server answers again, or takes work again after the
                 // wait it asked for; each time the wait ends, one of them tries it beside the
                 // failed ones, so the account never depends on rows the person may cancel.
@@ -110,13 +110,13 @@ extension Agent {
     /// The server said it is busy (`reason`): fewer in flight for this account, and a pause,
     /// during which its waiting rows say so.
     func easeOff(accountID: Int64, retryAfter: Double?, reason: Reason) {
-        let sentence = reason.message.split(separator: "; ", maxSplits: 1).first.map(String.init) ?? reason.message
+        let note = Self.accountNote(reason, then: "the files wait as long as it asked")
         state.withLock { s in
             let inFlight = s.running.values.filter { $0.accountID == accountID }.count + 1
             var p = s.pressure[accountID] ?? AccountPressure(limit: max(options.uploadSlots, options.downloadSlots))
             p.limit = max(1, min(p.limit, inFlight) / 2)
             p.busyUntil = max(p.busyUntil, nowMilliseconds() + Int64(saturating: (retryAfter ?? 1) * 1000))
-            p.busy = Reason(reason.code, sentence + "; the files wait as long as it asked", action: reason.action, detail: reason.detail)
+            p.busy = note
             s.pressure[accountID] = p
         }
     }
@@ -125,10 +125,8 @@ extension Agent {
     /// the time it asked.
     func waiting(_ accountID: Int64, now: Int64) -> (reason: Reason, until: Int64)? {
         state.withLock { s in
-            guard let p = s.pressure[accountID], p.holdUntil > now, let reason = p.down ?? (p.busyUntil > now ? p.busy : nil) else {
-                return nil
-            }
-            return (reason, p.holdUntil)
+            guard let p = s.pressure[accountID], p.holdUntil > now, let note = p.note else { return nil }
+            return (note, p.holdUntil)
         }
     }
 
@@ -143,17 +141,15 @@ extension Agent {
     /// say why, in the failure's first words (what follows is about that one file). A single
     /// server error only counts.
     func serverFailed(accountID: Int64, row: Int64, reason: Reason, until: Int64) {
-        let sentence = reason.message.split(separator: "; ", maxSplits: 1).first.map(String.init) ?? reason.message
         state.withLock { s in
             var p = s.pressure[accountID] ?? AccountPressure(limit: max(options.uploadSlots, options.downloadSlots))
             let down: Reason?
             if reason.code == .unreachable {
-                down = Reason(.unreachable, sentence + "; waiting until it answers", action: reason.action, detail: reason.detail)
+                down = Self.accountNote(reason, then: "waiting until it answers")
             } else {
                 p.failingRows.insert(row)
                 down = p.failingRows.count >= Self.serverErrorsBeforeDown
-                    ? Reason(reason.code, sentence + "; every request fails, so the other files wait until it works again",
-                             action: reason.action, detail: reason.detail)
+                    ? Self.accountNote(reason, then: "every request fails, so the other files wait until it works again")
                     : nil
             }
             if let down {
@@ -174,14 +170,16 @@ extension Agent {
         }
     }
 
-    /// Why an account's server cannot take work, while it cannot.
-    func down(_ accountID: Int64) -> Reason? {
-        state.withLock { $0.pressure[accountID]?.down }
+    /// What the held rows of an account whose server is down, or asked to wait, say.
+    func heldNote(_ accountID: Int64) -> Reason? {
+        state.withLock { $0.pressure[accountID]?.note }
     }
 
-    /// Why an account's server asked to wait, until one of its transfers completes.
-    func busy(_ accountID: Int64) -> Reason? {
-        state.withLock { $0.pressure[accountID]?.busy }
+    /// What an account's waiting rows say of one file's failure: its first words (what
+    /// follows them is about that one file), then `words`.
+    static func accountNote(_ reason: Reason, then words: String) -> Reason {
+        let sentence = reason.message.split(separator: "; ", maxSplits: 1).first.map(String.init) ?? reason.message
+        return Reason(reason.code, sentence + "; " + words, action: reason.action, detail: reason.detail)
     }
 
     /// A transfer of the account completed: the server works (it is not down), and takes one

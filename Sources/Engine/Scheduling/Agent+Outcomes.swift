@@ -135,7 +135,7 @@ extension Agent {
             let (delay, reason) = options.backoff.wait(after: classification, attempt: attempts)
             let at = nowMilliseconds() + Int64(saturating: delay * 1000)
             try store.retryLater(id, reason: reason, at: at, attempts: attempts)
-            if [.unreachable, .serverError].contains(classification.reason.code), !classification.concernsThisFileOnly {
+            if classification.saysServerFails {
                 serverFailed(accountID: row.accountID, row: row.id, reason: reason, until: at)
             } else {
                 reached(accountID: row.accountID)

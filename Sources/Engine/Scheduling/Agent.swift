@@ -90,9 +90,12 @@ public final class Agent: Sendable {
         /// a completion lifts it, with `down`.
         var downUntil: Int64 = 0
         var holdUntil: Int64 { max(busyUntil, downUntil) }
-        /// What the account's waiting rows say while `busyUntil` runs.
+        /// What the account's waiting rows say once the server asked to wait, until one of
+        /// its transfers completes.
         var busy: Reason?
         var down: Reason?
+        /// What the account's held rows say.
+        var note: Reason? { down ?? busy }
         /// Different files that failed with a server error since the last that did not.
         var failingRows: Set<Int64> = []
     }

@@ -57,7 +57,8 @@ final class DownloadJob {
         let part = Self.partPath(of: final)
 
         let file = try openPart(part)
-        var offset = try file.size()
+        let held = try file.size()
+        var offset = held
         // Resume only what we know came from this very version of the file: the row keeps
         // the strong validator the bytes were fetched under (a weak ETag gives none).
         if offset > 0, transfer.etag == nil || transfer.etag != item.rangeValidator {
@@ -67,7 +68,7 @@ final class DownloadJob {
         // Bytes of another version go before the row names this one: a kill or a refused
         // write in between would otherwise leave them to be resumed under its validator,
         // the new version's tail stitched onto the old one's head.
-        if offset == 0, try file.size() > 0 { try file.truncate(to: 0) }
+        if offset == 0, held > 0 { try file.truncate(to: 0) }
         try store.setDownloadInfo(transfer.id, bytesTotal: item.size, etag: .some(item.rangeValidator))
 
         // The running hash of what the .part already holds, from the last checkpoint on.

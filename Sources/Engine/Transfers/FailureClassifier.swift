@@ -28,6 +28,13 @@ public struct Classification: Sendable, Equatable {
     }
 
     public var isTransient: Bool { reason.code.isTransient }
+
+    /// The failure says the server cannot take work (it cannot be reached, or it failed
+    /// with an error of its own), not just this file: it counts towards holding the
+    /// account's other files.
+    public var saysServerFails: Bool {
+        [.unreachable, .serverError].contains(reason.code) && !concernsThisFileOnly
+    }
 }
 
 /// Turns every way a transfer can stop into a reason a person can read and act on.
