@@ -136,10 +136,7 @@ struct CredentialTests {
             // The password is due to be asked again 10 s after it was; the paused queue's pass
             // never asks it, and a wait that counted it woke every 10 ms from then on.
             usleep(11_000_000)
-            let pid = try #require(s.agentPID)
-            let before = try SchedulingTests.wakeUps(ofThread: pid, in: pid)
-            usleep(3_000_000)
-            let woken = try SchedulingTests.wakeUps(ofThread: pid, in: pid) - before
+            let woken = try s.schedulerWakeUps(over: 3)
             #expect(woken < 30, "the scheduler woke \(woken) times in 3 s")
         }
     }

@@ -110,6 +110,14 @@ public final class AgentHarness: @unchecked Sendable {
     public var agentLog: String { (try? String(contentsOfFile: home.path + "/agent.log", encoding: .utf8)) ?? "" }
     public var agentPID: Int32? { agent?.processIdentifier }
 
+    /// How often the agent's scheduler (its main thread) wakes over `seconds` from now.
+    public func schedulerWakeUps(over seconds: Double) throws -> Int {
+        guard let pid = agentPID.map(String.init) else { throw TestFailure("no agent runs") }
+        let before = try ThreadStats.contextSwitches(pid, of: pid)
+        usleep(UInt32(seconds * 1_000_000))
+        return try ThreadStats.contextSwitches(pid, of: pid) - before
+    }
+
     /// SIGTERM and wait.
     public func stopAgent() {
         guard let agent, agent.isRunning else { return }

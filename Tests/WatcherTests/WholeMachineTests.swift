@@ -85,9 +85,9 @@ struct WholeMachineTests {
         try w.waitFor("nothing left to do") { _ in w.watcher.status.settling == 0 }
         let thread = try #require(Self.watcherThreads().first)
         #expect(Self.watcherThreads().count == 1)
-        let before = try Self.contextSwitches(thread)
+        let before = try ThreadStats.contextSwitches(thread)
         sleep(3)
-        #expect(try Self.contextSwitches(thread) == before)
+        #expect(try ThreadStats.contextSwitches(thread) == before)
     }
 
     @Test("watching the mount table does not make the watcher spin")
@@ -132,13 +132,6 @@ struct WholeMachineTests {
         // The name in parentheses may hold spaces: count fields after its closing parenthesis.
         let fields = stat[stat.range(of: ")", options: .backwards)!.upperBound...].split(separator: " ")
         return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
-    }
-
-    /// Voluntary plus involuntary context switches of a thread: each wake-up adds one.
-    static func contextSwitches(_ tid: String) throws -> Int {
-        let status = try String(contentsOfFile: "/proc/self/task/\(tid)/status", encoding: .utf8)
-        return status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
-            .compactMap { Int($0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") }.reduce(0, +)
     }
 
     // MARK: The agent, with a rule
