@@ -231,33 +231,38 @@ def run_behind_held(binary: str, held: int, measure: int) -> dict:
                 "cpu_ms_per_file": (cpu - first_cpu) / files * 1000}
 
 
+def at_rest(scene: Scene, backlog: int, seconds: float, to: str) -> dict:
+    """`backlog` photos queued to `to` on the scene's account, whose server cannot take them:
+    the agent's CPU over `seconds` once it started and made its first tries, and how many
+    photos tried the server meanwhile."""
+    folder = f"{scene.home}/Library"
+    make_photos(folder, backlog)
+    scene.cli("upload", folder, "--to", to)
+    os.sync()
+    scene.start_agent()
+    time.sleep(2)  # its start, and the first tries
+    cpu = scene.cpu_seconds()
+    time.sleep(seconds)
+    cpu = scene.cpu_seconds() - cpu
+    db = scene.queue()
+    tried = db.execute("SELECT count(*) FROM transfers WHERE attempts > 0").fetchone()[0]
+    db.close()
+    return {"backlog": backlog, "seconds": seconds, "cpu_share": cpu / seconds, "tried": tried}
+
+
 def run_server_gone(binary: str, backlog: int, seconds: float) -> dict:
     """`backlog` photos queued for a server that is gone (Apache stopped after the account was
-    added, so every connection is refused) while the network is up: the agent's CPU over
-    `seconds`, and how many photos tried the server meanwhile. The failed ones try again
+    added, so every connection is refused) while the network is up. The failed ones try again
     with their backoff; the rest must wait without trying it in turn."""
     with apache_scene(binary) as (scene, apache):
         apache.terminate()
         apache.wait(10)
-        folder = f"{scene.home}/Library"
-        make_photos(folder, backlog)
-        scene.cli("upload", folder, "--to", "/Backlog")
-        os.sync()
-        scene.start_agent()
-        time.sleep(2)  # its start, and the first tries
-        cpu = scene.cpu_seconds()
-        time.sleep(seconds)
-        cpu = scene.cpu_seconds() - cpu
-        db = scene.queue()
-        tried = db.execute("SELECT count(*) FROM transfers WHERE attempts > 0").fetchone()[0]
-        db.close()
-        return {"backlog": backlog, "seconds": seconds, "cpu_share": cpu / seconds, "tried": tried}
+        return at_rest(scene, backlog, seconds, "/Backlog")
 
 
 def run_server_busy(binary: str, backlog: int, seconds: float) -> dict:
     """`backlog` photos queued for a server that answers every upload 429 with `Retry-After:
-    5`: the agent's CPU over `seconds`, and how many photos tried the server meanwhile. Its
-    files wait out each Retry-After; none of it is the agent's work."""
+    5`. Its files wait out each Retry-After; none of it is the agent's work."""
     scene = Scene(binary)
     try:
         scene.start_server()
@@ -265,19 +270,7 @@ def run_server_busy(binary: str, backlog: int, seconds: float) -> dict:
             fault = {"method": method, "status": 429, "headers": {"Retry-After": "5"}, "body": "slow down", "count": 10**9}
             urllib.request.urlopen(urllib.request.Request(f"{scene.server_url}/_control/faults", data=json.dumps(fault).encode(),
                                                           method="POST", headers={"Content-Type": "application/json"}), timeout=10).read()
-        folder = f"{scene.home}/Library"
-        make_photos(folder, backlog)
-        scene.cli("upload", folder, "--to", "/Photos")
-        os.sync()
-        scene.start_agent()
-        time.sleep(2)  # its start, and the first tries
-        cpu = scene.cpu_seconds()
-        time.sleep(seconds)
-        cpu = scene.cpu_seconds() - cpu
-        db = scene.queue()
-        tried = db.execute("SELECT count(*) FROM transfers WHERE attempts > 0").fetchone()[0]
-        db.close()
-        return {"backlog": backlog, "seconds": seconds, "cpu_share": cpu / seconds, "tried": tried}
+        return at_rest(scene, backlog, seconds, "/Photos")
     finally:
         scene.close()
 
@@ -335,18 +328,14 @@ def main() -> int:
         held_ratio = figures["behind_held"]["rate_ratio"]
         print(f"backlog: a rule's photos behind {args.held:,} a Wi-Fi-only rule holds go at {held_ratio:.2f}x their rate alone "
               f"(goal >= {RATE_GOAL}): {'PASS' if held_ratio >= RATE_GOAL else 'MISS'}")
-    if args.gone:
-        gone = run_server_gone(binary, args.gone, 30)
-        figures["server_gone"] = gone
-        print(f"backlog: {gone['backlog']:,} queued for a server that is gone: the agent uses {gone['cpu_share'] * 100:.2f}% of a core "
-              f"over {gone['seconds']:.0f} s, {gone['tried']:,} photos tried it (goal <= {GONE_CPU_GOAL * 100:.0f}% of a core): "
-              f"{'PASS' if gone['cpu_share'] <= GONE_CPU_GOAL else 'MISS'}")
-    if args.busy:
-        busy = run_server_busy(binary, args.busy, 30)
-        figures["server_busy"] = busy
-        print(f"backlog: {busy['backlog']:,} queued for a server that answers 429 (Retry-After: 5): the agent uses "
-              f"{busy['cpu_share'] * 100:.2f}% of a core over {busy['seconds']:.0f} s, {busy['tried']:,} photos tried it "
-              f"(goal <= {GONE_CPU_GOAL * 100:.0f}% of a core): {'PASS' if busy['cpu_share'] <= GONE_CPU_GOAL else 'MISS'}")
+    for key, count, run_scene, server in (("server_gone", args.gone, run_server_gone, "a server that is gone"),
+                                          ("server_busy", args.busy, run_server_busy, "a server that answers 429 (Retry-After: 5)")):
+        if not count:
+            continue
+        r = figures[key] = run_scene(binary, count, 30)
+        print(f"backlog: {r['backlog']:,} queued for {server}: the agent uses {r['cpu_share'] * 100:.2f}% of a core "
+              f"over {r['seconds']:.0f} s, {r['tried']:,} photos tried it (goal <= {GONE_CPU_GOAL * 100:.0f}% of a core): "
+              f"{'PASS' if r['cpu_share'] <= GONE_CPU_GOAL else 'MISS'}")
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:
