@@ -82,6 +82,38 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("another client saves the file right after the agent made its new version, before the agent looked at it: the next edit goes beside their save, never over it",
+          arguments: kinds)
+    func savedByAnotherRightAfterTheNewVersion(_ kind: ServerKind) async throws {
+        try await offThePool {
+            // Each made version waits a few seconds before the agent looks at it.
+            let scene = try LocalDriveScene(kind, environment: ["INSTANT_UPLOAD_TEST_PAUSE": "upload-made",
+                                                                "INSTANT_UPLOAD_TEST_PAUSE_SECONDS": "4"])
+            let local = try scene.download("/Documents/report.odt")
+            try scene.overwrite(local, seed: 61)
+            try scene.session.waitForAgentLog("paused at upload-made")
+            // As large as the edit: only the version tells the two apart.
+            _ = try scene.dav.put(.bytes(TestData.bytes(count: 250_061, seed: 62)), to: "/Documents/report.odt")
+            let theirs = try scene.serverSHA("report.odt")
+            // Sent; or, where only a checksum tells the copy there from ours, failed as not
+            // matching (the server's copy is not the file: both are true).
+            try scene.session.waitFor("the new version sent") { items in
+                items.contains { $0["direction"] as? String == "upload" && ["completed", "failed"].contains($0["state"] as? String) }
+            }
+            try scene.overwrite(local, seed: 63)
+            let edited = try TestData.sha256(ofFile: local)
+            try scene.session.waitFor("the second edit sent") { items in
+                let uploads = items.filter { $0["direction"] as? String == "upload" }
+                return uploads.count == 2 && uploads.last?["state"] as? String == "completed"
+            }
+            #expect(try scene.serverSHA("report.odt") == theirs, "their save is kept")
+            let names = try scene.listing()
+            #expect(names.count == 4, "\(names)")
+            let beside = names.filter { !["notes.txt", "old.odt", "report.odt"].contains($0) }
+            #expect(try beside.map(scene.serverSHA) == [edited], "the second edit is beside it: \(names)")
+        }
+    }
+
     @Test("a file made in Local Drive by hand, an editor's lock file, a downloaded file deleted here, and a download with --no-track that is edited: nothing sent, nothing deleted on the server",
           arguments: kinds)
     func notASyncFolder(_ kind: ServerKind) async throws {
@@ -146,9 +178,11 @@ struct LocalDriveScene {
 
     var localDrive: String { session.downloads }
 
-    init(_ kind: ServerKind) throws {
+    /// `environment` is added to the agent's.
+    init(_ kind: ServerKind, environment: [String: String] = [:]) throws {
         running = try ServerKind.Running(kind)
         session = try AgentHarness()
+        session.environment.merge(environment) { $1 }
         try session.writeConfig(agentConfig() + "[downloads]\ntrack_edits = yes\n")
         try session.addAccount(address: running.address, user: running.user, password: running.password)
         let account = try #require(try QueueStore(path: session.databasePath).account(named: "home"))

@@ -199,16 +199,7 @@ struct SecondWriterScene {
         session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = window
         defer { session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE") }
         try session.startAgent()
-        try waitForLog("paused at \(window)")
+        try session.waitForAgentLog("paused at \(window)")
         session.killAgent()
-    }
-
-    func waitForLog(_ text: String, timeout: Double = 60) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if session.agentLog.contains(text) { return }
-            usleep(50_000)
-        }
-        throw TestFailure("the agent never said \"\(text)\"; log:\n\(session.agentLog.suffix(2000))")
     }
 }

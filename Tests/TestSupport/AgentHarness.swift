@@ -144,6 +144,16 @@ public final class AgentHarness: @unchecked Sendable {
         return array
     }
 
+    /// Waits until the agent's log says `text`, or fails with the end of the log.
+    public func waitForAgentLog(_ text: String, timeout: Double = 60) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if agentLog.contains(text) { return }
+            usleep(50_000)
+        }
+        throw TestFailure("the agent never said \"\(text)\"; log:\n\(agentLog.suffix(2000))")
+    }
+
     /// Waits until `condition` holds over the queue's items, or fails with the queue and the agent's log.
     public func waitFor(_ what: String, timeout: Double = 60, _ condition: ([[String: Any]]) -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)

@@ -51,6 +51,9 @@ struct NextcloudUploadTests {
         #expect(try s.send(fd, handle, 4000, 1500, target) == 5500)
         try s.upload.finish(handle, as: target, sha256: sha)
         #expect(s.upload.lastAssembly?.mtimeAccepted == true)
+        let account = try s.server.nextcloudAccount()
+        let listed = try WebDAVClient(root: account.webdavURL, credentials: NextcloudUploadTests.alice).properties(of: target.remotePath)
+        #expect(s.upload.madeETag != nil && s.upload.madeETag == listed.etag, "the assembly's reply names the file's version")
         let onDisk = s.server.tree() + "/Fotos #1/IMG 0001 é.jpg"
         #expect(try TestData.sha256(ofFile: onDisk) == sha)
         #expect(try UploadTestFiles.mtime(onDisk) == 1_450_000_000)

@@ -7,8 +7,10 @@ import Transport
 /// in the row).
 /// The crash tests need to kill the agent exactly there: with
 /// `INSTANT_UPLOAD_TEST_PAUSE=<window>` in its environment, the transfer stops at that
-/// point, says so in the log, and waits (at most a minute, or until it is cancelled).
-/// The variable is read here and nowhere else; without it this does nothing.
+/// point, says so in the log, and waits (five minutes, or until it is cancelled). A test of
+/// another writer acting in that moment sets `INSTANT_UPLOAD_TEST_PAUSE_SECONDS` shorter,
+/// and the transfer goes on after it. The variables are read here and nowhere else; without
+/// them this does nothing.
 enum CrashWindow: String {
     /// The server confirmed the chunk that completes an upload.
     case uploadConfirmed = "upload-confirmed"
@@ -24,7 +26,8 @@ enum CrashWindow: String {
         guard let value = getenv("INSTANT_UPLOAD_TEST_PAUSE"), String(cString: value) == rawValue else { return }
         Log.info("transfer \(id): paused at \(rawValue) for a crash test")
         // Long enough for a test on a loaded machine to see the log line and kill the agent.
-        let until = MonotonicClock.seconds() + 300
+        let seconds = getenv("INSTANT_UPLOAD_TEST_PAUSE_SECONDS").flatMap { Double(String(cString: $0)) } ?? 300
+        let until = MonotonicClock.seconds() + seconds
         while !cancellation.isCancelled, MonotonicClock.seconds() < until { usleep(50_000) }
     }
 }

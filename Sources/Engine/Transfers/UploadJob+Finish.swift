@@ -172,6 +172,7 @@ extension UploadJob {
             }
         }
         Log.info("upload \(row.id): \(row.remotePath) on the server is this upload's file, made before the agent stopped; nothing sent again")
+        try recordMadeVersion(row, listed: item, sha256: sha)
         counters.resumedAt = source.size
         try store.checkpoint(row.id, offset: source.size, hashState: nil, counters: counters, resetAttempts: false)
         return .completed(sha256: sha, bytes: source.size, verified: true)
@@ -186,6 +187,34 @@ extension UploadJob {
         settings.checkEveryUpload || settings.proofNeeded || row.newVersionOf != nil
     }
 
+    /// A new version's ETag, kept so that the next edit of the file replaces this version and
+    /// no other. A listing made after the upload may already show another client's save at
+    /// the name, so the ETag is kept only where the server shows the file there is ours, in
+    /// this order: the reply of the request that made it named it; the listing's checksum is
+    /// the file's; the file, read back whole after the listing, is ours. When nothing shows it, none is kept: the next edit then goes beside the server's
+    /// file instead of over it.
+    func recordMadeVersion(_ row: Transfer, listed: RemoteItem?, sha256: String) throws {
+        guard row.newVersionOf != nil else { return }
+        var etag = upload.madeETag
+        if etag == nil, let listed, let listedETag = listed.etag {
+            if let theirs = listed.sha256 {
+                if theirs.lowercased() == sha256.lowercased() { etag = listedETag }
+            } else {
+                // Read after the listing: bytes that are still ours were ours when it was made.
+                do {
+                    if try dav.sha256(of: row.remotePath) == sha256.lowercased() { etag = listedETag }
+                } catch {
+                    Log.info("upload \(row.id): could not read \(row.remotePath) back to learn its version (\(error)); the next edit goes beside it")
+                }
+            }
+        }
+        guard let etag else {
+            Log.info("upload \(row.id): the server's copy of \(row.remotePath) cannot be shown to be this version; the next edit goes beside it")
+            return
+        }
+        try store.recordMadeVersion(row.id, etag: etag)
+    }
+
     /// The file the server made must have the file's size, and where the server reports a
     /// checksum of what it stored, the file's SHA-256. The server's listing of it when it
     /// showed it so; nil when it could not be asked (the upload's own replies stand, but
@@ -197,6 +226,11 @@ extension UploadJob {
             return nil
         }
         if item.isFolder { throw Classified(Reason(.integrity, "the server shows a folder at \(path) where the file was made")) }
+        if let made = upload.madeETag, let now = item.etag, !Replacing.sameVersion(made, now) {
+            // Not a damaged copy of ours: another version, saved over it since.
+            Log.info("upload \(transfer.id): \(path) was made whole, and another version has been saved over it since; it counts as sent, not as checked")
+            return nil
+        }
         guard let stored = item.size else { return nil }
         if stored != size {
             throw Classified(Reason(.integrity, "the server's copy has \(stored) bytes, the file \(size)"))

@@ -271,8 +271,7 @@ final class UploadJob {
                 serverInfo.noteMade(row.remotePath, in: row.remoteFolder, on: Self.capabilityKey(account))
                 guard mustCheckMadeFile(row) else { return .completed(sha256: sha, bytes: size, counters: counters) }
                 let made = try verifyOnServer(row.remotePath, size: size, digest: sha)
-                // The version made, so that the next edit of a downloaded file replaces this one.
-                if let etag = made?.etag { try store.recordMadeVersion(row.id, etag: etag) }
+                try recordMadeVersion(row, listed: made, sha256: sha)
                 return .completed(sha256: sha, bytes: size, verified: made != nil, counters: counters)
             }
         }

@@ -132,7 +132,7 @@ public final class NextcloudChunkedUpload {
         guard response.status == 201 || response.status == 204 else { throw HTTPStatusError(step: .move, response: response) }
         return Assembly(status: response.status,
                         mtimeAccepted: response.header("x-oc-mtime")?.lowercased() == "accepted",
-                        etag: response.header("oc-etag") ?? response.header("etag"))
+                        etag: response.fileETag)
     }
 
     /// Removes one chunk (one that cannot stay, so that the assembly never meets it).

@@ -88,7 +88,7 @@ public final class NextcloudUpload: UploadProtocol {
     public func finish(_ handle: String, as target: UploadTarget, sha256: String) throws {
         if target.length == 0 {
             // Nothing to chunk (the assembly needs at least one): an empty file is one PUT.
-            try putEmptyFile(target, sha256: sha256)
+            madeETag = try putEmptyFile(target, sha256: sha256)
             try? client.delete(handle)
             next[handle] = nil
             return
@@ -97,9 +97,11 @@ public final class NextcloudUpload: UploadProtocol {
                                            mtime: target.mtime, sha256: sha256, replacing: target.replacing)
         next[handle] = nil
         lastAssembly = assembly
+        madeETag = assembly.etag
     }
 
-    private func putEmptyFile(_ target: UploadTarget, sha256: String) throws {
+    /// The empty file's ETag, when the reply names it.
+    private func putEmptyFile(_ target: UploadTarget, sha256: String) throws -> String? {
         var headers = [("Content-Type", "application/octet-stream"), ("OC-Checksum", "SHA256:" + sha256.lowercased())]
         if let mtime = target.mtime { headers.append(("X-OC-Mtime", String(mtime))) }
         // Only over what the target allows: the server refuses (412) instead of replacing.
@@ -108,10 +110,13 @@ public final class NextcloudUpload: UploadProtocol {
         let response = try session.perform(HTTPRequest(method: "PUT", url: url, headers: headers, body: .bytes([])))
         if response.status == 412 { throw target.replacing.refusal(at: target.remotePath) }
         guard [200, 201, 204].contains(response.status) else { throw HTTPStatusError(step: .put, response: response) }
+        return response.fileETag
     }
 
     /// What the server said when it last made a file (mtime accepted or not), for the log.
     public private(set) var lastAssembly: NextcloudChunkedUpload.Assembly?
+
+    public private(set) var madeETag: String?
 
     public func abandon(_ handle: String) throws {
         next[handle] = nil

@@ -51,24 +51,30 @@ public final class TusClient {
     /// offset the server confirms. `checksum` is `(algorithm, base64 digest)` of these bytes.
     public func patch(url: String, descriptor: Int32, offset: Int64, length: Int64, observer: ByteObserver?,
                       checksum: (ChecksumAlgorithm, String)? = nil) throws -> (offset: Int64, expiresAt: Int64?) {
-        try patch(url: url, offset: offset, body: .file(descriptor: descriptor, offset: offset, length: length, observer: observer),
-                  checksum: checksum)
+        let r = try patch(url: url, offset: offset, body: .file(descriptor: descriptor, offset: offset, length: length, observer: observer),
+                      checksum: checksum)
+        return (r.offset, r.expiresAt)
     }
 
     /// Sends a chunk already in memory (read once to checksum it) in one PATCH.
     public func patch(url: String, offset: Int64, bytes: UnsafeRawBufferPointer, observer: ByteObserver?,
                       checksum: (ChecksumAlgorithm, String)? = nil) throws -> (offset: Int64, expiresAt: Int64?) {
-        try patch(url: url, offset: offset, body: .buffer(bytes, observer: observer), checksum: checksum)
+        let r = try patch(url: url, offset: offset, body: .buffer(bytes, observer: observer), checksum: checksum)
+        return (r.offset, r.expiresAt)
     }
 
-    func patch(url: String, offset: Int64, body: RequestBody, checksum: (ChecksumAlgorithm, String)?) throws -> (offset: Int64, expiresAt: Int64?) {
+    /// The offset confirmed, and the file's ETag when the reply names one (for the chunk that
+    /// makes the file).
+    func patch(url: String, offset: Int64, body: RequestBody,
+               checksum: (ChecksumAlgorithm, String)?) throws -> (offset: Int64, expiresAt: Int64?, fileETag: String?) {
         let length = body.length
         var headers = [("Tus-Resumable", Self.version), ("Upload-Offset", String(offset)),
                        ("Content-Type", "application/offset+octet-stream")]
         if let (algorithm, digest) = checksum { headers.append(("Upload-Checksum", "\(algorithm.rawValue) \(digest)")) }
         let response = try session.perform(HTTPRequest(method: "PATCH", url: url, headers: headers, body: body))
         guard response.status == 204 || response.status == 200 else { throw HTTPStatusError(step: .patch, response: response) }
-        return try TusReply.patchOffset(response, sentFrom: offset, length: length)
+        let confirmed = try TusReply.patchOffset(response, sentFrom: offset, length: length)
+        return (confirmed.offset, confirmed.expiresAt, response.fileETag)
     }
 
     /// Ends an upload on the server (termination extension).

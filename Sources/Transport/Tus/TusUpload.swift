@@ -78,10 +78,14 @@ public final class TusUpload: UploadProtocol {
     public func send(_ body: RequestBody, to handle: String, at offset: Int64, of target: UploadTarget,
                      checksum: (ChecksumAlgorithm, String)?) throws -> UploadStanding.Confirmed {
         let result = try client.patch(url: handle, offset: offset, body: body, checksum: checksum)
+        // The chunk that reaches the length made the file.
+        if result.offset == target.length { madeETag = result.fileETag }
         return UploadStanding.Confirmed(offset: result.offset, expiresAt: result.expiresAt)
     }
 
     public func finish(_ handle: String, as target: UploadTarget, sha256: String) throws {}
+
+    public private(set) var madeETag: String?
 
     public func abandon(_ handle: String) throws {
         do {

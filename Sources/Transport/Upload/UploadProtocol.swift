@@ -37,6 +37,12 @@ public protocol UploadProtocol: AnyObject {
     /// the upload, so it can be finished under another name without sending it again.
     func finish(_ handle: String, as target: UploadTarget, sha256: String) throws
 
+    /// The server's ETag of the file this upload made, as the reply of the request that made
+    /// it (the last chunk, the PUT, the `MOVE`) named it; nil before, or when that reply named
+    /// none. A listing made afterwards may already show another client's save at the name:
+    /// only this reply names our version for certain.
+    var madeETag: String? { get }
+
     /// Ends an upload on the server without creating the file; one already gone is fine.
     func abandon(_ handle: String) throws
 }

@@ -39,17 +39,20 @@ extension WebDAVClient {
             throw HTTPStatusError(step: .put, response: response)
         }
         return PutResult(status: response.status, mtimeAccepted: response.header("x-oc-mtime")?.lowercased() == "accepted",
-                         etag: response.header("oc-etag") ?? response.header("etag"))
+                         etag: response.fileETag)
     }
 
     /// MOVE `source` to `destination` on this account, replacing only what `condition`
     /// allows there (`NameTaken`, `VersionChanged` otherwise); nil replaces anything.
-    public func move(_ source: String, to destination: String, condition: Replacing?) throws {
+    /// The moved file's ETag, when the reply names it.
+    @discardableResult
+    public func move(_ source: String, to destination: String, condition: Replacing?) throws -> String? {
         let target = try url(for: destination)
         let headers = [("Destination", target)] + (condition?.moveHeaders(destination: target) ?? [("Overwrite", "T")])
         let response = try session.perform(HTTPRequest(method: "MOVE", url: url(for: source), headers: headers))
         if let condition, response.status == 412 { throw condition.refusal(at: destination) }
         guard response.status == 201 || response.status == 204 else { throw HTTPStatusError(step: .move, response: response) }
+        return response.fileETag
     }
 
     /// DELETE of a file (or a folder and what it holds). Nothing there is success.

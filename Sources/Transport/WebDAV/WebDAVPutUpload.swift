@@ -87,6 +87,8 @@ public final class WebDAVPutUpload: UploadProtocol {
         if let sha256 { headers.append(("OC-Checksum", "SHA256:" + sha256)) }
         do {
             lastPut = try dav.put(body, to: handle, headers: headers, condition: placement == .direct ? target.replacing : nil)
+            // A temporary's ETag is not the file's: its MOVE names that.
+            madeETag = placement == .direct ? lastPut?.etag : nil
         } catch {
             // Best effort: the next try removes it too, and cancel does.
             if placement == .viaTemporary, !session.cancellation.isCancelled { try? dav.delete(handle) }
@@ -98,6 +100,8 @@ public final class WebDAVPutUpload: UploadProtocol {
     /// What the server said to the last PUT (mtime accepted or not), for the log.
     public private(set) var lastPut: WebDAVClient.PutResult?
 
+    public private(set) var madeETag: String?
+
     public func finish(_ handle: String, as target: UploadTarget, sha256: String) throws {
         // An empty file has no chunk to send: its one PUT (of nothing) is made here, straight
         // to the target's name when there is no temporary (which may have changed since).
@@ -106,7 +110,7 @@ public final class WebDAVPutUpload: UploadProtocol {
             _ = try put(.bytes([]), to: to, of: target, sha256: storesChecksum ? sha256 : nil)
         }
         guard placement == .viaTemporary else { return }
-        try dav.move(handle, to: target.remotePath, condition: target.replacing)
+        madeETag = try dav.move(handle, to: target.remotePath, condition: target.replacing)
     }
 
     public func abandon(_ handle: String) throws {
