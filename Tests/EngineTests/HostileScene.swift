@@ -90,7 +90,7 @@ struct HostileScene: Sendable {
 
     /// Waits for the row to reach `state` with `code`, and fails with the states it went through.
     @discardableResult
-    func verdict(_ state: String, _ code: String, timeout: Double = 40) async throws -> [String: Any] {
+    func verdict(_ state: String, _ code: String?, timeout: Double = 40) async throws -> [String: Any] {
         let store = try QueueStore(path: session.databasePath)
         let deadline = Date().addingTimeInterval(timeout)
         var seen: [String] = []

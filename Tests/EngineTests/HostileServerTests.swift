@@ -126,6 +126,19 @@ struct HostileServerTests {
                 "one cut-off download, then one resume that got the bad range")
     }
 
+    @Test("a resume answered 206 with part of the rest and the whole size left unsaid (`bytes N-M/*`): the rest is fetched too, and the file placed is whole")
+    func unknownTotalOnResume() async throws {
+        let scene = try await HostileScene.download()
+        try await scene.misbehave("unknown-total", "")
+        try await scene.startAgent()
+        let row = try await scene.verdict("completed", nil, timeout: 60)
+        let placed = try FileManager.default.contentsOfDirectory(atPath: scene.session.downloads).filter { !$0.hasSuffix(".part") }
+        #expect(placed == ["data.bin"], "\(placed)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: scene.session.downloads + "/data.bin"))
+        #expect(bytes.count == 100_000, "the file placed has all of the listed size, not the first quarters: \(bytes.count) bytes, \(row)")
+        #expect(try await scene.requests().filter { $0 == "GET /dav/alice/data.bin" }.count == 3, "half, then two quarters")
+    }
+
     @Test("a resume answered 206 with the rest of another version (Range honoured, If-Range not) fails as protocol, and nothing is stitched")
     func otherVersionOnResume() async throws {
         let scene = try await HostileScene.download()

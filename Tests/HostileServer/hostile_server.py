@@ -230,6 +230,9 @@ class Handler(BaseHTTPRequestHandler):
                 body = billion_laughs()
             elif name == "propfind" and value == "deep":
                 body = deeply_nested()
+            elif self.path.rstrip("/") == "/dav/alice/data.bin" and name == "unknown-total":
+                # No ETag: a resume can only name the file's date.
+                body = sane_propfind(self.path).replace(f"<d:getetag>{FILE_ETAG}</d:getetag>".encode(), b"")
             elif self.path.rstrip("/") == "/dav/alice/data.bin":
                 body = sane_propfind(self.path)
             elif self.path.rstrip("/") in ("/dav/alice", "/dav/alice/In"):
@@ -262,6 +265,20 @@ class Handler(BaseHTTPRequestHandler):
                     return self.answer(206, [("Content-Range", f"bytes {start}-{len(other) - 1}/{len(other)}"), ("ETag", value)],
                                        other[start:])
                 return self.answer(206, [("Content-Range", value), ("ETag", FILE_ETAG)], FILE_BYTES[start:])
+            if name == "unknown-total":
+                if "Range" not in self.headers:
+                    # Half the file, under its date only, then the line drops.
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(FILE_BYTES)))
+                    self.send_header("Last-Modified", FILE_MODIFIED)
+                    self.end_headers()
+                    self.wfile.write(FILE_BYTES[: len(FILE_BYTES) // 2])
+                    return self.hang_up()
+                # A quarter of the file at a time, its whole size left unsaid (`/*`).
+                start = int(self.headers["Range"].split("=")[1].rstrip("-"))
+                end = min(start + len(FILE_BYTES) // 4, len(FILE_BYTES))
+                return self.answer(206, [("Content-Range", f"bytes {start}-{end - 1}/*"), ("Last-Modified", FILE_MODIFIED)],
+                                   FILE_BYTES[start:end])
             if name == "content-length":
                 # The file's own ETag with a length no sane server sends, or one that does
                 # not match the body (`sent` bytes of it); the line then drops.

@@ -21,7 +21,7 @@ struct DownloadTests {
         #expect(result.receivedBytes == 3_000_001)
         #expect(result.fileSize == 3_000_001)
         #expect(result.totalSize == 3_000_001)
-        #expect(result.isComplete)
+        #expect(result.isComplete(listed: nil))
         #expect(result.etag == (try dav.client.properties(of: "/Videos/clip #1 ü.mp4").etag))
         #expect(try TestData.sha256(ofFile: local.path) == TestData.sha256(ofFile: onServer))
         #expect(difference(recorder.bytes, content) == nil)
@@ -43,7 +43,7 @@ struct DownloadTests {
         #expect(result.receivedBytes == Int64(content.count - half))
         #expect(result.fileSize == Int64(content.count))
         #expect(result.totalSize == Int64(content.count))
-        #expect(result.isComplete)
+        #expect(result.isComplete(listed: nil))
         #expect(result.etag == etag)
         #expect(difference(recorder.bytes, Array(content[half...])) == nil) // only the second half crossed the wire
         #expect(difference(local.bytes, content) == nil)
@@ -193,7 +193,7 @@ struct DownloadTests {
         #expect(seen.bytes.isEmpty, "the observer saw \(seen.bytes.count) bytes of the 416 reply")
         #expect(result.kind == .resumed)
         #expect(result.receivedBytes == 0)
-        #expect(result.isComplete)
+        #expect(result.isComplete(listed: nil))
         #expect(difference(local.bytes, content) == nil)
     }
 

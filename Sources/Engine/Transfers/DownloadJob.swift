@@ -103,7 +103,7 @@ final class DownloadJob {
         try forgetCheckpoint(ifStartedOver: recorder, file: file)
         // A 200 restarted the hash before its first byte: it covers exactly the file.
         let digest = sha.hexDigest
-        guard result.isComplete else {
+        guard result.isComplete(listed: item.size) else {
             throw Classified(Reason(.connectionReset, "the server ended the download early"))
         }
         // The version the listing described (same strong ETag) has the size it listed: a body

@@ -33,6 +33,8 @@ public struct DownloadResult: Sendable, Equatable {
     /// caller derived from the first `requestedOffset` bytes (a running hash) is stale.
     public var startedOver: Bool { kind == .wholeFile && requestedOffset > 0 }
 
-    /// The file holds every byte the server has (true when the server did not say how many).
-    public var isComplete: Bool { totalSize.map { $0 == fileSize } ?? true }
+    /// The file holds every byte the server has: as many as the reply said the whole file
+    /// has, or, where it left that unsaid (a 206's `bytes N-M/*`), as many as `listed` (the
+    /// size the server listed for this file; true when neither says).
+    public func isComplete(listed: Int64?) -> Bool { (totalSize ?? listed).map { $0 == fileSize } ?? true }
 }
