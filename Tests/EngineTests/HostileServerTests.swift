@@ -139,6 +139,16 @@ struct HostileServerTests {
         #expect(try await scene.requests().filter { $0 == "GET /dav/alice/data.bin" }.count == 3, "half, then two quarters")
     }
 
+    @Test("a file saved again between the listing and the download: the new version is downloaded, and the listed checksum (the old version's) is no alarm")
+    func changedAfterListing() async throws {
+        let scene = try await HostileScene.download()
+        try await scene.misbehave("changed-after-listing", "\"saved-again\"")
+        try await scene.startAgent()
+        let row = try await scene.verdict("completed", nil)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: scene.session.downloads + "/data.bin"))
+        #expect(bytes.count == 100_000 && bytes.first == 208, "the version served is the file: \(bytes.prefix(4).map { $0 }), \(row)")
+    }
+
     @Test("a resume answered 206 with the rest of another version (Range honoured, If-Range not) fails as protocol, and nothing is stitched")
     func otherVersionOnResume() async throws {
         let scene = try await HostileScene.download()

@@ -112,10 +112,10 @@ final class DownloadJob {
             try file.truncate(to: 0)
             throw ProtocolViolation("the server listed \(transfer.remotePath) as \(listed) bytes and sent \(result.fileSize) under the same ETag")
         }
-        // The listed checksum is the listed version's: a whole new file may be another one,
-        // unless it came under the listing's own strong ETag.
-        let listedVersion = !result.startedOver || (item.etag?.hasPrefix("\"") == true && result.etag == item.etag)
-        if let theirs = item.sha256?.lowercased(), listedVersion, theirs != digest {
+        // The listed checksum is the listed version's. Bytes served under another ETag are
+        // another version (saved again since the listing), and so may be a whole new file
+        // that came without one, after a resume was asked for.
+        if let theirs = item.sha256?.lowercased(), Self.isListedVersion(result, item), theirs != digest {
             try file.close()
             try FileIO.unlink(part, ifPresent: true)
             try store.restartFromZero(transfer.id, note: nil)
@@ -137,6 +137,14 @@ final class DownloadJob {
         CrashWindow.downloadInPlace.pauseIfTesting(transfer: transfer.id, cancellation: cancellation)
         if placed.keptPart { try FileIO.unlink(part, ifPresent: true) }
         return .completed(sha256: digest, bytes: result.fileSize)
+    }
+
+    /// Whether the bytes downloaded are the version the listing described: served under its
+    /// ETag, or, with no ETag on either side to tell, not sent whole again when a resume
+    /// was asked for (a 200 to `If-Range` is a new version).
+    static func isListedVersion(_ result: DownloadResult, _ item: RemoteItem) -> Bool {
+        if let served = result.etag, let listed = item.etag { return Replacing.sameVersion(served, listed) }
+        return !result.startedOver
     }
 
     /// After the server sent the whole file again, the row's checkpoint (the hash of the old
