@@ -227,6 +227,31 @@ struct DownloadTests {
         }
     }
 
+    @Test("a file saved under the name while ours downloaded, then the agent killed once ours is in place as name (1).ext: the restart completes it, and no .part is left")
+    func nameTakenThenKilledInPlace() throws {
+        let content = TestData.bytes(count: 3_000_000, seed: 12)
+        let (server, session) = try setUp(["Docs/report.pdf": content])
+        defer { session.killAgent() }
+        try server.fault(["method": "GET", "path_prefix": "/dav/alice/Docs/report.pdf", "stall_seconds": 60, "after_bytes": 1_000_000])
+        try #require(try session.cli(["download", "/Docs/report.pdf"]).status == 0)
+        session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "download-in-place"
+        try session.startAgent()
+        try waitForPart(session, atLeast: 1_000_000, name: "report.pdf")
+        _ = FileManager.default.createFile(atPath: session.downloads + "/report.pdf", contents: Data("my report".utf8))
+        try server.clearFaults()
+        try session.waitForAgentLog("paused at download-in-place")
+        session.killAgent()
+        session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+        let left = try FileManager.default.contentsOfDirectory(atPath: session.downloads).sorted()
+        #expect(left == ["report (1).pdf", "report (1).pdf.part", "report.pdf"], "the .part goes with the name: \(left)")
+
+        try session.startAgent()
+        try session.waitForAll("completed", count: 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: session.downloads).sorted() == ["report (1).pdf", "report.pdf"], "no .part left")
+        #expect(try String(contentsOfFile: session.downloads + "/report.pdf", encoding: .utf8) == "my report")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: session.downloads + "/report (1).pdf")) == Data(content))
+    }
+
     @Test("queue and status show a running download's progress as it goes")
     func liveProgress() async throws {
         try await offThePool {

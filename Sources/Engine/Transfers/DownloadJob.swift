@@ -135,7 +135,7 @@ final class DownloadJob {
         try store.recordDownloadedFile(transfer.id, sha256: digest, bytes: result.fileSize, etag: result.etag ?? item.etag)
         let placed = try moveIntoPlace(part, as: final, item: item)
         CrashWindow.downloadInPlace.pauseIfTesting(transfer: transfer.id, cancellation: cancellation)
-        if placed.keptPart { try FileIO.unlink(part, ifPresent: true) }
+        if let left = placed.part { try FileIO.unlink(left, ifPresent: true) }
         return .completed(sha256: digest, bytes: result.fileSize)
     }
 
@@ -200,30 +200,34 @@ final class DownloadJob {
     /// `EPERM`), `renameat2(RENAME_NOREPLACE)` does the same in one step; where that is not
     /// offered either (`EINVAL`), the name is created exclusively (`O_EXCL`) and the bytes
     /// copied in. A taken name moves on to `name (1).ext`, the row naming each candidate
-    /// before it is tried, so whatever name the file gets is the one recorded.
+    /// before it is tried, so whatever name the file gets is the one recorded; the `.part`
+    /// goes along (`name (1).ext.part`), so that a restart after a kill finds it by the name
+    /// recorded, and removes it.
     ///
-    /// `keptPart` is true when the `.part` is still there (linked or copied).
-    private func moveIntoPlace(_ part: LocalPath, as final: LocalPath, item: RemoteItem) throws -> (path: LocalPath, keptPart: Bool) {
+    /// `part` is the `.part` still there (linked or copied), nil when it was renamed.
+    private func moveIntoPlace(_ part: LocalPath, as final: LocalPath, item: RemoteItem) throws -> (path: LocalPath, part: LocalPath?) {
         var destination = final
+        var part = part
         var way = Placement.link
         while true {
             do throws(SystemError) {
                 switch way {
                 case .link:
                     try FileIO.link(part, to: destination)
-                    return (destination, true)
+                    return (destination, part)
                 case .renameNoReplace:
                     try FileIO.renameNoReplace(part, to: destination)
-                    return (destination, false)
+                    return (destination, nil)
                 case .exclusiveCopy:
                     try copyExclusively(part, to: destination)
-                    return (destination, true)
+                    return (destination, part)
                 }
             } catch {
                 switch (way, error.errno) {
                 case (_, EEXIST):
                     let next = LocalPath(downloads).appending(try chooseName(for: item))
                     guard next != destination else { throw error }
+                    part = try movePart(part, along: next)
                     destination = next
                     try store.setDownloadInfo(transfer.id, localPath: destination)
                 case (.link, EPERM), (.link, EOPNOTSUPP), (.link, ENOSYS), (.link, EMLINK):
@@ -236,6 +240,19 @@ final class DownloadJob {
                     throw error
                 }
             }
+        }
+    }
+
+    /// Renames the `.part` to go with the final name `next`, replacing nothing; where the
+    /// file system cannot rename without replacing, it stays where it is.
+    private func movePart(_ part: LocalPath, along next: LocalPath) throws(SystemError) -> LocalPath {
+        let moved = Self.partPath(of: next)
+        do throws(SystemError) {
+            try FileIO.renameNoReplace(part, to: moved)
+            return moved
+        } catch {
+            guard [EINVAL, EOPNOTSUPP, ENOSYS].contains(error.errno) else { throw error }
+            return part
         }
     }
 
