@@ -115,6 +115,16 @@ class Handler(BaseHTTPRequestHandler):
         if body and self.command != "HEAD":
             self.wfile.write(body)
 
+    def cut_off(self, validator, length, sent):
+        """A 200 announcing `length` bytes of the file under `validator` (a header), the
+        first `sent` of them, then the line drops."""
+        self.send_response(200)
+        self.send_header("Content-Length", str(length))
+        self.send_header(*validator)
+        self.end_headers()
+        self.wfile.write(FILE_BYTES[:sent])
+        self.hang_up()
+
     def hang_up(self):
         """Ends the connection without any answer: the client sees a reset."""
         self.close_connection = True
@@ -256,12 +266,7 @@ class Handler(BaseHTTPRequestHandler):
             if name in ("content-range", "other-version"):
                 if first or "Range" not in self.headers:
                     # Half the file, then the line drops: the next attempt resumes with Range.
-                    self.send_response(200)
-                    self.send_header("Content-Length", str(len(FILE_BYTES)))
-                    self.send_header("ETag", FILE_ETAG)
-                    self.end_headers()
-                    self.wfile.write(FILE_BYTES[: len(FILE_BYTES) // 2])
-                    return self.hang_up()
+                    return self.cut_off(("ETag", FILE_ETAG), length=len(FILE_BYTES), sent=len(FILE_BYTES) // 2)
                 start = int(self.headers["Range"].split("=")[1].rstrip("-"))
                 if name == "other-version":
                     # Range honoured, If-Range not: the rest of another version of the file,
@@ -276,12 +281,7 @@ class Handler(BaseHTTPRequestHandler):
             if name == "unknown-total":
                 if "Range" not in self.headers:
                     # Half the file, under its date only, then the line drops.
-                    self.send_response(200)
-                    self.send_header("Content-Length", str(len(FILE_BYTES)))
-                    self.send_header("Last-Modified", FILE_MODIFIED)
-                    self.end_headers()
-                    self.wfile.write(FILE_BYTES[: len(FILE_BYTES) // 2])
-                    return self.hang_up()
+                    return self.cut_off(("Last-Modified", FILE_MODIFIED), length=len(FILE_BYTES), sent=len(FILE_BYTES) // 2)
                 # A quarter of the file at a time, its whole size left unsaid (`/*`).
                 start = int(self.headers["Range"].split("=")[1].rstrip("-"))
                 end = min(start + len(FILE_BYTES) // 4, len(FILE_BYTES))
@@ -290,12 +290,7 @@ class Handler(BaseHTTPRequestHandler):
             if name == "content-length":
                 # The file's own ETag with a length no sane server sends, or one that does
                 # not match the body (`sent` bytes of it); the line then drops.
-                self.send_response(200)
-                self.send_header("Content-Length", value)
-                self.send_header("ETag", FILE_ETAG)
-                self.end_headers()
-                self.wfile.write(FILE_BYTES[: int(s.get("sent", len(FILE_BYTES)))])
-                return self.hang_up()
+                return self.cut_off(("ETag", FILE_ETAG), length=value, sent=int(s.get("sent", len(FILE_BYTES))))
             return self.answer(200, [("ETag", FILE_ETAG), ("Last-Modified", FILE_MODIFIED)], FILE_BYTES)
         self.answer(404)
 
