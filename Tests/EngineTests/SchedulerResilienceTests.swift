@@ -90,6 +90,27 @@ struct SchedulerResilienceTests {
         }
     }
 
+    @Test("two accounts of one server, each with a folder of the same name: what one account's listing showed is never taken for the other's, so a file already in the second is not sent again")
+    func listingsAreEachAccountsOwn() async throws {
+        try await offThePool {
+            let server = try ReferenceServer(users: [("alice", "wonderland"), ("bob", "builder")])
+            try server.makeFolder("P")
+            try server.makeFolder("P", user: "bob")
+            let s = try twoAccounts(server, config: "[agent]\nautostart = false\n")
+            let mine = try s.home.randomFile("a/a.jpg", size: 100_000, seed: 1)
+            let theirs = try s.home.randomFile("b/b.jpg", size: 100_000, seed: 2)
+            try FileManager.default.copyItem(atPath: theirs, toPath: server.tree("bob") + "/P/b.jpg")
+            #expect(try s.cli(["upload", "--account", "camera", "--to", "/P", mine]).status == 0)
+            try s.startAgent()
+            try s.waitForAll("completed", count: 1)
+            // Within the time a listing is used: bob's /P is not alice's.
+            #expect(try s.cli(["upload", "--account", "work", "--to", "/P", theirs]).status == 0)
+            try s.waitForAll("completed", count: 2)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: server.tree("bob") + "/P") == ["b.jpg"], "no second copy")
+            #expect(s.agentLog.contains("/P/b.jpg is already on the server with the same content"), "\(s.agentLog.suffix(1500))")
+        }
+    }
+
     @Test("a server that hangs on the DELETE of a cancelled upload holds up nothing else")
     func cancelDeleteRunsAside() async throws {
         try await offThePool {

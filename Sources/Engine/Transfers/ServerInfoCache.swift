@@ -7,7 +7,7 @@ import Transport
 /// in their folders a moment ago.
 public final class ServerInfoCache: Sendable {
     private let entries = Locked<[String: UploadCapabilities]>([:])
-    /// Folders listed or made, by server and path.
+    /// Folders listed or made, by the tree they are in (`UploadJob.folderKey`) and path.
     private let folders = Locked<[String: KnownFolder]>([:])
     public init() {}
 

@@ -100,10 +100,15 @@ final class UploadJob {
                           action: "add the account again: `instant-upload account add`"))
     }
 
-    /// What the server's capabilities (and folder listings) are remembered under: one
-    /// protocol at one address.
+    /// What the server's capabilities are remembered under: one protocol at one address.
     static func capabilityKey(_ account: Account) -> String {
         account.server.uploadMethod.rawValue + " " + (account.tusURL ?? account.server.uploadsURL ?? account.webdavURL)
+    }
+
+    /// What folder listings are remembered under: the tree one user sees at one address.
+    /// Accounts of one server share its upload address (tus's `/files/`), never their folders.
+    static func folderKey(_ account: Account) -> String {
+        account.username + " " + account.webdavURL
     }
 
     /// The capabilities of the protocol this job drives: a Nextcloud account has two.
@@ -197,7 +202,7 @@ final class UploadJob {
                 }
                 if row.replaceable != nil, try !isStillTheVersion(row) { try divertToConflictedCopy(&row) }
                 if row.replaceable == nil {
-                    let check = TargetCheck(dav: dav, store: store, row: row, folders: (serverInfo, Self.capabilityKey(account)),
+                    let check = TargetCheck(dav: dav, store: store, row: row, folders: (serverInfo, Self.folderKey(account)),
                                             claimsLater: directPut)
                     switch try check.verdict(size: size, digest: { try wholeFileDigest(source) }) {
                     case .alreadyThere(let sha):
@@ -268,7 +273,7 @@ final class UploadJob {
                     try finish(handle, row: &row, source: source, sha256: sha)
                 }
                 CrashWindow.fileMade.pauseIfTesting(transfer: row.id, cancellation: cancellation)
-                serverInfo.noteMade(row.remotePath, in: row.remoteFolder, on: Self.capabilityKey(account))
+                serverInfo.noteMade(row.remotePath, in: row.remoteFolder, on: Self.folderKey(account))
                 guard mustCheckMadeFile(row) else { return .completed(sha256: sha, bytes: size, counters: counters) }
                 let made = try verifyOnServer(row.remotePath, size: size, digest: sha)
                 try recordMadeVersion(row, listed: made, sha256: sha)
@@ -353,7 +358,7 @@ final class UploadJob {
     /// After a refused chunk: if the folder is gone, make it again (true) so the upload can
     /// end where it was asked to.
     func recreateMissingFolder(_ row: Transfer) throws -> Bool {
-        serverInfo.forgetFolder(row.remoteFolder, on: Self.capabilityKey(account))
+        serverInfo.forgetFolder(row.remoteFolder, on: Self.folderKey(account))
         guard try !dav.exists(row.remoteFolder) else { return false }
         try dav.makeFolders(row.remoteFolder)
         return true
