@@ -130,6 +130,32 @@ struct SecondWriterTests {
         }
     }
 
+    @Test("killed just before the request that makes the file, then the upload expires on the server and someone saves a file of the same size at the name, without a checksum: the upload being gone is not taken for ours having been made",
+          arguments: [ServerKind.nextcloud, .ocis, .tusAndWebDAV])
+    func expiredUploadIsNotTakenForOurs(_ kind: ServerKind) async throws {
+        try await offThePool {
+            let scene = try SecondWriterScene(kind, hold: nil, size: Self.size(for: kind))
+            try scene.killAgent(at: "upload-finishing")
+            let upload = try #require(try QueueStore(path: scene.session.databasePath).transfer(id: 1)?.uploadURL)
+            if kind == .nextcloud {
+                try #require(scene.running.reference).expireUploads()
+            } else {
+                // As the server does when an unfinished upload's time runs out.
+                let r = try Shell.capture("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "DELETE", "-H", "Tus-Resumable: 1.0.0",
+                                                            "-u", "\(scene.running.user):\(scene.running.password)", upload])
+                try #require(r.stdout == "204", "the upload's DELETE answered \(r.stdout): \(r.stderr)")
+            }
+            let theirs = try scene.saveTheirs()
+
+            try scene.session.startAgent()
+            try scene.session.waitForAll("completed", count: 1, timeout: 60)
+            #expect(try TestData.sha256(ofFile: scene.onServer(Self.name)) == theirs, "theirs is untouched")
+            let names = try scene.listing()
+            #expect(try TestData.sha256(ofFile: scene.onServer("IMG_0001 (1).jpg")) == (try TestData.sha256(ofFile: scene.file)),
+                    "ours is on the server: \(names)")
+        }
+    }
+
     @Test("a file saved into the folder after the agent listed it, at the name of the next photo of the batch: theirs survives, ours completes as name (1).ext",
           arguments: kinds)
     func savedAfterTheListing(_ kind: ServerKind) async throws {

@@ -141,11 +141,12 @@ extension UploadJob {
     ///
     /// The file there is ours when its size is the recorded one and its checksum, where the
     /// server reports one, is the file's SHA-256. Without a checksum, the upload itself
-    /// says whether the finishing request happened: a `finish` uses its upload up (the
-    /// chunk folder or the temporary is gone), and tus's last chunk leaves it whole. A direct
-    /// PUT leaves nothing to ask, and a file of our size at the name may be someone else's,
-    /// saved while ours was refused or broken off: the file is read back, and is ours only if
-    /// its SHA-256 is the file's.
+    /// says whether the finishing request did not happen (a `finish`'s upload still held,
+    /// tus's held short) or did (tus's held whole). Gone, it says nothing certain: a `finish`
+    /// uses its upload up, but an upload also expires unfinished. Then, and after a direct
+    /// PUT, which leaves nothing to ask, a file of our size at the name may be someone
+    /// else's, saved while ours was refused, broken off or expired: the file is read back, and
+    /// is ours only if its SHA-256 is the file's.
     func recogniseMadeFile(_ row: Transfer, source: SourceFile, capabilities: UploadCapabilities) throws -> JobOutcome? {
         guard row.bytesTotal == source.size else { return nil }
         let item: RemoteItem
@@ -160,15 +161,18 @@ extension UploadJob {
             switch capabilities.finalStep {
             case .wholeFileSend:
                 guard try dav.sha256(of: row.remotePath) == sha.lowercased() else { return nil }
-            case .finish:
-                guard let handle = row.uploadURL,
-                      case .forgotten = try upload.status(of: handle, confirmed: row.checkpoint.offset) else { return nil }
-            case .lastChunk:
-                // Unfinished, it did not happen; whole or gone (some servers drop a finished
-                // upload at once), it did: the name was free just before that chunk.
+            case .finish, .lastChunk:
+                // A tus upload held whole made the file with its last chunk, at a name free just
+                // before it. One still held short did not. One gone may have been used up by the
+                // request that makes the file, or may have expired unfinished while someone saved
+                // a file of our size at the name: only its bytes tell.
                 guard let handle = row.uploadURL else { return nil }
-                if case .holds(let offset, _, _) = try upload.status(of: handle, confirmed: row.checkpoint.offset),
-                   offset < source.size { return nil }
+                switch try upload.status(of: handle, confirmed: row.checkpoint.offset) {
+                case .holds(let offset, _, _):
+                    guard capabilities.finalStep == .lastChunk, offset >= source.size else { return nil }
+                case .forgotten:
+                    guard try dav.sha256(of: row.remotePath) == sha.lowercased() else { return nil }
+                }
             }
         }
         Log.info("upload \(row.id): \(row.remotePath) on the server is this upload's file, made before the agent stopped; nothing sent again")
