@@ -156,6 +156,22 @@ struct SecondWriterTests {
         }
     }
 
+    @Test("the target folder renamed on the server while the upload waits to become the file (its temporary moved away with it): the upload goes again into the folder made anew, and completes",
+          arguments: [ServerKind.referenceWebDAV, .apache])
+    func folderRenamedBeforeTheMove(_ kind: ServerKind) async throws {
+        try await offThePool {
+            let scene = try SecondWriterScene(kind, hold: nil)
+            scene.session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "upload-finishing"
+            scene.session.environment["INSTANT_UPLOAD_TEST_PAUSE_SECONDS"] = "3"
+            try scene.session.startAgent()
+            try scene.session.waitForAgentLog("paused at upload-finishing")
+            let renamed = scene.running.tree + "/Renamed"
+            #expect(rename(scene.running.tree + "/" + Self.folder, renamed) == 0)
+            try scene.session.waitForAll("completed", count: 1, timeout: 60)
+            #expect(try TestData.sha256(ofFile: scene.onServer(Self.name)) == (try TestData.sha256(ofFile: scene.file)))
+        }
+    }
+
     @Test("a file saved into the folder after the agent listed it, at the name of the next photo of the batch: theirs survives, ours completes as name (1).ext",
           arguments: kinds)
     func savedAfterTheListing(_ kind: ServerKind) async throws {

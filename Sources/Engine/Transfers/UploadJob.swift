@@ -270,7 +270,15 @@ final class UploadJob {
                 // (it is the new one now), nor made again.
                 let madeAlready = capabilities.finalStep == .lastChunk || (capabilities.finalStep == .wholeFileSend && size > 0)
                 if !madeAlready {
-                    try finish(handle, row: &row, source: source, sha256: sha)
+                    do {
+                        try finish(handle, row: &row, source: source, sha256: sha)
+                    } catch let e as HTTPStatusError where e.status == 404 && e.step == .move && !askedAfterRefusal {
+                        // What was to become the file is gone: a temporary moved away with its
+                        // folder renamed, an upload expired. Ask, and go on from there.
+                        askedAfterRefusal = true
+                        server = try ask(&row)
+                        continue
+                    }
                 }
                 CrashWindow.fileMade.pauseIfTesting(transfer: row.id, cancellation: cancellation)
                 serverInfo.noteMade(row.remotePath, in: row.remoteFolder, on: Self.folderKey(account))
