@@ -88,4 +88,19 @@ extension FolderWatcherTests {
         #expect(w.foundNames == ["Trip/a.jpg", "Trip/b.jpg", "first.jpg"])
         #expect(w.found.last?.noticedBy == .event)
     }
+
+    @Test("a folder renamed over an empty one keeps the files settling in it")
+    func folderRenamedOverAnother() throws {
+        let w = WatchRecorder(settle: .seconds(2))
+        try Files.makeFolder(w.path("Inbox"))
+        try Files.makeFolder(w.path("Import"))
+        try w.start()
+        try Files.write(w.path("Import/a.jpg"), Files.photo(1))
+        try w.waitFor("the photo settling") { _ in w.watcher.status.settling == 1 }
+        // The kernel ends the replaced Inbox's watch (IN_IGNORED) after the rename's events,
+        // while the photo still settles under its new name.
+        try Files.rename(w.path("Import"), w.path("Inbox"))
+        try w.waitForFound(1, timeout: 10)
+        #expect(w.foundNames == ["Inbox/a.jpg"])
+    }
 }

@@ -57,6 +57,18 @@ struct WatchTreeTests {
         #expect(Set(t.watches(under: LocalPath("/r/z"))) == [2, 3])
     }
 
+    @Test("a folder renamed over another takes its path; the replaced folder's descriptor stands for nothing")
+    func renamedOverAnother() {
+        var t = WatchTree()
+        t.insert(1, for: LocalPath("/r/a"))
+        t.insert(2, for: LocalPath("/r/b"))
+        t.insert(3, for: LocalPath("/r/b/c"))
+        t.move(LocalPath("/r/b"), to: LocalPath("/r/a"))
+        #expect(t.folder(of: 1) == nil)
+        #expect(t.watch(of: LocalPath("/r/a")) == 2 && t.folder(of: 3) == LocalPath("/r/a/c"))
+        #expect(t.count == 2)
+    }
+
     @Test("paths within a folder")
     func within() {
         #expect(LocalPath("/a/b").isWithin(LocalPath("/a")))

@@ -39,8 +39,15 @@ struct WatchTree {
 
     /// A folder of the tree was renamed inside it: it and everything below it now live
     /// under `new`. The descriptors stay; the kernel's watches follow the inodes.
+    ///
+    /// A folder renamed over an empty one replaces it, and the kernel ends the replaced
+    /// folder's watch only after the rename's events. Its descriptor is forgotten here:
+    /// kept, its late `IN_IGNORED` would be taken for the end of the folder now at `new`,
+    /// and what waits to settle there would be dropped.
     mutating func move(_ old: LocalPath, to new: LocalPath) {
-        for wd in watches(under: old) {
+        let moving = watches(under: old)
+        for wd in watches(under: new) where !moving.contains(wd) { remove(wd) }
+        for wd in moving {
             guard let path = folders[wd] else { continue }
             let moved = path.moved(from: old, to: new)
             watches[path] = nil
