@@ -71,6 +71,25 @@ extension FolderWatcherTests {
         #expect(w.found.first?.path == LocalPath(w.root + "/meanwhile.jpg"), "found where it is, not where the folder was taken")
     }
 
+    @Test("a file to be looked at again while the folder is away is looked at once the folder is back")
+    func lookedAtAgainWhileAway() throws {
+        let w = WatchRecorder(mountTable: nil)
+        try Files.makeFolder(w.root)
+        try Files.write(w.path("a.jpg"), Files.photo(1))
+        try w.start()
+        try w.waitForFound(1)
+        try Files.rename(w.root, w.root + " (away)")
+        try w.waitForState(.folderMissing)
+        // The owner forgot the file and asks for it again. The watcher takes its requests
+        // before its events, so it hears this one while the folder is still away.
+        let path = LocalPath(w.path("a.jpg"))
+        w.taken.remove(path)
+        w.watcher.reconsider([path])
+        try Files.rename(w.root + " (away)", w.root)
+        try w.waitForFound(2, timeout: 10)
+        #expect(w.foundNames == ["a.jpg", "a.jpg"])
+    }
+
     @Test("an unmounted card is reported missing, and watched again when it is mounted again")
     func cardUnmountedAndBack() throws {
         let base = TemporaryFolder("iu-card")

@@ -32,7 +32,13 @@ extension WatchLoop {
     /// The owner asks for another look at a file: it is a candidate again, even if it was
     /// handed over or passed over before (see `FolderWatcher.reconsider`).
     func lookAgain(at path: LocalPath) {
-        guard presence == .present, path.isWithin(root) else { return }
+        guard path.isWithin(root) else { return }
+        guard presence == .present else {
+            // A card out, a folder not made yet: the scan when it is back skips a file
+            // handed over or passed over before, so the look waits for the folder.
+            looksWhenBack.insert(path)
+            return
+        }
         for (fingerprint, at) in delivered where at == path { delivered[fingerprint] = nil }
         guard let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path) else { return }
         passedOver.remove(fingerprint)

@@ -51,8 +51,8 @@ extension WatchLoop {
         periodicDue = clock.now + .seconds(1)
     }
 
-    /// Places the watches on a folder that is there, and scans it. False when it vanished
-    /// while being walked.
+    /// Places the watches on a folder that is there, scans it, and looks again at the files
+    /// asked for while it was away. False when it vanished while being walked.
     private func arm(_ identity: FileIdentity) -> Bool {
         if let parent = parentWatch {
             inotify.removeWatch(parent.wd)
@@ -63,6 +63,9 @@ extension WatchLoop {
         sweep()
         guard presence == .present else { return false }
         watchAncestors()
+        let looks = looksWhenBack
+        looksWhenBack = []
+        for path in looks { lookAgain(at: path) }
         return true
     }
 

@@ -59,6 +59,8 @@ final class WatchLoop {
     var delivered: [FileFingerprint: LocalPath] = [:]
     /// Files looked at and not taken (not a picture or video of the rule's kinds, unreadable).
     var passedOver: Set<FileFingerprint> = []
+    /// Files the owner asked to be looked at again while the folder was not there.
+    var looksWhenBack: Set<LocalPath> = []
     var counters = WatcherStatus()
 
     /// How long an `IN_MOVED_FROM` waits for its pair before it counts as a move out of the tree.
