@@ -111,6 +111,32 @@ extension InstantUploadTests {
         #expect(!FileManager.default.fileExists(atPath: trash + "/files/IMG_2.jpg"))
     }
 
+    @Test("--after-upload trash keeps an original changed in place while it was sent, its size and time kept (as a tag editor that preserves the date does): the server has the old content, the new stays")
+    func trashNeedsTheSameContent() throws {
+        let scene = try InstantUploadScene(extraEnvironment: ["INSTANT_UPLOAD_TEST_PAUSE": "upload-finishing",
+                                                              "INSTANT_UPLOAD_TEST_PAUSE_SECONDS": "3"])
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera", ["--after-upload", "trash"])
+        try scene.waitWatching("camera")
+        let path = scene.path("Camera/IMG_1.jpg")
+        try Camera.write(path, Camera.photo(1))
+        try scene.session.waitForAgentLog("paused at upload-finishing")
+        var before = stat()
+        #expect(stat(path, &before) == 0)
+        let fd = open(path, O_WRONLY)
+        #expect(fd >= 0 && pwrite(fd, [UInt8](repeating: 0x5a, count: 10), 10, 100) == 10)
+        close(fd)
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        let edited = try TestData.sha256(ofFile: path)
+        try scene.waitUploaded(1)
+        try scene.until("the original kept") { try scene.rule("camera")["kept_count"] as? Int == 1 }
+        #expect(try TestData.sha256(ofFile: path) == edited, "the edited original stays where it is")
+        let kept = try #require((try scene.rule("camera")["kept"] as? [[String: Any]])?.first)
+        #expect((kept["reason"] as? String ?? "").contains("its content is not what was uploaded"), "\(kept)")
+    }
+
     @Test("files already in the folder are the baseline without --existing, and uploaded with it")
     func baseline() throws {
         let scene = try InstantUploadScene(serverFolders: ["Photos/Old", "Photos/Card", "Photos/All"])

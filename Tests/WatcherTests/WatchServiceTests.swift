@@ -113,7 +113,7 @@ struct AfterUploadTests {
             id = queued.id
             try store.recordTaken(rule: "cam", [TakenFile(path: LocalPath(file), fingerprint: queued.fingerprint, kind: .upload, transferID: id)])
             try store.start(id, resumedAt: 0)
-            try store.complete(id, sha256: String(repeating: "a", count: 64), bytes: queued.fingerprint.size, verified: verified)
+            try store.complete(id, sha256: try TestData.sha256(ofFile: file), bytes: queued.fingerprint.size, verified: verified)
             worker = WatchWorker(options: WatchService.Options(paths: paths) {}, inbox: try WatchInbox(), published: PublishedRules())
             worker.rules = [WatchRule(id: "cam", folder: folder, remoteFolder: "/Photos", afterUpload: afterUpload)]
         }

@@ -3,7 +3,7 @@ import Queue
 
 /// `after_upload = trash`: the original goes to the person's trash once its upload is
 /// complete, only if the server showed the file at its name afterwards (`verifiedAt`), and
-/// only if it is still the very file that was uploaded. An original that stays says why,
+/// only if it is still the very file that was uploaded, to its last byte. An original that stays says why,
 /// on the rule's record of it, for `watch list`.
 extension WatchWorker {
     /// An upload of a rule completed.
@@ -40,6 +40,10 @@ extension WatchWorker {
             kept = "the upload's content was not recorded, so this copy is kept"
         } else if now != uploaded {
             kept = "it changed or was replaced after its upload"
+        } else if ContentHash.sha256(of: row.localPath, expecting: now) != row.sha256 {
+            // Rewritten where it is with its size and time kept (a tag editor preserving the
+            // date): the fingerprint cannot tell, the bytes can.
+            kept = "its content is not what was uploaded (changed where it is, its size and time kept), or it could not be read again to compare, so this copy is kept"
         } else {
             do {
                 let trashed = try Trash(paths: options.paths).moveToTrash(row.localPath)
