@@ -106,6 +106,20 @@ struct NextcloudSmallFileTests {
         }
     }
 
+    @Test("two empty files headed for one name, sent at once: both complete, one under each name or the second found there already")
+    func twoEmptyRowsOneName() async throws {
+        try await offThePool {
+            let (server, s) = try scene()
+            let a = try s.home.file("a/empty.txt", bytes: [])
+            let b = try s.home.file("b/empty.txt", bytes: [])
+            #expect(try s.cli(["upload", "--to", "/Same", a, b]).status == 0)
+            try s.startAgent()
+            try s.waitForAll("completed", count: 2, timeout: 60)
+            let names = try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/Same").sorted()
+            #expect(names == ["empty (1).txt", "empty.txt"] || names == ["empty.txt"], "\(names)")
+        }
+    }
+
     @Test("a different file saved at the name just before the PUT: the server refuses it (412), theirs survives, ours completes as name (1).ext")
     func differentFileSavedBeforeThePut() async throws {
         try await offThePool {

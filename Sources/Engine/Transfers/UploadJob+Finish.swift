@@ -42,12 +42,17 @@ extension UploadJob {
             // The If header is not honoured by every server: the version is also looked at
             // just before (the window left: one round trip, on those servers).
             if row.replaceable != nil, try !isStillTheVersion(row) { try divertToConflictedCopy(&row) }
-            try recordFinishing(&row, size: source.size, sha256: sha256)
             do {
+                try recordFinishing(&row, size: source.size, sha256: sha256)
                 try upload.finish(handle, as: target(row, source), sha256: sha256)
                 return
             } catch is VersionChanged {
                 try divertToConflictedCopy(&row)
+            } catch let claimed as NameClaimed {
+                // Another upload in the queue claimed the name since the look at the target
+                // (an empty file's one PUT is made here, not with a body).
+                row.remotePath = try TargetCheck(dav: dav, store: store, row: row).freeName(instead: claimed.path)
+                Log.info("upload \(row.id): another upload in the queue is headed for \(claimed.path); this one is made as \(row.remotePath)")
             } catch let taken as NameTaken {
                 row.remotePath = try nextFreeName(after: taken, row: row)
                 Log.info("upload \(row.id): someone saved another file as \(taken.path) while this one was sent; it becomes \(row.remotePath), nothing sent again")
