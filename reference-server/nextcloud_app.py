@@ -646,6 +646,9 @@ class NextcloudFace:
         if not name or "/" in name:
             return await respond(send, 400, "Upload-Metadata needs a filename", {"Tus-Resumable": TUS_VERSION})
         folder = "/".join(p for p in rel.split("/") if p)
+        if not self.tree_path(user, folder).is_dir():
+            # As oCIS does: no upload is created in a folder that is not there.
+            return await respond(send, 412, "the folder does not exist", {"Tus-Resumable": TUS_VERSION})
         meta["path"] = f"{folder}/{name}" if folder else name
         # oCIS sets the file's mtime from X-OC-Mtime on the creation request (or `mtime`).
         mtime = (header(scope, b"x-oc-mtime") or meta.get("mtime") or "").strip()

@@ -172,6 +172,21 @@ struct SecondWriterTests {
         }
     }
 
+    @Test("the folder removed on the server just after a photo went into it: the next photo, within the time its listing is used, makes it again and completes",
+          arguments: [ServerKind.ocis, .tusAndWebDAV, .nextcloud, .referenceWebDAV])
+    func folderRemovedBetweenTwoPhotos(_ kind: ServerKind) async throws {
+        try await offThePool {
+            let scene = try SecondWriterScene(kind, hold: nil, size: 100_000)
+            try scene.session.startAgent()
+            try scene.session.waitForAll("completed", count: 1, timeout: 60)
+            try FileManager.default.removeItem(atPath: scene.running.tree + "/" + Self.folder)
+            let next = try scene.session.home.randomFile("pictures/IMG_0002.jpg", size: 100_000, seed: 42)
+            #expect(try scene.session.cli(["upload", "--to", "/" + Self.folder, next]).status == 0)
+            try scene.session.waitForAll("completed", count: 2, timeout: 60)
+            #expect(try TestData.sha256(ofFile: scene.onServer("IMG_0002.jpg")) == (try TestData.sha256(ofFile: next)))
+        }
+    }
+
     @Test("a file saved into the folder after the agent listed it, at the name of the next photo of the batch: theirs survives, ours completes as name (1).ext",
           arguments: kinds)
     func savedAfterTheListing(_ kind: ServerKind) async throws {

@@ -318,7 +318,16 @@ final class UploadJob {
 
     /// A new upload on the server for the row's target, remembered with the row.
     func startUpload(_ row: inout Transfer, _ source: SourceFile) throws {
-        let started = try upload.start(target(row, source))
+        let started: UploadStanding.Started
+        do {
+            started = try upload.start(target(row, source))
+        } catch let e as HTTPStatusError where e.step == .create && [404, 409, 412].contains(e.status) {
+            // A folder that a remembered listing showed may be gone since: oCIS creates no
+            // upload in a missing folder (412). Made again, the creation is asked once more.
+            guard try recreateMissingFolder(row) else { throw e }
+            Log.info("upload \(row.id): made \(row.remoteFolder) again")
+            started = try upload.start(target(row, source))
+        }
         // A direct PUT's handle is its target's path and stands for nothing on the server:
         // the row learns of the upload with the file it makes (`recordFinishing`).
         if !directPut { try store.startedUpload(row.id, url: started.handle, expiresAt: started.expiresAt) }
