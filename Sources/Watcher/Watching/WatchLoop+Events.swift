@@ -11,9 +11,11 @@ extension WatchLoop {
                 Log.error("watching \(root.display): \(error)")
                 return
             }
-            if events.isEmpty { return }
+            if events.isEmpty { break }
             for event in events { handle(event) }
         }
+        // Their folder's rename, if that is why they were not there, came with them.
+        writtenElsewhere = []
     }
 
     func handle(_ event: InotifyEvent) {
@@ -62,18 +64,27 @@ extension WatchLoop {
         } else if event.mask.contains(.create) {
             if isFolder {
                 if !ignored { armSubtree(path) }
-            } else if !ignored, let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path) {
+            } else if !ignored {
                 // A hard link (`ln`, `cp -l`, `rsync --link-dest`) makes no IN_CLOSE_WRITE:
                 // this is all that says it is there. A file made to be written waits like
                 // any other, until it is still and its writer has closed it.
-                settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
+                written(path)
             }
         } else if event.mask.contains(.closeWrite) {
-            if !isFolder, !ignored, let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path) {
-                settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
-            }
+            if !isFolder, !ignored { written(path) }
         } else if event.mask.contains(.delete) {
             if !isFolder { settler.remove(path) }
+        }
+    }
+
+    /// A file made or written: it settles. One no longer at its name may be in a folder
+    /// renamed since the event, whose rename comes later in the same read: it is looked for
+    /// under the folder's new name then.
+    private func written(_ path: LocalPath) {
+        if let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path) {
+            settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
+        } else {
+            writtenElsewhere.insert(path)
         }
     }
 
@@ -99,6 +110,10 @@ extension WatchLoop {
                 delivered[fingerprint] = at.moved(from: from.path, to: path)
             }
             handler(.moved(from: from.path, to: path, isFolder: true))
+            for file in writtenElsewhere where file.isWithin(from.path) {
+                writtenElsewhere.remove(file)
+                written(file.moved(from: from.path, to: path))
+            }
             if !wasWatched { armSubtree(path) }
             return
         }

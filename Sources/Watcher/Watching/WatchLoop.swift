@@ -59,6 +59,9 @@ final class WatchLoop {
     var delivered: [FileFingerprint: LocalPath] = [:]
     /// Files looked at and not taken (not a picture or video of the rule's kinds, unreadable).
     var passedOver: Set<FileFingerprint> = []
+    /// Files made or written that were not at their name when the event was read, during
+    /// one read of the events (see `written`).
+    var writtenElsewhere: Set<LocalPath> = []
     /// Files the owner asked to be looked at again while the folder was not there.
     var looksWhenBack: Set<LocalPath> = []
     var counters = WatcherStatus()
