@@ -102,7 +102,7 @@ struct HostileScene: Sendable {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw TestFailure("timed out waiting for \(state)/\(code); row \(id) went \(seen.suffix(20)); agent log:\n\(agentLog.suffix(3000))")
+        throw TestFailure("timed out waiting for \(state)/\(code ?? "-"); row \(id) went \(seen.suffix(20)); agent log:\n\(agentLog.suffix(3000))")
     }
 
     /// The row failed as `protocol`, its message quotes the server, the agent is still up,

@@ -244,10 +244,16 @@ class Handler(BaseHTTPRequestHandler):
                 # No ETag: a resume can only name the file's date.
                 body = sane_propfind(self.path).replace(f"<d:getetag>{FILE_ETAG}</d:getetag>".encode(), b"")
             elif self.path.rstrip("/") == "/dav/alice/data.bin" and name == "changed-after-listing":
-                # The file as it was listed, with its checksum, as Nextcloud lists one.
-                checksum = f'<oc:checksums><oc:checksum>SHA256:{hashlib.sha256(FILE_BYTES).hexdigest()}</oc:checksum></oc:checksums>'
+                # The file with its checksum, as Nextcloud lists one: first as it was, then as
+                # it is once saved again (under the ETag `value`).
+                with STATE_LOCK:
+                    STATE["listings"] = STATE.get("listings", 0) + 1
+                    again = STATE["listings"] > 1
+                content, etag = (bytes(reversed(FILE_BYTES)), value) if again else (FILE_BYTES, FILE_ETAG)
+                checksum = f'<oc:checksums><oc:checksum>SHA256:{hashlib.sha256(content).hexdigest()}</oc:checksum></oc:checksums>'
                 body = sane_propfind(self.path).replace(b'xmlns:d="DAV:"', b'xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"') \
-                    .replace(b"<d:resourcetype/>", b"<d:resourcetype/>" + checksum.encode())
+                    .replace(b"<d:resourcetype/>", b"<d:resourcetype/>" + checksum.encode()) \
+                    .replace(FILE_ETAG.encode(), etag.encode())
             elif self.path.rstrip("/") == "/dav/alice/data.bin":
                 body = sane_propfind(self.path)
             elif self.path.rstrip("/") in ("/dav/alice", "/dav/alice/In"):

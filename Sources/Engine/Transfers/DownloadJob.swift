@@ -112,10 +112,7 @@ final class DownloadJob {
             try file.truncate(to: 0)
             throw ProtocolViolation("the server listed \(transfer.remotePath) as \(listed) bytes and sent \(result.fileSize) under the same ETag")
         }
-        // The listed checksum is the listed version's. Bytes served under another ETag are
-        // another version (saved again since the listing), and so may be a whole new file
-        // that came without one, after a resume was asked for.
-        if let theirs = item.sha256?.lowercased(), Self.isListedVersion(result, item), theirs != digest {
+        if let theirs = try checksum(of: result, listed: item), theirs != digest {
             try file.close()
             try FileIO.unlink(part, ifPresent: true)
             try store.restartFromZero(transfer.id, note: nil)
@@ -137,6 +134,21 @@ final class DownloadJob {
         CrashWindow.downloadInPlace.pauseIfTesting(transfer: transfer.id, cancellation: cancellation)
         if let left = placed.part { try FileIO.unlink(left, ifPresent: true) }
         return .completed(sha256: digest, bytes: result.fileSize)
+    }
+
+    /// The checksum the downloaded bytes must have, where the server lists one for their
+    /// version. Bytes served under another ETag than the listing's are another version (saved
+    /// again since the listing), or the same one on a server whose GET and listing name it
+    /// differently: the file is listed again. Unchanged, the bytes are the version listed;
+    /// changed, they are the new listing's version only if it names the ETag they came with.
+    private func checksum(of result: DownloadResult, listed item: RemoteItem) throws -> String? {
+        guard let listed = item.sha256 else { return nil }
+        if Self.isListedVersion(result, item) { return listed.lowercased() }
+        guard let served = result.etag, let first = item.etag else { return nil }
+        let again = try dav.properties(of: transfer.remotePath)
+        if let now = again.etag, Replacing.sameVersion(now, first) { return listed.lowercased() }
+        guard let now = again.etag, Replacing.sameVersion(now, served) else { return nil }
+        return again.sha256?.lowercased()
     }
 
     /// Whether the bytes downloaded are the version the listing described: served under its
@@ -227,7 +239,9 @@ final class DownloadJob {
                 case (_, EEXIST):
                     let next = LocalPath(downloads).appending(try chooseName(for: item))
                     guard next != destination else { throw error }
-                    part = try movePart(part, along: next)
+                    // Its .part taken meanwhile by another download: the next name, then.
+                    guard let moved = try movePart(part, along: next) else { continue }
+                    part = moved
                     destination = next
                     try store.setDownloadInfo(transfer.id, localPath: destination)
                 case (.link, EPERM), (.link, EOPNOTSUPP), (.link, ENOSYS), (.link, EMLINK):
@@ -243,17 +257,28 @@ final class DownloadJob {
         }
     }
 
-    /// Renames the `.part` to go with the final name `next`, replacing nothing; where the
-    /// file system cannot rename without replacing, it stays where it is.
-    private func movePart(_ part: LocalPath, along next: LocalPath) throws(SystemError) -> LocalPath {
+    /// Renames the `.part` to go with the final name `next`, replacing nothing: in one step,
+    /// or where the file system cannot rename without replacing, as a second name and the
+    /// first taken away. Where it has neither, it stays where it is. Nil when `next`'s
+    /// `.part` is there already (another download chose that name meanwhile).
+    private func movePart(_ part: LocalPath, along next: LocalPath) throws(SystemError) -> LocalPath? {
         let moved = Self.partPath(of: next)
         do throws(SystemError) {
             try FileIO.renameNoReplace(part, to: moved)
             return moved
         } catch {
+            if error.errno == EEXIST { return nil }
             guard [EINVAL, EOPNOTSUPP, ENOSYS].contains(error.errno) else { throw error }
+        }
+        do throws(SystemError) {
+            try FileIO.link(part, to: moved)
+        } catch {
+            if error.errno == EEXIST { return nil }
+            guard [EPERM, EOPNOTSUPP, ENOSYS, EMLINK].contains(error.errno) else { throw error }
             return part
         }
+        try FileIO.unlink(part, ifPresent: true)
+        return moved
     }
 
     /// Creates `destination` exclusively and copies the `.part` into it, synced. A copy that
