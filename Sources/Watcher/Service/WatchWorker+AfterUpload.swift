@@ -23,6 +23,17 @@ extension WatchWorker {
         }
     }
 
+    /// Whether anything may have written the original since its row was queued: its inode
+    /// changed since then (`st_ctime`). Every write moves it, and so does setting the time back
+    /// or a rename; a file untouched since it was queued is the file the upload read, and is
+    /// not read again (a video of some GB would hold up every rule meanwhile).
+    static func mayHaveBeenWritten(_ row: Transfer) -> Bool {
+        guard let st = try? FileIO.linkStatus(row.localPath) else { return true }
+        let changed = Int64(st.st_ctim.tv_sec) * 1000 + Int64(st.st_ctim.tv_nsec) / 1_000_000
+        // A second's margin for the clocks' grain.
+        return changed >= row.createdAt - 1000
+    }
+
     /// Moves the original of an upload to the trash; returns why it stays instead, or nil
     /// when it went (or there is nothing left to keep).
     private func moveToTrash(upload transferID: Int64, rule: String, store: QueueStore) throws -> String? {
@@ -40,7 +51,7 @@ extension WatchWorker {
             kept = "the upload's content was not recorded, so this copy is kept"
         } else if now != uploaded {
             kept = "it changed or was replaced after its upload"
-        } else if ContentHash.sha256(of: row.localPath, expecting: now) != row.sha256 {
+        } else if Self.mayHaveBeenWritten(row), ContentHash.sha256(of: row.localPath, expecting: now) != row.sha256 {
             // Rewritten where it is with its size and time kept (a tag editor preserving the
             // date): the fingerprint cannot tell, the bytes can.
             kept = "its content is not what was uploaded (changed where it is, its size and time kept), or it could not be read again to compare, so this copy is kept"
