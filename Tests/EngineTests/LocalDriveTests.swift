@@ -86,15 +86,15 @@ struct LocalDriveTests {
           arguments: kinds)
     func savedByAnotherRightAfterTheNewVersion(_ kind: ServerKind) async throws {
         try await offThePool {
-            // Each made version waits a few seconds before the agent looks at it.
-            let scene = try LocalDriveScene(kind, environment: ["INSTANT_UPLOAD_TEST_PAUSE": "upload-made",
-                                                                "INSTANT_UPLOAD_TEST_PAUSE_SECONDS": "4"])
+            // The made version waits for the other client before the agent looks at it.
+            let scene = try LocalDriveScene(kind, pausedAt: "upload-made")
             let local = try scene.download("/Documents/report.odt")
             try scene.overwrite(local, seed: 61)
             try scene.session.waitForAgentLog("paused at upload-made")
             // As large as the edit: only the version tells the two apart.
             _ = try scene.dav.put(.bytes(TestData.bytes(count: 250_061, seed: 62)), to: "/Documents/report.odt")
             let theirs = try scene.serverSHA("report.odt")
+            scene.session.releasePause()
             // Sent; or, where only a checksum tells the copy there from ours, failed as not
             // matching (the server's copy is not the file: both are true).
             try scene.session.waitFor("the new version sent") { items in
@@ -178,11 +178,11 @@ struct LocalDriveScene {
 
     var localDrive: String { session.downloads }
 
-    /// `environment` is added to the agent's.
-    init(_ kind: ServerKind, environment: [String: String] = [:]) throws {
+    /// `pausedAt`: a crash window the agent's transfers wait at (`AgentHarness.pause(at:)`).
+    init(_ kind: ServerKind, pausedAt: String? = nil) throws {
         running = try ServerKind.Running(kind)
         session = try AgentHarness()
-        session.environment.merge(environment) { $1 }
+        if let pausedAt { session.pause(at: pausedAt) }
         try session.writeConfig(agentConfig() + "[downloads]\ntrack_edits = yes\n")
         try session.addAccount(address: running.address, user: running.user, password: running.password)
         let account = try #require(try QueueStore(path: session.databasePath).account(named: "home"))

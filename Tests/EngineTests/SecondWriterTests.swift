@@ -161,12 +161,12 @@ struct SecondWriterTests {
     func folderRenamedBeforeTheMove(_ kind: ServerKind) async throws {
         try await offThePool {
             let scene = try SecondWriterScene(kind, hold: nil)
-            scene.session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "upload-finishing"
-            scene.session.environment["INSTANT_UPLOAD_TEST_PAUSE_SECONDS"] = "3"
+            scene.session.pause(at: "upload-finishing")
             try scene.session.startAgent()
             try scene.session.waitForAgentLog("paused at upload-finishing")
             let renamed = scene.running.tree + "/Renamed"
             #expect(rename(scene.running.tree + "/" + Self.folder, renamed) == 0)
+            scene.session.releasePause()
             try scene.session.waitForAll("completed", count: 1, timeout: 60)
             #expect(try TestData.sha256(ofFile: scene.onServer(Self.name)) == (try TestData.sha256(ofFile: scene.file)))
         }

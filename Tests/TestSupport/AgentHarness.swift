@@ -144,6 +144,17 @@ public final class AgentHarness: @unchecked Sendable {
         return array
     }
 
+    /// Makes the agent's transfers wait at the crash window `window` (see `CrashWindow`) until
+    /// `releasePause()`; set before the agent starts. Once released, later transfers go by.
+    public func pause(at window: String) {
+        environment["INSTANT_UPLOAD_TEST_PAUSE"] = window
+        environment["INSTANT_UPLOAD_TEST_PAUSE_RELEASE"] = home.path + "/pause-released"
+    }
+
+    public func releasePause() {
+        _ = FileManager.default.createFile(atPath: home.path + "/pause-released", contents: nil)
+    }
+
     /// Waits until the agent's log says `text`, or fails with the end of the log.
     public func waitForAgentLog(_ text: String, timeout: Double = 60) throws {
         let deadline = Date().addingTimeInterval(timeout)

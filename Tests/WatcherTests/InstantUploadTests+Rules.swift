@@ -113,9 +113,9 @@ extension InstantUploadTests {
 
     @Test("--after-upload trash keeps an original changed in place while it was sent, its size and time kept (as a tag editor that preserves the date does): the server has the old content, the new stays")
     func trashNeedsTheSameContent() throws {
-        let scene = try InstantUploadScene(extraEnvironment: ["INSTANT_UPLOAD_TEST_PAUSE": "upload-finishing",
-                                                              "INSTANT_UPLOAD_TEST_PAUSE_SECONDS": "3"])
+        let scene = try InstantUploadScene()
         try Camera.makeFolder(scene.path("Camera"))
+        scene.session.pause(at: "upload-finishing")
         try scene.session.startAgent()
         try scene.addRule("Camera", ["--after-upload", "trash"])
         try scene.waitWatching("camera")
@@ -130,6 +130,7 @@ extension InstantUploadTests {
         var times = [before.st_atim, before.st_mtim]
         #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
         let edited = try TestData.sha256(ofFile: path)
+        scene.session.releasePause()
         try scene.waitUploaded(1)
         try scene.until("the original kept") { try scene.rule("camera")["kept_count"] as? Int == 1 }
         #expect(try TestData.sha256(ofFile: path) == edited, "the edited original stays where it is")

@@ -8,9 +8,9 @@ import Transport
 /// The crash tests need to kill the agent exactly there: with
 /// `INSTANT_UPLOAD_TEST_PAUSE=<window>` in its environment, the transfer stops at that
 /// point, says so in the log, and waits (five minutes, or until it is cancelled). A test of
-/// another writer acting in that moment sets `INSTANT_UPLOAD_TEST_PAUSE_SECONDS` shorter,
-/// and the transfer goes on after it. The variables are read here and nowhere else; without
-/// them this does nothing.
+/// another writer acting in that moment names a file in `INSTANT_UPLOAD_TEST_PAUSE_RELEASE`
+/// and makes it once it has acted: the transfer goes on then. The variables are read here
+/// and nowhere else; without them this does nothing.
 enum CrashWindow: String {
     /// The server confirmed the chunk that completes an upload.
     case uploadConfirmed = "upload-confirmed"
@@ -26,8 +26,11 @@ enum CrashWindow: String {
         guard let value = getenv("INSTANT_UPLOAD_TEST_PAUSE"), String(cString: value) == rawValue else { return }
         Log.info("transfer \(id): paused at \(rawValue) for a crash test")
         // Long enough for a test on a loaded machine to see the log line and kill the agent.
-        let seconds = getenv("INSTANT_UPLOAD_TEST_PAUSE_SECONDS").flatMap { Double(String(cString: $0)) } ?? 300
-        let until = MonotonicClock.seconds() + seconds
-        while !cancellation.isCancelled, MonotonicClock.seconds() < until { usleep(50_000) }
+        let until = MonotonicClock.seconds() + 300
+        let release = getenv("INSTANT_UPLOAD_TEST_PAUSE_RELEASE").map { String(cString: $0) }
+        while !cancellation.isCancelled, MonotonicClock.seconds() < until {
+            if let release, access(release, F_OK) == 0 { return }
+            usleep(50_000)
+        }
     }
 }
