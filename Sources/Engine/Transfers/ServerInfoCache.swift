@@ -24,7 +24,7 @@ public final class ServerInfoCache: Sendable {
     /// it shows is looked at again before it is avoided, and one it does not show is made by a
     /// request that refuses to replace (the upload's own check), so a file saved there by
     /// someone else meanwhile is found then. A folder removed meanwhile is made again when
-    /// the upload is refused as missing (404, 409), and forgotten here.
+    /// the upload is refused as missing (404, 409, oCIS's 412), and forgotten here.
     static let folderLifetime = 30.0
     /// Listings longer than this are not kept (memory): files into such a folder are each
     /// looked at on their own, as without a listing.
@@ -35,54 +35,54 @@ public final class ServerInfoCache: Sendable {
     /// server holds up only the uploads into that folder.
     private let listing = OneAtATime<String>()
 
-    /// Whether the file at `path` in `folder` on `server` may be there: the folder's listing
+    /// Whether the file at `path` in `folder` of `tree` may be there: the folder's listing
     /// (younger than `folderLifetime`, else made now by `list`, one at a time, and
     /// remembered) shows it, or was too long to keep.
-    func mayHold(_ path: String, in folder: String, on server: String, list: () throws -> Set<String>) throws -> Bool {
-        guard let paths = try paths(in: folder, on: server, list: list) else { return true }
+    func mayHold(_ path: String, in folder: String, of tree: String, list: () throws -> Set<String>) throws -> Bool {
+        guard let paths = try paths(in: folder, of: tree, list: list) else { return true }
         return paths.contains(WebDAVPath.normalize(path))
     }
 
-    private func paths(in folder: String, on server: String, list: () throws -> Set<String>) throws -> Set<String>? {
-        if let known = known(folder, on: server) { return known.paths }
-        return try listing.run(Self.key(folder, server)) {
-            if let known = known(folder, on: server) { return known.paths }
+    private func paths(in folder: String, of tree: String, list: () throws -> Set<String>) throws -> Set<String>? {
+        if let known = known(folder, of: tree) { return known.paths }
+        return try listing.run(Self.key(folder, tree)) {
+            if let known = known(folder, of: tree) { return known.paths }
             let listed = try list()
             let kept = listed.count <= Self.maxKeptNames ? listed : nil
-            remember(folder, on: server, KnownFolder(seen: MonotonicClock.seconds(), paths: kept))
+            remember(folder, of: tree, KnownFolder(seen: MonotonicClock.seconds(), paths: kept))
             return kept
         }
     }
 
     /// A file this agent made in a folder it remembers: the next upload of that name looks at it.
-    func noteMade(_ path: String, in folder: String, on server: String) {
+    func noteMade(_ path: String, in folder: String, of tree: String) {
         folders.withLock { known in
-            _ = known[Self.key(folder, server)]?.paths?.insert(WebDAVPath.normalize(path))
+            _ = known[Self.key(folder, tree)]?.paths?.insert(WebDAVPath.normalize(path))
         }
     }
 
-    func forgetFolder(_ folder: String, on server: String) {
-        _ = folders.withLock { $0.removeValue(forKey: Self.key(folder, server)) }
+    func forgetFolder(_ folder: String, of tree: String) {
+        _ = folders.withLock { $0.removeValue(forKey: Self.key(folder, tree)) }
     }
 
-    private func known(_ folder: String, on server: String) -> KnownFolder? {
+    private func known(_ folder: String, of tree: String) -> KnownFolder? {
         let now = MonotonicClock.seconds()
         return folders.withLock { known in
-            guard let folder = known[Self.key(folder, server)], now - folder.seen < Self.folderLifetime else { return nil }
+            guard let folder = known[Self.key(folder, tree)], now - folder.seen < Self.folderLifetime else { return nil }
             return folder
         }
     }
 
-    private func remember(_ folder: String, on server: String, _ entry: KnownFolder) {
+    private func remember(_ folder: String, of tree: String, _ entry: KnownFolder) {
         folders.withLock { known in
             // Stale listings are let go as new ones come, so a long-running agent keeps only
             // the few it uses (each may hold up to `maxKeptNames` names).
             if known.count > 8 { known = known.filter { entry.seen - $0.value.seen < Self.folderLifetime } }
-            known[Self.key(folder, server)] = entry
+            known[Self.key(folder, tree)] = entry
         }
     }
 
-    private static func key(_ folder: String, _ server: String) -> String { server + "\u{0}" + folder }
+    private static func key(_ folder: String, _ tree: String) -> String { tree + "\u{0}" + folder }
     public func info(for endpoint: String, discover: () throws -> UploadCapabilities) throws -> UploadCapabilities {
         if let known = entries.withLock({ $0[endpoint] }) { return known }
         let info = try discover()

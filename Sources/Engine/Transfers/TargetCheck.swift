@@ -16,8 +16,8 @@ struct TargetCheck {
     let dav: WebDAVClient
     let store: QueueStore
     let row: Transfer
-    /// Where folders the server showed a moment ago are remembered, and the server's key.
-    var folders: (cache: ServerInfoCache, server: String)?
+    /// Where folders the server showed a moment ago are remembered, and the tree they are in.
+    var folders: (cache: ServerInfoCache, tree: String)?
     /// The name free on the server is claimed later, in the commit that records the file
     /// being made (a direct PUT, which writes nothing to the row before it).
     var claimsLater = false
@@ -51,7 +51,7 @@ struct TargetCheck {
     /// What is at `path` in the row's folder: nothing when the folder's listing does not show
     /// it, else what the server says about it now.
     private func lookAt(_ path: String) throws -> RemoteItem? {
-        if let folders, try !folders.cache.mayHold(path, in: row.remoteFolder, on: folders.server, list: listFolder) {
+        if let folders, try !folders.cache.mayHold(path, in: row.remoteFolder, of: folders.tree, list: listFolder) {
             return nil
         }
         return try item(at: path)

@@ -33,6 +33,13 @@ extension UploadJob {
         CrashWindow.aboutToMakeFile.pauseIfTesting(transfer: row.id, cancellation: cancellation)
     }
 
+    /// Another upload in the queue claimed the row's name since the look at the target: the
+    /// row takes the next free one.
+    func moveAside(_ row: inout Transfer, from claimed: NameClaimed) throws {
+        row.remotePath = try TargetCheck(dav: dav, store: store, row: row).freeName(instead: claimed.path)
+        Log.info("upload \(row.id): another upload in the queue is headed for \(claimed.path); this one goes as \(row.remotePath)")
+    }
+
     /// Makes the uploaded bytes the file, where nothing is: a name taken meanwhile moves it
     /// to the next free one, without sending a byte again. A folder removed since the upload
     /// began is made again once (Nextcloud's MOVE and a temporary's MOVE answer 409 without it).
@@ -49,10 +56,8 @@ extension UploadJob {
             } catch is VersionChanged {
                 try divertToConflictedCopy(&row)
             } catch let claimed as NameClaimed {
-                // Another upload in the queue claimed the name since the look at the target
-                // (an empty file's one PUT is made here, not with a body).
-                row.remotePath = try TargetCheck(dav: dav, store: store, row: row).freeName(instead: claimed.path)
-                Log.info("upload \(row.id): another upload in the queue is headed for \(claimed.path); this one is made as \(row.remotePath)")
+                // An empty file's one PUT is made here, not with a body.
+                try moveAside(&row, from: claimed)
             } catch let taken as NameTaken {
                 row.remotePath = try nextFreeName(after: taken, row: row)
                 Log.info("upload \(row.id): someone saved another file as \(taken.path) while this one was sent; it becomes \(row.remotePath), nothing sent again")
@@ -160,12 +165,18 @@ extension UploadJob {
         // The version a new version replaces is never ours, whatever its size.
         if let replaced = row.replaceable, let etag = item.etag, Replacing.sameVersion(etag, replaced) { return nil }
         let sha = try row.sha256 ?? wholeFileDigest(source)
+        // The file at the name read back after the listing, and found ours.
+        var readBack = false
+        func isReadBackOurs() throws -> Bool {
+            readBack = try dav.sha256(of: row.remotePath) == sha.lowercased()
+            return readBack
+        }
         if let theirs = item.sha256 {
             guard theirs.lowercased() == sha.lowercased() else { return nil }
         } else {
             switch capabilities.finalStep {
             case .wholeFileSend:
-                guard try dav.sha256(of: row.remotePath) == sha.lowercased() else { return nil }
+                guard try isReadBackOurs() else { return nil }
             case .finish, .lastChunk:
                 // A tus upload held whole made the file with its last chunk, at a name free just
                 // before it. One still held short did not. One gone may have been used up by the
@@ -176,12 +187,12 @@ extension UploadJob {
                 case .holds(let offset, _, _):
                     guard capabilities.finalStep == .lastChunk, offset >= source.size else { return nil }
                 case .forgotten:
-                    guard try dav.sha256(of: row.remotePath) == sha.lowercased() else { return nil }
+                    guard try isReadBackOurs() else { return nil }
                 }
             }
         }
         Log.info("upload \(row.id): \(row.remotePath) on the server is this upload's file, made before the agent stopped; nothing sent again")
-        try recordMadeVersion(row, listed: item, sha256: sha)
+        try recordMadeVersion(row, listed: item, sha256: sha, proven: readBack)
         counters.resumedAt = source.size
         try store.checkpoint(row.id, offset: source.size, hashState: nil, counters: counters, resetAttempts: false)
         return .completed(sha256: sha, bytes: source.size, verified: true)
@@ -198,27 +209,30 @@ extension UploadJob {
 
     /// A new version's ETag, kept so that the next edit of the file replaces this version and
     /// no other. A listing made after the upload may already show another client's save at
-    /// the name, so the ETag is kept only where the server shows the file there is ours, in
-    /// this order: the reply of the request that made it named it; the listing's checksum is
-    /// the file's; the file, read back whole after the listing, is ours. When nothing shows it, none is kept: the next edit then goes beside the server's
-    /// file instead of over it.
-    func recordMadeVersion(_ row: Transfer, listed: RemoteItem?, sha256: String) throws {
+    /// the name, and some servers' replies name another ETag than their listings for the same
+    /// file, so the listed ETag is kept only where the server shows the file there is ours:
+    /// the reply of the request that made it named the same ETag; or the listing's checksum
+    /// is the file's; or the file, read back whole after the listing (`proven`: the caller
+    /// did), is ours. When nothing shows it, none is kept: the next edit then goes beside the
+    /// server's file instead of over it. Without a listing, the reply's ETag is all there is.
+    func recordMadeVersion(_ row: Transfer, listed: RemoteItem?, sha256: String, proven: Bool = false) throws {
         guard row.newVersionOf != nil else { return }
-        var etag = upload.madeETag
-        if etag == nil, let listed, let listedETag = listed.etag {
-            if let theirs = listed.sha256 {
-                if theirs.lowercased() == sha256.lowercased() { etag = listedETag }
-            } else {
-                // Read after the listing: bytes that are still ours were ours when it was made.
-                do {
-                    if try dav.sha256(of: row.remotePath) == sha256.lowercased() { etag = listedETag }
-                } catch {
-                    Log.info("upload \(row.id): could not read \(row.remotePath) back to learn its version (\(error)); the next edit goes beside it")
-                }
-            }
+        guard let listed else {
+            if let made = upload.madeETag { try store.recordMadeVersion(row.id, etag: made) }
+            return
         }
-        guard let etag else {
-            Log.info("upload \(row.id): the server's copy of \(row.remotePath) cannot be shown to be this version; the next edit goes beside it")
+        guard let etag = listed.etag else { return }
+        let ours: Bool
+        if proven || upload.madeETag.map({ Replacing.sameVersion($0, etag) }) == true {
+            ours = true
+        } else if let theirs = listed.sha256 {
+            ours = theirs.lowercased() == sha256.lowercased()
+        } else {
+            // Read after the listing: bytes that are still ours were ours when it was made.
+            ours = try dav.sha256(of: row.remotePath) == sha256.lowercased()
+        }
+        guard ours else {
+            Log.info("upload \(row.id): the server's copy of \(row.remotePath) is not this version; the next edit goes beside it")
             return
         }
         try store.recordMadeVersion(row.id, etag: etag)
@@ -227,7 +241,9 @@ extension UploadJob {
     /// The file the server made must have the file's size, and where the server reports a
     /// checksum of what it stored, the file's SHA-256. The server's listing of it when it
     /// showed it so; nil when it could not be asked (the upload's own replies stand, but
-    /// nothing that needs proof, like moving the original to the trash, relies on them).
+    /// nothing that needs proof, like moving the original to the trash, relies on them), or
+    /// when it shows another version than the one the reply named: not a damaged copy of
+    /// ours, but another client's save over it since.
     func verifyOnServer(_ path: String, size: Int64, digest: String) throws -> RemoteItem? {
         let item: RemoteItem
         do { item = try dav.properties(of: path) } catch {
@@ -235,17 +251,21 @@ extension UploadJob {
             return nil
         }
         if item.isFolder { throw Classified(Reason(.integrity, "the server shows a folder at \(path) where the file was made")) }
+        guard let stored = item.size else { return nil }
+        let mismatch: String?
+        if stored != size {
+            mismatch = "the server's copy has \(stored) bytes, the file \(size)"
+        } else if let theirs = item.sha256, theirs.lowercased() != digest.lowercased() {
+            mismatch = "the server's copy does not match the file (SHA-256 \(theirs.prefix(12))… instead of \(digest.prefix(12))…)"
+        } else {
+            mismatch = nil
+        }
+        guard let mismatch else { return item }
         if let made = upload.madeETag, let now = item.etag, !Replacing.sameVersion(made, now) {
-            // Not a damaged copy of ours: another version, saved over it since.
-            Log.info("upload \(transfer.id): \(path) was made whole, and another version has been saved over it since; it counts as sent, not as checked")
+            Log.info("upload \(transfer.id): \(path) was made whole, and the server now shows another version there; it counts as sent, not as checked")
             return nil
         }
-        guard let stored = item.size else { return nil }
-        if stored != size {
-            throw Classified(Reason(.integrity, "the server's copy has \(stored) bytes, the file \(size)"))
-        }
-        guard let theirs = item.sha256, theirs.lowercased() != digest.lowercased() else { return item }
-        throw Classified(Reason(.integrity, "the server's copy does not match the file (SHA-256 \(theirs.prefix(12))… instead of \(digest.prefix(12))…)"))
+        throw Classified(Reason(.integrity, mismatch))
     }
 }
 

@@ -233,9 +233,7 @@ final class UploadJob {
                         server = .notAsked
                     }
                 } catch let claimed as NameClaimed {
-                    // Another upload in the queue claimed the name since the look at the target.
-                    row.remotePath = try TargetCheck(dav: dav, store: store, row: row).freeName(instead: claimed.path)
-                    Log.info("upload \(row.id): another upload in the queue is headed for \(claimed.path); this one is sent as \(row.remotePath)")
+                    try moveAside(&row, from: claimed)
                     try startUpload(&row, source)
                     server = .holds(offset: 0, length: size)
                 } catch let taken as NameTaken {
@@ -281,7 +279,7 @@ final class UploadJob {
                     }
                 }
                 CrashWindow.fileMade.pauseIfTesting(transfer: row.id, cancellation: cancellation)
-                serverInfo.noteMade(row.remotePath, in: row.remoteFolder, on: Self.folderKey(account))
+                serverInfo.noteMade(row.remotePath, in: row.remoteFolder, of: Self.folderKey(account))
                 guard mustCheckMadeFile(row) else { return .completed(sha256: sha, bytes: size, counters: counters) }
                 let made = try verifyOnServer(row.remotePath, size: size, digest: sha)
                 try recordMadeVersion(row, listed: made, sha256: sha)
@@ -372,10 +370,10 @@ final class UploadJob {
         return sha.hexDigest
     }
 
-    /// After a refused chunk: if the folder is gone, make it again (true) so the upload can
-    /// end where it was asked to.
+    /// After a refused creation or chunk: if the folder is gone, make it again (true) so the
+    /// upload can end where it was asked to.
     func recreateMissingFolder(_ row: Transfer) throws -> Bool {
-        serverInfo.forgetFolder(row.remoteFolder, on: Self.folderKey(account))
+        serverInfo.forgetFolder(row.remoteFolder, of: Self.folderKey(account))
         guard try !dav.exists(row.remoteFolder) else { return false }
         try dav.makeFolders(row.remoteFolder)
         return true
