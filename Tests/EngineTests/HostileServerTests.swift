@@ -149,6 +149,15 @@ struct HostileServerTests {
         #expect(bytes.count == 100_000 && bytes.first == 208, "the version served is the file: \(bytes.prefix(4).map { $0 }), \(row)")
     }
 
+    @Test("a server whose GET names the listed version by another ETag than its listing, sending it damaged: the listed checksum still catches it")
+    func etagFormsDifferButTheChecksumHolds() async throws {
+        let scene = try await HostileScene.download()
+        try await scene.misbehave("etag-forms", "\"another-form\"")
+        try await scene.startAgent()
+        let row = try await scene.verdict("failed", "integrity")
+        #expect(row.rowReasonMessage?.contains("do not match the server's checksum") == true, "\(row.rowReason ?? [:])")
+    }
+
     @Test("a resume answered 206 with the rest of another version (Range honoured, If-Range not) fails as protocol, and nothing is stitched")
     func otherVersionOnResume() async throws {
         let scene = try await HostileScene.download()

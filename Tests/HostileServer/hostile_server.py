@@ -243,6 +243,11 @@ class Handler(BaseHTTPRequestHandler):
             elif self.path.rstrip("/") == "/dav/alice/data.bin" and name == "unknown-total":
                 # No ETag: a resume can only name the file's date.
                 body = sane_propfind(self.path).replace(f"<d:getetag>{FILE_ETAG}</d:getetag>".encode(), b"")
+            elif self.path.rstrip("/") == "/dav/alice/data.bin" and name == "etag-forms":
+                # The file as listed, with its checksum; its GET names it another way.
+                checksum = f'<oc:checksums><oc:checksum>SHA256:{hashlib.sha256(FILE_BYTES).hexdigest()}</oc:checksum></oc:checksums>'
+                body = sane_propfind(self.path).replace(b'xmlns:d="DAV:"', b'xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"') \
+                    .replace(b"<d:resourcetype/>", b"<d:resourcetype/>" + checksum.encode())
             elif self.path.rstrip("/") == "/dav/alice/data.bin" and name == "changed-after-listing":
                 # The file with its checksum, as Nextcloud lists one: first as it was, then as
                 # it is once saved again (under the ETag `value`).
@@ -281,6 +286,11 @@ class Handler(BaseHTTPRequestHandler):
                     return self.answer(206, [("Content-Range", f"bytes {start}-{len(other) - 1}/{len(other)}"), ("ETag", value)],
                                        other[start:])
                 return self.answer(206, [("Content-Range", value), ("ETag", FILE_ETAG)], FILE_BYTES[start:])
+            if name == "etag-forms":
+                # The listed version under another ETag, damaged on the way: one byte flipped.
+                damaged = bytearray(FILE_BYTES)
+                damaged[1000] ^= 0xFF
+                return self.answer(200, [("ETag", value)], bytes(damaged))
             if name == "changed-after-listing":
                 # Saved again by someone between the listing and this GET: another version.
                 return self.answer(200, [("ETag", value), ("Last-Modified", FILE_MODIFIED)], bytes(reversed(FILE_BYTES)))
