@@ -20,7 +20,8 @@ accepted`), stores `OC-Checksum` and reports the stored value as oc:checksums
 A PUT to the files URL is Nextcloud's too, not wsgidav's: `If-None-Match` and
 `If-Match` are checked before the body is read (412), the body goes to a part file
 that is renamed over the name only when whole (a broken PUT leaves nothing under the
-name), and the reply carries ETag, OC-ETag and OC-FileId. A PUT with
+name), and the reply carries ETag, OC-ETag and OC-FileId (with `--reply-etags-differ`,
+an ETag of another form than the listing's, as some servers send). A PUT with
 `If-None-Match: *` that finds a file put at the name while its body arrived is
 refused too (412) and replaces nothing: Nextcloud's file locking refuses one of two
 PUTs to one name at once.
@@ -160,8 +161,9 @@ def ocs(data, status="ok", code=100, message="OK") -> dict:
 
 class NextcloudFace:
     def __init__(self, state, prefix: str = "", product: str = "nextcloud", chunk_min: int = 5 << 20,
-                 upload_expire_seconds: int = 86400):
+                 upload_expire_seconds: int = 86400, reply_etags_differ: bool = False):
         self.state = state
+        self.reply_etags_differ = reply_etags_differ
         self.prefix = prefix.rstrip("/")
         self.product = product
         self.maintenance = False
@@ -472,6 +474,8 @@ class NextcloudFace:
         else:
             self.checksums.forget(str(path))
         etag = f'"{conditions.file_etag(path)}"'
+        if self.reply_etags_differ:
+            etag = f'"reply-{conditions.file_etag(path)}"'
         headers.update({"ETag": etag, "OC-ETag": etag, "OC-FileId": f"{os.stat(path).st_ino:08d}ocrefsrv"})
         return headers
 

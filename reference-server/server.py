@@ -59,6 +59,9 @@ def parse_args(argv=None) -> Settings:
                        help="with --face nextcloud: smallest chunk but the last (Nextcloud: 5 MiB)")
     faces.add_argument("--upload-expire-seconds", type=int, default=86400,
                        help="with --face nextcloud: an upload folder untouched this long is gone")
+    faces.add_argument("--reply-etags-differ", action="store_true",
+                       help="with --face nextcloud: the reply to a PUT or an assembly names the file by "
+                            "another ETag than its listing does (as some servers do)")
     a = p.parse_args(argv)
     if (a.tls_cert is None) != (a.tls_key is None):
         p.error("--tls-cert and --tls-key go together")
@@ -80,7 +83,7 @@ def parse_args(argv=None) -> Settings:
                         expire_seconds=a.expire_seconds, max_size=a.max_size, checksums=not a.no_checksums,
                         face=a.face, tls_cert=a.tls_cert, tls_key=a.tls_key)
     settings.nextcloud = {"prefix": prefix, "product": a.product, "chunk_min": a.chunk_min,
-                          "upload_expire_seconds": a.upload_expire_seconds}
+                          "upload_expire_seconds": a.upload_expire_seconds, "reply_etags_differ": a.reply_etags_differ}
     return settings
 
 

@@ -114,6 +114,21 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("a server whose replies name a file by another ETag than its listing: each edit still replaces the one before, no conflicted copy, and the upload counts as checked")
+    func replyETagsDiffer() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.nextcloud, serverArguments: ["--reply-etags-differ"])
+            let local = try scene.download("/Documents/report.odt")
+            try scene.overwrite(local, seed: 71)
+            try scene.waitForUploads(1)
+            try scene.overwrite(local, seed: 72)
+            try scene.waitForUploads(2)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)), "the second edit replaced the first")
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no conflicted copy")
+            #expect(try scene.uploads().allSatisfy { $0.verifiedAt != nil }, "the server showed each new version")
+        }
+    }
+
     @Test("a file made in Local Drive by hand, an editor's lock file, a downloaded file deleted here, and a download with --no-track that is edited: nothing sent, nothing deleted on the server",
           arguments: kinds)
     func notASyncFolder(_ kind: ServerKind) async throws {
@@ -178,9 +193,10 @@ struct LocalDriveScene {
 
     var localDrive: String { session.downloads }
 
-    /// `pausedAt`: a crash window the agent's transfers wait at (`AgentHarness.pause(at:)`).
-    init(_ kind: ServerKind, pausedAt: String? = nil) throws {
-        running = try ServerKind.Running(kind)
+    /// `pausedAt`: a crash window the agent's transfers wait at (`AgentHarness.pause(at:)`);
+    /// `serverArguments` go to a reference server.
+    init(_ kind: ServerKind, pausedAt: String? = nil, serverArguments: [String] = []) throws {
+        running = try ServerKind.Running(kind, arguments: serverArguments)
         session = try AgentHarness()
         if let pausedAt { session.pause(at: pausedAt) }
         try session.writeConfig(agentConfig() + "[downloads]\ntrack_edits = yes\n")
