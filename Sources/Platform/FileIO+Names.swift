@@ -23,6 +23,24 @@ extension FileIO {
         }
     }
 
+    /// Moves `from` to `to` only if nothing is at `to` (`EEXIST` when taken), in one step
+    /// where the file system offers one: a rename that refuses to replace, else a second name
+    /// made with link(2), which refuses a taken name too, and the first removed (a kill in
+    /// between leaves both names). Where it offers neither, the rename's `EINVAL` or `ENOSYS`.
+    public static func moveNoReplace(_ from: LocalPath, to: LocalPath) throws(SystemError) {
+        do throws(SystemError) {
+            try renameNoReplace(from, to: to)
+            return
+        } catch where [EINVAL, ENOSYS, EOPNOTSUPP].contains(error.errno) {
+            do throws(SystemError) {
+                try link(from, to: to)
+            } catch where [EPERM, EOPNOTSUPP, ENOSYS, EMLINK].contains(error.errno) {
+                throw SystemError("rename", errno: EINVAL, path: to.display)
+            }
+        }
+        try unlink(from, ifPresent: true)
+    }
+
     /// rename(2): replaces whatever is at `to`. Only for names that are this program's own.
     public static func rename(_ from: LocalPath, to: LocalPath) throws(SystemError) {
         try valueOrErrno("rename", path: to.display) {

@@ -257,28 +257,19 @@ final class DownloadJob {
         }
     }
 
-    /// Renames the `.part` to go with the final name `next`, replacing nothing: in one step,
-    /// or where the file system cannot rename without replacing, as a second name and the
-    /// first taken away. Where it has neither, it stays where it is. Nil when `next`'s
-    /// `.part` is there already (another download chose that name meanwhile).
+    /// Moves the `.part` to go with the final name `next`, replacing nothing
+    /// (`FileIO.moveNoReplace`); where the file system cannot, it stays where it is. Nil when
+    /// `next`'s `.part` is there already (another download chose that name meanwhile).
     private func movePart(_ part: LocalPath, along next: LocalPath) throws(SystemError) -> LocalPath? {
         let moved = Self.partPath(of: next)
         do throws(SystemError) {
-            try FileIO.renameNoReplace(part, to: moved)
+            try FileIO.moveNoReplace(part, to: moved)
             return moved
-        } catch {
-            if error.errno == EEXIST { return nil }
-            guard [EINVAL, EOPNOTSUPP, ENOSYS].contains(error.errno) else { throw error }
-        }
-        do throws(SystemError) {
-            try FileIO.link(part, to: moved)
-        } catch {
-            if error.errno == EEXIST { return nil }
-            guard [EPERM, EOPNOTSUPP, ENOSYS, EMLINK].contains(error.errno) else { throw error }
+        } catch where error.errno == EEXIST {
+            return nil
+        } catch where [EINVAL, ENOSYS].contains(error.errno) {
             return part
         }
-        try FileIO.unlink(part, ifPresent: true)
-        return moved
     }
 
     /// Creates `destination` exclusively and copies the `.part` into it, synced. A copy that

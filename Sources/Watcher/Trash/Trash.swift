@@ -139,10 +139,10 @@ public struct Trash: Sendable {
     }
 
     /// Moves `file` to `target` without replacing anything there (`EEXIST` if taken). Where
-    /// the file system cannot promise that in one step, `target` is looked at first.
+    /// the file system cannot promise that (`FileIO.moveNoReplace`), `target` is looked at first.
     private static func moveInPlace(_ file: LocalPath, to target: LocalPath) throws(SystemError) {
         do throws(SystemError) {
-            try FileIO.renameNoReplace(file, to: target)
+            try FileIO.moveNoReplace(file, to: target)
         } catch where [EINVAL, ENOSYS].contains(error.errno) {
             if FileIO.nameExists(target) { throw SystemError("rename", errno: EEXIST, path: target.display) }
             try FileIO.rename(file, to: target)
