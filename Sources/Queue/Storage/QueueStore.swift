@@ -5,7 +5,7 @@ import Platform
 public func nowMilliseconds() -> Int64 {
     var ts = timespec()
     clock_gettime(CLOCK_REALTIME, &ts)
-    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    return ts.milliseconds
 }
 
 /// The durable queue. Every process opens its own; the SQLite file is the source of truth.

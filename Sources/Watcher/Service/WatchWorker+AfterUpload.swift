@@ -29,9 +29,8 @@ extension WatchWorker {
     /// not read again (a video of some GB would hold up every rule meanwhile).
     static func mayHaveBeenWritten(_ row: Transfer) -> Bool {
         guard let st = try? FileIO.linkStatus(row.localPath) else { return true }
-        let changed = Int64(st.st_ctim.tv_sec) * 1000 + Int64(st.st_ctim.tv_nsec) / 1_000_000
         // A second's margin for the clocks' grain.
-        return changed >= row.createdAt - 1000
+        return st.st_ctim.milliseconds >= row.createdAt - 1000
     }
 
     /// Moves the original of an upload to the trash; returns why it stays instead, or nil
