@@ -50,23 +50,22 @@ public final class TusClient {
     /// Sends `length` bytes of `descriptor` from `offset` in one PATCH and returns the
     /// offset the server confirms. `checksum` is `(algorithm, base64 digest)` of these bytes.
     public func patch(url: String, descriptor: Int32, offset: Int64, length: Int64, observer: ByteObserver?,
-                      checksum: (ChecksumAlgorithm, String)? = nil) throws -> (offset: Int64, expiresAt: Int64?) {
-        let r = try patch(url: url, offset: offset, body: .file(descriptor: descriptor, offset: offset, length: length, observer: observer),
-                      checksum: checksum)
-        return (r.offset, r.expiresAt)
+                      checksum: (ChecksumAlgorithm, String)? = nil) throws -> PatchReply {
+        try patch(url: url, offset: offset, body: .file(descriptor: descriptor, offset: offset, length: length, observer: observer),
+                  checksum: checksum)
     }
 
     /// Sends a chunk already in memory (read once to checksum it) in one PATCH.
     public func patch(url: String, offset: Int64, bytes: UnsafeRawBufferPointer, observer: ByteObserver?,
-                      checksum: (ChecksumAlgorithm, String)? = nil) throws -> (offset: Int64, expiresAt: Int64?) {
-        let r = try patch(url: url, offset: offset, body: .buffer(bytes, observer: observer), checksum: checksum)
-        return (r.offset, r.expiresAt)
+                      checksum: (ChecksumAlgorithm, String)? = nil) throws -> PatchReply {
+        try patch(url: url, offset: offset, body: .buffer(bytes, observer: observer), checksum: checksum)
     }
 
-    /// The offset confirmed, and the file's ETag when the reply names one (for the chunk that
-    /// makes the file).
-    func patch(url: String, offset: Int64, body: RequestBody,
-               checksum: (ChecksumAlgorithm, String)?) throws -> (offset: Int64, expiresAt: Int64?, fileETag: String?) {
+    /// What a PATCH's reply says: the offset confirmed, the upload's expiry, and the file's
+    /// ETag when it names one (for the chunk that makes the file).
+    public typealias PatchReply = (offset: Int64, expiresAt: Int64?, fileETag: String?)
+
+    func patch(url: String, offset: Int64, body: RequestBody, checksum: (ChecksumAlgorithm, String)?) throws -> PatchReply {
         let length = body.length
         var headers = [("Tus-Resumable", Self.version), ("Upload-Offset", String(offset)),
                        ("Content-Type", "application/offset+octet-stream")]
