@@ -53,13 +53,7 @@ struct DownloadTests {
     func killInsideTheMoveWindow(_ session: AgentHarness, downloading path: String) throws {
         let queued = try session.cli(["download", path])
         try #require(queued.status == 0, "\(queued.stderr)")
-        session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "download-in-place"
-        try session.startAgent()
-        let deadline = Date().addingTimeInterval(30)
-        while !session.agentLog.contains("paused at download-in-place"), Date() < deadline { usleep(50_000) }
-        try #require(session.agentLog.contains("paused at download-in-place"), "\(session.agentLog.suffix(2000))")
-        session.killAgent()
-        session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+        try session.killAgent(at: "download-in-place")
     }
 
     @Test("killed after the file moved into place but before the row completed: the restart recognises it, no second copy, no second download")
@@ -234,14 +228,11 @@ struct DownloadTests {
         defer { session.killAgent() }
         try server.fault(["method": "GET", "path_prefix": "/dav/alice/Docs/report.pdf", "stall_seconds": 60, "after_bytes": 1_000_000])
         try #require(try session.cli(["download", "/Docs/report.pdf"]).status == 0)
-        session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = "download-in-place"
-        try session.startAgent()
-        try waitForPart(session, atLeast: 1_000_000, name: "report.pdf")
-        _ = FileManager.default.createFile(atPath: session.downloads + "/report.pdf", contents: Data("my report".utf8))
-        try server.clearFaults()
-        try session.waitForAgentLog("paused at download-in-place")
-        session.killAgent()
-        session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+        try session.killAgent(at: "download-in-place") {
+            try waitForPart(session, atLeast: 1_000_000, name: "report.pdf")
+            _ = FileManager.default.createFile(atPath: session.downloads + "/report.pdf", contents: Data("my report".utf8))
+            try server.clearFaults()
+        }
         let left = try FileManager.default.contentsOfDirectory(atPath: session.downloads).sorted()
         #expect(left == ["report (1).pdf", "report (1).pdf.part", "report.pdf"], "the .part goes with the name: \(left)")
 

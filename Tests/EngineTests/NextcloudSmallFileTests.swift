@@ -157,7 +157,7 @@ struct NextcloudSmallFileTests {
     func killedInsideThePut() async throws {
         try await offThePool {
             let scene = try SecondWriterScene(.nextcloud, hold: nil)
-            try scene.killAgent(at: "upload-made")
+            try scene.session.killAgent(at: "upload-made")
             let sha = try TestData.sha256(ofFile: scene.file)
             let row = try #require(try QueueStore(path: scene.session.databasePath).transfer(id: 1))
             #expect(row.state == .inProgress && row.finishing && row.sha256 == sha,
@@ -179,7 +179,7 @@ struct NextcloudSmallFileTests {
     func recordLostInAPowerCut() async throws {
         try await offThePool {
             let scene = try SecondWriterScene(.nextcloud, hold: nil)
-            try scene.killAgent(at: "upload-made")
+            try scene.session.killAgent(at: "upload-made")
             // What a power cut may leave of commits that were never flushed: the row as it was
             // before the record of the file being made.
             let store = try QueueStore(path: scene.session.databasePath)

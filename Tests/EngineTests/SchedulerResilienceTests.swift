@@ -12,6 +12,11 @@ struct SchedulerResilienceTests {
     static func reasonCode(_ item: [String: Any]) -> String? { (item["reason"] as? [String: Any])?["code"] as? String }
 
     /// Two accounts on one server: `camera` (alice) and `work` (bob).
+    /// A reference server with the users of `twoAccounts`.
+    static func aliceAndBob() throws -> ReferenceServer {
+        try ReferenceServer(users: [("alice", "wonderland"), ("bob", "builder")])
+    }
+
     func twoAccounts(_ server: ReferenceServer, config: String, cameraWifiOnly: Bool = false) throws -> AgentHarness {
         let s = try AgentHarness()
         try s.writeConfig(config)
@@ -45,7 +50,7 @@ struct SchedulerResilienceTests {
     @Test("1,000 rows held by a Wi-Fi rule for one account never keep another account's row from starting")
     func wifiHeldRowsDoNotBlockOthers() async throws {
         try await offThePool {
-            let server = try ReferenceServer(users: [("alice", "wonderland"), ("bob", "builder")])
+            let server = try Self.aliceAndBob()
             try server.makeFolder("Camera")
             try server.makeFolder("Work", user: "bob")
             // No interface here is wireless: the Wi-Fi rule holds, whatever this machine has.
@@ -66,7 +71,7 @@ struct SchedulerResilienceTests {
     @Test("1,000 rows of an account whose server said 429 never keep another account's row from starting")
     func busyAccountDoesNotBlockOthers() async throws {
         try await offThePool {
-            let server = try ReferenceServer(users: [("alice", "wonderland"), ("bob", "builder")])
+            let server = try Self.aliceAndBob()
             try server.makeFolder("Camera")
             try server.makeFolder("Work", user: "bob")
             let s = try twoAccounts(server, config: "[agent]\nautostart = false\n")
@@ -93,7 +98,7 @@ struct SchedulerResilienceTests {
     @Test("two accounts of one server, each with a folder of the same name: what one account's listing showed is never taken for the other's, so a file already in the second is not sent again")
     func listingsAreEachAccountsOwn() async throws {
         try await offThePool {
-            let server = try ReferenceServer(users: [("alice", "wonderland"), ("bob", "builder")])
+            let server = try Self.aliceAndBob()
             try server.makeFolder("P")
             try server.makeFolder("P", user: "bob")
             let s = try twoAccounts(server, config: "[agent]\nautostart = false\n")

@@ -67,7 +67,7 @@ struct SecondWriterTests {
     func killedInsideTheFinishingRequest(_ kind: ServerKind) async throws {
         try await offThePool {
             let scene = try SecondWriterScene(kind, hold: nil, size: Self.size(for: kind))
-            try scene.killAgent(at: "upload-made")
+            try scene.session.killAgent(at: "upload-made")
             let row = try #require(try QueueStore(path: scene.session.databasePath).transfer(id: 1))
             #expect(row.state == .inProgress && row.finishing, "the row recorded what it was making: \(row.state) \(row.finishing)")
             let before = try scene.proxy.bytesSent()
@@ -97,7 +97,7 @@ struct SecondWriterTests {
     func killedBeforeTheCheckpoint() async throws {
         try await offThePool {
             let scene = try SecondWriterScene(.nextcloud, hold: nil, size: Self.size(for: .nextcloud))
-            try scene.killAgent(at: "upload-confirmed")
+            try scene.session.killAgent(at: "upload-confirmed")
             let killed = try #require(try QueueStore(path: scene.session.databasePath).transfer(id: 1))
             #expect(killed.checkpoint.offset < Int64(scene.size), "the row had not recorded the last chunk")
             let before = try scene.proxy.bytesSent()
@@ -119,14 +119,8 @@ struct SecondWriterTests {
             // Apache's temporary is still there, so the MOVE did not happen; ownCloud 10's direct
             // PUT leaves nothing to ask, so the file at the name is read back.
             let scene = try SecondWriterScene(kind, hold: nil)
-            try scene.killAgent(at: "upload-finishing")
-            let theirs = try scene.saveTheirs()
-
-            try scene.session.startAgent()
-            try scene.session.waitForAll("completed", count: 1, timeout: 60)
-            #expect(try TestData.sha256(ofFile: scene.onServer(Self.name)) == theirs, "theirs is untouched")
-            #expect(try TestData.sha256(ofFile: scene.onServer("IMG_0001 (1).jpg")) == (try TestData.sha256(ofFile: scene.file)))
-            #expect(try scene.listing() == ["IMG_0001 (1).jpg", Self.name])
+            try scene.session.killAgent(at: "upload-finishing")
+            try scene.expectTheirsKeptAndOursBeside(try scene.saveTheirs())
         }
     }
 
@@ -135,7 +129,7 @@ struct SecondWriterTests {
     func expiredUploadIsNotTakenForOurs(_ kind: ServerKind) async throws {
         try await offThePool {
             let scene = try SecondWriterScene(kind, hold: nil, size: Self.size(for: kind))
-            try scene.killAgent(at: "upload-finishing")
+            try scene.session.killAgent(at: "upload-finishing")
             let upload = try #require(try QueueStore(path: scene.session.databasePath).transfer(id: 1)?.uploadURL)
             if kind == .nextcloud {
                 try #require(scene.running.reference).expireUploads()
@@ -145,14 +139,7 @@ struct SecondWriterTests {
                                                             "-u", "\(scene.running.user):\(scene.running.password)", upload])
                 try #require(r.stdout == "204", "the upload's DELETE answered \(r.stdout): \(r.stderr)")
             }
-            let theirs = try scene.saveTheirs()
-
-            try scene.session.startAgent()
-            try scene.session.waitForAll("completed", count: 1, timeout: 60)
-            #expect(try TestData.sha256(ofFile: scene.onServer(Self.name)) == theirs, "theirs is untouched")
-            let names = try scene.listing()
-            #expect(try TestData.sha256(ofFile: scene.onServer("IMG_0001 (1).jpg")) == (try TestData.sha256(ofFile: scene.file)),
-                    "ours is on the server: \(names)")
+            try scene.expectTheirsKeptAndOursBeside(try scene.saveTheirs())
         }
     }
 
@@ -250,13 +237,15 @@ struct SecondWriterScene {
         return try TestData.sha256(ofFile: theirs)
     }
 
-    /// Starts the agent with its transfer set to pause at the crash window `window`
-    /// (`INSTANT_UPLOAD_TEST_PAUSE`), kills it there, and leaves the next start unpaused.
-    func killAgent(at window: String) throws {
-        session.environment["INSTANT_UPLOAD_TEST_PAUSE"] = window
-        defer { session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE") }
+    /// Starts the agent again and waits for the upload: the file saved at the name (`theirs`,
+    /// its SHA-256) is untouched, and ours is beside it as `IMG_0001 (1).jpg`, nothing else.
+    func expectTheirsKeptAndOursBeside(_ theirs: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
         try session.startAgent()
-        try session.waitForAgentLog("paused at \(window)")
-        session.killAgent()
+        try session.waitForAll("completed", count: 1, timeout: 60)
+        let name = SecondWriterTests.name
+        #expect(try TestData.sha256(ofFile: onServer(name)) == theirs, "theirs is untouched", sourceLocation: sourceLocation)
+        #expect(try TestData.sha256(ofFile: onServer("IMG_0001 (1).jpg")) == (try TestData.sha256(ofFile: file)),
+                sourceLocation: sourceLocation)
+        #expect(try listing() == ["IMG_0001 (1).jpg", name], sourceLocation: sourceLocation)
     }
 }

@@ -82,6 +82,14 @@ def sane_propfind(href):
     ).encode()
 
 
+def checksummed_propfind(href, content, etag):
+    """The file's listing as Nextcloud gives it: `content`'s SHA-256 as oc:checksums, `etag`."""
+    checksum = f"<oc:checksums><oc:checksum>SHA256:{hashlib.sha256(content).hexdigest()}</oc:checksum></oc:checksums>"
+    return (sane_propfind(href).replace(b'xmlns:d="DAV:"', b'xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"')
+            .replace(b"<d:resourcetype/>", b"<d:resourcetype/>" + checksum.encode())
+            .replace(FILE_ETAG.encode(), etag.encode()))
+
+
 def folder_propfind(href):
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n<d:multistatus xmlns:d="DAV:"><d:response>'
@@ -245,20 +253,14 @@ class Handler(BaseHTTPRequestHandler):
                 body = sane_propfind(self.path).replace(f"<d:getetag>{FILE_ETAG}</d:getetag>".encode(), b"")
             elif self.path.rstrip("/") == "/dav/alice/data.bin" and name == "etag-forms":
                 # The file as listed, with its checksum; its GET names it another way.
-                checksum = f'<oc:checksums><oc:checksum>SHA256:{hashlib.sha256(FILE_BYTES).hexdigest()}</oc:checksum></oc:checksums>'
-                body = sane_propfind(self.path).replace(b'xmlns:d="DAV:"', b'xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"') \
-                    .replace(b"<d:resourcetype/>", b"<d:resourcetype/>" + checksum.encode())
+                body = checksummed_propfind(self.path, FILE_BYTES, FILE_ETAG)
             elif self.path.rstrip("/") == "/dav/alice/data.bin" and name == "changed-after-listing":
                 # The file with its checksum, as Nextcloud lists one: first as it was, then as
                 # it is once saved again (under the ETag `value`).
                 with STATE_LOCK:
                     STATE["listings"] = STATE.get("listings", 0) + 1
                     again = STATE["listings"] > 1
-                content, etag = (bytes(reversed(FILE_BYTES)), value) if again else (FILE_BYTES, FILE_ETAG)
-                checksum = f'<oc:checksums><oc:checksum>SHA256:{hashlib.sha256(content).hexdigest()}</oc:checksum></oc:checksums>'
-                body = sane_propfind(self.path).replace(b'xmlns:d="DAV:"', b'xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"') \
-                    .replace(b"<d:resourcetype/>", b"<d:resourcetype/>" + checksum.encode()) \
-                    .replace(FILE_ETAG.encode(), etag.encode())
+                body = checksummed_propfind(self.path, *((bytes(reversed(FILE_BYTES)), value) if again else (FILE_BYTES, FILE_ETAG)))
             elif self.path.rstrip("/") == "/dav/alice/data.bin":
                 body = sane_propfind(self.path)
             elif self.path.rstrip("/") in ("/dav/alice", "/dav/alice/In"):

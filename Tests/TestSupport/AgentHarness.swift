@@ -132,6 +132,18 @@ public final class AgentHarness: @unchecked Sendable {
         agent.waitUntilExit()
     }
 
+    /// Starts the agent with its transfers set to wait at the crash window `window` (see
+    /// `CrashWindow`), does `meanwhile`, and kills the agent once a transfer waits there. The
+    /// next start goes by unpaused.
+    public func killAgent(at window: String, meanwhile: () throws -> Void = {}) throws {
+        environment["INSTANT_UPLOAD_TEST_PAUSE"] = window
+        defer { environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE") }
+        try startAgent()
+        try meanwhile()
+        try waitForAgentLog("paused at \(window)")
+        killAgent()
+    }
+
     public var agentIsRunning: Bool { agent?.isRunning ?? false }
 
     /// `queue --json` decoded.
