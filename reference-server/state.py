@@ -63,6 +63,8 @@ class State:
         self.patch_bytes = 0
         self.current_patches: Counter = Counter()
         self.max_concurrent_patches: dict[str, int] = {}
+        # uploads refused because the account already had its bound running (429)
+        self.busy_refusals: Counter = Counter()
         self.completed: list[dict] = []
         # (user, path) -> finished uploads placed there; more than one is a duplicate
         self.completions: Counter = Counter()
@@ -156,6 +158,7 @@ class State:
     def try_enter_patch(self, user: str) -> bool:
         with self.lock:
             if self.current_patches[user] >= self.settings.max_uploads_per_account:
+                self.busy_refusals[user] += 1
                 return False
             self.current_patches[user] += 1
             now = self.current_patches[user]
@@ -181,6 +184,7 @@ class State:
             return {
                 "max_concurrent_patches": dict(self.max_concurrent_patches),
                 "current_patches": {u: n for u, n in self.current_patches.items() if n},
+                "busy_refusals": dict(self.busy_refusals),
                 "requests": dict(self.requests),
                 "connections": len(self.connections),
                 "patch_bytes": self.patch_bytes,
@@ -199,6 +203,7 @@ class State:
             self.requests.clear()
             self.connections.clear()
             self.patch_bytes = 0
+            self.busy_refusals.clear()
             self.counters.reset()
             self.completions.clear()
             # still-running PATCHes stay counted; the maximum restarts from them

@@ -287,6 +287,7 @@ def test_per_account_bound_answers_429(srv):
     stats = srv.control("GET", "stats")
     assert stats["max_concurrent_patches"]["alice"] == 3
     assert stats["requests"]["PATCH"] >= 5 and stats["patch_bytes"] >= 4000
+    assert stats["busy_refusals"] == {"alice": 1}  # bob's 404 was no refusal
 
 
 def test_status_fault(srv):

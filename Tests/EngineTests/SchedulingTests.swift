@@ -113,6 +113,27 @@ struct SchedulingTests {
         }
     }
 
+    @Test("a server that takes three uploads at once per account (429 beyond), sent to by an agent set to six: after its first refusals the agent sends three at a time, and is not refused into a pause once a second")
+    func learnsTheServersBound() async throws {
+        try await offThePool {
+            let server = try ReferenceServer()
+            try server.makeFolder("Bound")
+            let s = try session(server, config: "[agent]\nautostart = false\n[transfers]\nuploads = 6\n")
+            var files: [String] = []
+            for i in 0..<120 { files.append(try s.home.randomFile("bound/b\(i).jpg", size: 3_000, seed: UInt64(i))) }
+            try s.cli(["upload", "--to", "/Bound"] + files)
+            try s.startAgent()
+            try s.waitForAll("completed", count: 120, timeout: 120)
+            let stats = try server.stats()
+            let refused = (stats["busy_refusals"] as? [String: Any])?["alice"] as? Int ?? 0
+            // Six at once meet three refusals; each refusal bounds the agent to one fewer
+            // than it had in flight, so a few more at most before it settles at three.
+            #expect(refused >= 1, "the server never refused: the test shows nothing")
+            #expect(refused <= 6, "the server refused \(refused) uploads as busy")
+            #expect((stats["max_concurrent_patches"] as? [String: Any])?["alice"] as? Int == 3)
+        }
+    }
+
     @Test("the files a busy server (429) made wait do not wake the scheduler until its Retry-After ends")
     func busyServerIsWaitedOutAsleep() async throws {
         try await offThePool {

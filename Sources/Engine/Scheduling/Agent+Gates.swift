@@ -79,9 +79,11 @@ extension Agent {
         // Without a network only a server on this machine can be reached.
         if !online && !account.isOnThisMachine { return false }
         return state.withLock { s in
-            guard let p = s.pressure[account.id] else { return true }
-            if p.holdUntil > now { return false }
-            return s.running.values.filter { $0.accountID == account.id }.count < p.limit
+            let pressure = s.pressure[account.id]
+            if let pressure, pressure.holdUntil > now { return false }
+            let limit = min(pressure?.limit ?? .max, s.bound(account.id, now: now))
+            guard limit < .max else { return true }
+            return s.running.values.filter { $0.accountID == account.id }.count < limit
         }
     }
 
@@ -108,14 +110,19 @@ extension Agent {
     }
 
     /// The server said it is busy (`reason`): fewer in flight for this account, and a pause,
-    /// during which its waiting rows say so.
+    /// during which its waiting rows say so. A 429 with others in flight also bounds the
+    /// account to what the server took (`LearnedBound`).
     func easeOff(accountID: Int64, retryAfter: Double?, reason: Reason) {
         let note = Self.accountNote(reason, then: "the files wait as long as it asked")
         state.withLock { s in
+            let now = nowMilliseconds()
             let inFlight = s.running.values.filter { $0.accountID == accountID }.count + 1
+            if reason.code == .serverBusy, inFlight > 1 {
+                s.bounds[accountID] = LearnedBound(atOnce: min(inFlight - 1, s.bound(accountID, now: now)), until: now + Self.busyBoundKept)
+            }
             var p = s.pressure[accountID] ?? AccountPressure(limit: max(options.uploadSlots, options.downloadSlots))
             p.limit = max(1, min(p.limit, inFlight) / 2)
-            p.busyUntil = max(p.busyUntil, nowMilliseconds() + Int64(saturating: (retryAfter ?? 1) * 1000))
+            p.busyUntil = max(p.busyUntil, now + Int64(saturating: (retryAfter ?? 1) * 1000))
             p.busy = note
             s.pressure[accountID] = p
         }
@@ -193,8 +200,16 @@ extension Agent {
             p.busy = nil
             p.failingRows = []
             p.limit += 1
-            let eased = p.limit >= max(options.uploadSlots, options.downloadSlots) && p.busyUntil <= now
+            let eased = p.limit >= min(max(options.uploadSlots, options.downloadSlots), s.bound(accountID, now: now)) && p.busyUntil <= now
             s.pressure[accountID] = eased ? nil : p
         }
+    }
+}
+
+extension Agent.State {
+    /// How many transfers at once the account's server takes, as far as a 429 showed.
+    func bound(_ accountID: Int64, now: Int64) -> Int {
+        guard let bound = bounds[accountID], bound.until > now else { return .max }
+        return bound.atOnce
     }
 }

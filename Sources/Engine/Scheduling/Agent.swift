@@ -100,6 +100,19 @@ public final class Agent: Sendable {
         var failingRows: Set<Int64> = []
     }
 
+    /// How many transfers at once an account's server showed it takes: one fewer than were
+    /// in flight when it answered busy (429), as a server that bounds each account's
+    /// concurrent uploads does. Kept for `busyBoundKept` after the last such answer, then
+    /// the configured number is tried again; a pressure's halving and its recovery stay
+    /// below it meanwhile, so a bounded server is not refused into a pause once a second.
+    struct LearnedBound: Sendable {
+        var atOnce: Int
+        var until: Int64
+    }
+
+    /// How long a bound learned from a 429 holds.
+    static let busyBoundKept: Int64 = 10 * 60_000
+
     struct State: Sendable {
         var running: [Int64: Running] = [:]
         var finished: [Finished] = []
@@ -109,6 +122,7 @@ public final class Agent: Sendable {
         var cancelling: [Int64: CancellationFlag] = [:]
         var stopping = false
         var pressure: [Int64: AccountPressure] = [:]
+        var bounds: [Int64: LearnedBound] = [:]
         /// Hand-made transfers completed since the last "done" notice.
         var manualDone: [Transfer] = []
         /// Failures not yet told, gathered so that one batch makes one notification.
