@@ -9,7 +9,7 @@ import Transport
 /// Local Drive's round trip: a downloaded file that another program edits goes back as the
 /// new version of the server's file, never over someone else's version, and nothing else
 /// in Local Drive is ever sent or deleted.
-@Suite("Local Drive: a downloaded file edited here goes back as its new version", .serialized)
+@Suite("Local Drive: a downloaded file edited here goes back as its new version")
 struct LocalDriveTests {
     static let kinds: [ServerKind] = [.nextcloud, .referenceWebDAV, .apache]
 
