@@ -197,6 +197,37 @@ struct NextcloudSmallFileTests {
         }
     }
 
+    @Test("a power cut takes back the records of the free name a 412 moved ours to and of the PUT that made it there: the restarted agent finds its file at name (1) by its checksum, no (2), nothing sent again")
+    func movedAsideRecordLostInAPowerCut() async throws {
+        try await offThePool {
+            let scene = try SecondWriterScene(.nextcloud, hold: .atMethod("PUT"))
+            var theirs = ""
+            try scene.session.killAgent(at: "upload-made") {
+                try scene.proxy.waitUntilHolding()
+                theirs = try scene.saveTheirs()
+                scene.proxy.release()
+            }
+            let name = SecondWriterTests.name, aside = "IMG_0001 (1).jpg"
+            #expect(try scene.listing() == [aside, name], "ours was made beside theirs before the kill")
+            // Neither commit was flushed: the row as it was before the 412.
+            let store = try QueueStore(path: scene.session.databasePath)
+            try store.database.run("UPDATE transfers SET finishing = 0, sha256 = NULL, remote_path = ? WHERE id = 1",
+                                   [.text("/\(SecondWriterTests.folder)/\(name)")])
+            let before = try scene.proxy.bytesSent()
+
+            try scene.session.startAgent()
+            try scene.session.waitForAll("completed", count: 1, timeout: 60)
+            #expect(try scene.listing() == [aside, name], "no (2)")
+            #expect(try TestData.sha256(ofFile: scene.onServer(name)) == theirs, "theirs untouched")
+            #expect(try TestData.sha256(ofFile: scene.onServer(aside)) == (try TestData.sha256(ofFile: scene.file)))
+            #expect(try scene.proxy.bytesSent() - before < 64 << 10, "no body sent again")
+            let row = try #require(try scene.session.items().first)
+            #expect(row["target"] as? String == "/\(SecondWriterTests.folder)/\(aside)", "the row names where it is: \(row)")
+            let stats = try #require(try scene.running.reference?.stats())
+            #expect((stats["puts"] as? [String: Int])?["\(SecondWriterTests.folder)/\(aside)"] == 1, "made once: \(stats)")
+        }
+    }
+
     @Test("a connection reset mid-PUT: no part of the file appears under its name, and the retry sends it whole, saying why it starts again")
     func resetMidPut() async throws {
         try await offThePool {

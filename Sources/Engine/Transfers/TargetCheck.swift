@@ -11,7 +11,9 @@ import Transport
 /// - the same bytes there (same size and SHA-256, as the server reports it): nothing to send;
 /// - anything else there (different, or a server without checksums, or a folder), or an
 ///   older or already sending upload in the queue headed for the same path: the next free
-///   `name (1).ext`, `name (2).ext`, ..., chosen here and recorded in the row.
+///   `name (1).ext`, `name (2).ext`, ..., chosen here and recorded in the row; a numbered
+///   name on the way that holds the same bytes is this file already there (this row's own
+///   upload, whose record of the name a power cut took back, is found there so).
 struct TargetCheck {
     let dav: WebDAVClient
     let store: QueueStore
@@ -23,8 +25,8 @@ struct TargetCheck {
     var claimsLater = false
 
     enum Verdict: Equatable {
-        /// The server already holds the file (its SHA-256).
-        case alreadyThere(sha256: String)
+        /// The server already holds the file at `path` (its SHA-256), which the row now records.
+        case alreadyThere(path: String, sha256: String)
         /// Upload to this path, which the row now records.
         case uploadTo(String)
     }
@@ -33,19 +35,25 @@ struct TargetCheck {
     /// size with a server checksum is in the way.
     func verdict(size: Int64, digest: () throws -> String) throws -> Verdict {
         let wanted = row.remotePath
+        var known: String?
+        func isOurs(_ item: RemoteItem) throws -> Bool {
+            guard !item.isFolder, item.size == size, let theirs = item.sha256 else { return false }
+            if known == nil { known = try digest() }
+            return theirs == known
+        }
         if let existing = try lookAt(wanted) {
-            if !existing.isFolder, existing.size == size, let theirs = existing.sha256, theirs == (try digest()) {
-                return .alreadyThere(sha256: theirs)
-            }
+            if try isOurs(existing) { return .alreadyThere(path: wanted, sha256: existing.sha256 ?? "") }
         } else {
             // A listing came from the folder, or made it; without one the folder is made here.
             if folders == nil { try makeFolders(row.remoteFolder) }
             if claimsLater { return .uploadTo(wanted) }
             if try store.claimRemotePath(row.id, wanted, accountID: row.accountID, claimants: .olderOrStarted) { return .uploadTo(wanted) }
         }
-        let chosen = try freeName(instead: wanted)
-        Log.info("upload \(row.id): \(wanted) is taken on the server; sending it as \(chosen)")
-        return .uploadTo(chosen)
+        let verdict = try nextName(instead: wanted, recognising: true, isOurs: isOurs)
+        if case .uploadTo(let chosen) = verdict {
+            Log.info("upload \(row.id): \(wanted) is taken on the server; sending it as \(chosen)")
+        }
+        return verdict
     }
 
     /// What is at `path` in the row's folder: nothing when the folder's listing does not show
@@ -76,12 +84,29 @@ struct TargetCheck {
     /// The first `name (n).ext` that is neither on the server nor headed for by another row,
     /// claimed for this row.
     func freeName(instead path: String) throws -> String {
+        switch try nextName(instead: path, recognising: false, isOurs: { _ in false }) {
+        case .uploadTo(let chosen), .alreadyThere(let chosen, _): return chosen
+        }
+    }
+
+    /// The same; `recognising`, a name on the way whose file `isOurs` recognises as this one
+    /// (by the server's checksum) is claimed as the file already there.
+    private func nextName(instead path: String, recognising: Bool, isOurs: (RemoteItem) throws -> Bool) throws -> Verdict {
         let name = String(path.split(separator: "/").last ?? "")
         for counter in 1...Self.maxCounter {
             let candidate = RemotePath.join(row.remoteFolder, DownloadName.numbered(name, counter))
             if try store.isRemotePathClaimed(candidate, accountID: row.accountID, byOtherThan: row.id) { continue }
-            if try dav.exists(candidate) { continue }
-            if try store.claimRemotePath(row.id, candidate, accountID: row.accountID) { return candidate }
+            if recognising {
+                if let there = try item(at: candidate) {
+                    if try isOurs(there), try store.claimRemotePath(row.id, candidate, accountID: row.accountID) {
+                        return .alreadyThere(path: candidate, sha256: there.sha256 ?? "")
+                    }
+                    continue
+                }
+            } else if try dav.exists(candidate) {
+                continue
+            }
+            if try store.claimRemotePath(row.id, candidate, accountID: row.accountID) { return .uploadTo(candidate) }
         }
         throw Classified(Reason(.targetMissing, "no free name for \(name) in \(row.remoteFolder) on the server (tried \(Self.maxCounter))",
                                 action: "make room there, or choose another folder: `instant-upload retry ID --to DIR`"))

@@ -205,8 +205,9 @@ final class UploadJob {
                     let check = TargetCheck(dav: dav, store: store, row: row, folders: (serverInfo, Self.folderKey(account)),
                                             claimsLater: directPut)
                     switch try check.verdict(size: size, digest: { try wholeFileDigest(source) }) {
-                    case .alreadyThere(let sha):
-                        Log.info("upload \(row.id): \(row.remotePath) is already on the server with the same content; nothing to send")
+                    case .alreadyThere(let path, let sha):
+                        row.remotePath = path
+                        Log.info("upload \(row.id): \(path) is already on the server with the same content; nothing to send")
                         return .completed(sha256: sha, bytes: size, verified: true, counters: counters)
                     case .uploadTo(let path):
                         row.remotePath = path
