@@ -114,6 +114,35 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("saved again while its new version is being made: the server's file becomes the first save, then the second, no conflicted copy; a third save replaces that in turn",
+          arguments: kinds)
+    func savedAgainWhileSent(_ kind: ServerKind) async throws {
+        try await offThePool {
+            // The first save's upload waits just before the request that makes the file.
+            let scene = try LocalDriveScene(kind, pausedAt: "upload-finishing")
+            let local = try scene.download("/Documents/report.odt")
+            try scene.overwrite(local, seed: 81)
+            try scene.session.waitForAgentLog("paused at upload-finishing")
+            try scene.overwrite(local, seed: 82)
+            // The watcher has taken the second save before the first goes on.
+            try scene.session.waitFor("the second save seen") { _ in
+                scene.session.agentLog.components(separatedBy: "Local Drive: ").count - 1 >= 2
+            }
+            scene.session.releasePause()
+            let second = try TestData.sha256(ofFile: local)
+            try scene.session.waitFor("the second save on the server") { items in
+                items.allSatisfy { $0["state"] as? String == "completed" } && (try? scene.serverSHA("report.odt")) == second
+            }
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no conflicted copy")
+            try scene.overwrite(local, seed: 83)
+            let third = try TestData.sha256(ofFile: local)
+            try scene.session.waitFor("the third save on the server") { items in
+                items.allSatisfy { $0["state"] as? String == "completed" } && (try? scene.serverSHA("report.odt")) == third
+            }
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no conflicted copy")
+        }
+    }
+
     @Test("a server whose replies name a file by another ETag than its listing: each edit still replaces the one before, no conflicted copy, and the upload counts as checked")
     func replyETagsDiffer() async throws {
         try await offThePool {
@@ -151,10 +180,11 @@ struct LocalDriveTests {
         }
     }
 
-    @Test("a new version waiting in a paused queue: queue and show name it, status counts it with the uploads, and cancelling it keeps the local edit")
+    @Test("a new version waiting in a paused queue: queue and show name it, status counts it with the uploads, and cancelling it keeps the local edit, and does not send it when the agent starts again")
     func waitingNewVersion() async throws {
         try await offThePool {
             let scene = try LocalDriveScene(.referenceWebDAV)
+            let other = try scene.download("/Documents/notes.txt")
             let local = try scene.download("/Documents/report.odt")
             let before = try scene.serverSHA("report.odt")
             #expect(try scene.session.cli(["pause", "--all"]).status == 0)
@@ -180,6 +210,16 @@ struct LocalDriveTests {
             #expect(try TestData.sha256(ofFile: local) == edited, "the local edit is kept")
             #expect(try scene.serverSHA("report.odt") == before, "the server's file is untouched")
             #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"])
+
+            // The edit the person declined stays declined; another file's edit still goes.
+            scene.session.stopAgent()
+            try scene.session.startAgent()
+            #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+            try scene.overwrite(other, seed: 52)
+            try scene.waitForUploads(1)
+            sleep(2)
+            #expect(try scene.uploads().map(\.remotePath) == ["/Documents/notes.txt"], "the declined edit was queued again")
+            #expect(try scene.serverSHA("report.odt") == before, "the server's file is untouched")
         }
     }
 }

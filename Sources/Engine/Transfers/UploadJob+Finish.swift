@@ -157,11 +157,16 @@ extension UploadJob {
     /// PUT, which leaves nothing to ask, a file of our size at the name may be someone
     /// else's, saved while ours was refused, broken off or expired: the file is read back, and
     /// is ours only if its SHA-256 is the file's.
+    ///
+    /// A new version edited again since is judged by the size and SHA-256 it recorded: made,
+    /// it is the server's version now, and the edit goes next (`noteLocalDrive`).
     func recogniseMadeFile(_ row: Transfer, source: SourceFile, capabilities: UploadCapabilities) throws -> JobOutcome? {
-        guard row.bytesTotal == source.size else { return nil }
+        let recorded = row.newVersionOf != nil && row.sha256 != nil
+        guard recorded || row.bytesTotal == source.size else { return nil }
+        let size = row.bytesTotal
         let item: RemoteItem
         do { item = try dav.properties(of: row.remotePath) } catch let e as HTTPStatusError where e.status == 404 { return nil }
-        guard !item.isFolder, item.size == source.size else { return nil }
+        guard !item.isFolder, item.size == size else { return nil }
         // The version a new version replaces is never ours, whatever its size.
         if let replaced = row.replaceable, let etag = item.etag, Replacing.sameVersion(etag, replaced) { return nil }
         let sha = try row.sha256 ?? wholeFileDigest(source)
@@ -193,9 +198,9 @@ extension UploadJob {
         }
         Log.info("upload \(row.id): \(row.remotePath) on the server is this upload's file, made before the agent stopped; nothing sent again")
         try recordMadeVersion(row, listed: item, sha256: sha, proven: readBack)
-        counters.resumedAt = source.size
-        try store.checkpoint(row.id, offset: source.size, hashState: nil, counters: counters, resetAttempts: false)
-        return .completed(sha256: sha, bytes: source.size, verified: true)
+        counters.resumedAt = size
+        try store.checkpoint(row.id, offset: size, hashState: nil, counters: counters, resetAttempts: false)
+        return .completed(sha256: sha, bytes: size, verified: true)
     }
 
     /// Whether the file made is looked at on the server afterwards. The upload's own replies

@@ -258,16 +258,20 @@ final class UploadJob {
 
             case .finish:
                 guard let handle = row.uploadURL else { throw ProtocolViolation("no upload to finish") }
-                if capabilities.finalStep != .lastChunk, try !source.isUnchanged() {
-                    return .retry(Classification(reason: stillBeingWritten, retryAfter: settings.settleSeconds), progressed: progressed)
-                }
-                let sha = try digest ?? finishedHash(source, row: row)
-                finishing = true
                 // tus made the file with its last chunk (or its creation), a direct PUT with its
                 // body, each after `recordFinishing`; a direct PUT's empty file is made by
                 // `finish`. A file made already is not looked at as the version it replaces
                 // (it is the new one now), nor made again.
                 let madeAlready = capabilities.finalStep == .lastChunk || (capabilities.finalStep == .wholeFileSend && size > 0)
+                // A file changed while it was sent waits to be sent whole; but a new version
+                // a direct PUT made already is the server's version now: it completes with the
+                // bytes it sent (their digest), and the edit since goes next (`noteLocalDrive`).
+                let sentIsTheVersion = madeAlready && row.newVersionOf != nil
+                if capabilities.finalStep != .lastChunk, !sentIsTheVersion, try !source.isUnchanged() {
+                    return .retry(Classification(reason: stillBeingWritten, retryAfter: settings.settleSeconds), progressed: progressed)
+                }
+                let sha = try digest ?? finishedHash(source, row: row)
+                finishing = true
                 if !madeAlready {
                     do {
                         try finish(handle, row: &row, source: source, sha256: sha)

@@ -33,10 +33,16 @@ extension QueueStore {
                 """, [.blob(row.localPath.bytes), .int(row.accountID), .text(row.remotePath), .optionalText(row.versionETag)]
                     + placed.columnValues + [.text(sha256), .int(row.id)])
         } else if row.newVersionOf != nil, let sent = row.fingerprint, let sha256 {
-            try database.run("""
+            let remembered = try database.run("""
                 UPDATE local_drive SET remote_path = ?, etag = ?, \(FileFingerprint.assignments), sha256 = ?
                 WHERE local_path = ?
                 """, [.text(row.remotePath), .optionalText(row.versionETag)] + sent.columnValues + [.text(sha256), .blob(row.localPath.bytes)])
+            // Saved again while this version was sent (the watcher left that edit to this
+            // row): the file as it is now goes next, as the new version of the one just made.
+            guard remembered > 0, let now = try? FileFingerprint.of(row.localPath), now != sent else { return }
+            try enqueue([NewTransfer(direction: .upload, origin: .manual, accountID: row.accountID, localPath: row.localPath,
+                                     remotePath: row.remotePath, bytesTotal: now.size, fingerprint: now,
+                                     replacesETag: row.versionETag, newVersion: true)])
         }
     }
 
@@ -65,21 +71,28 @@ extension QueueStore {
     }
 
     /// Queues the file at `file.localPath`, as it is now (`fingerprint`), as the new version
-    /// of its server file. One waiting row per file: a row for it that has not started yet
-    /// takes the new fingerprint instead of a second row being added (a row already sending
-    /// notices the change itself). Returns the row's id, and whether it is new.
+    /// of its server file. One unfinished row per file, so that no two versions are sent
+    /// against the same server version (the second would find the first there and go beside
+    /// it as a conflicted copy): a row for it that has not started yet takes the new
+    /// fingerprint; one that has started notices the change itself, and what it does not
+    /// send goes next once it completes (`noteLocalDrive`). A failed one stays as it failed,
+    /// and the new save goes in a row of its own. Returns the row's id, and whether it is new.
     @discardableResult
     public func queueNewVersion(of file: LocalDriveFile, as fingerprint: FileFingerprint) throws -> (id: Int64, isNew: Bool) {
         try database.transaction(durable: true) {
-            let waiting = try database.query("""
-                SELECT id FROM transfers WHERE local_path = ? AND new_version_of IS NOT NULL AND direction = 'upload'
-                    AND state IN \(TransferState.sql(.queued, .retrying)) AND upload_url IS NULL AND finishing = 0
-                """, [.blob(file.localPath.bytes)]) { try $0.int64("id") }.first
-            if let waiting {
-                try database.run("""
-                    UPDATE transfers SET \(FileFingerprint.assignments), bytes_total = ? WHERE id = ?
-                    """, fingerprint.columnValues + [.int(fingerprint.size), .int(waiting)])
-                return (waiting, false)
+            let unfinished = try database.query("""
+                SELECT id, state IN \(TransferState.sql(.queued, .retrying)) AND upload_url IS NULL AND finishing = 0 AS waiting
+                FROM transfers WHERE local_path = ? AND new_version_of IS NOT NULL AND direction = 'upload'
+                    AND state NOT IN \(TransferState.sql(.completed, .failed))
+                ORDER BY id DESC LIMIT 1
+                """, [.blob(file.localPath.bytes)]) { (id: try $0.int64("id"), waiting: try $0.bool("waiting")) }.first
+            if let unfinished {
+                if unfinished.waiting {
+                    try database.run("""
+                        UPDATE transfers SET \(FileFingerprint.assignments), bytes_total = ? WHERE id = ?
+                        """, fingerprint.columnValues + [.int(fingerprint.size), .int(unfinished.id)])
+                }
+                return (unfinished.id, false)
             }
             let id = try enqueue([NewTransfer(direction: .upload, origin: .manual, accountID: file.accountID, localPath: file.localPath,
                                               remotePath: file.remotePath, bytesTotal: fingerprint.size, fingerprint: fingerprint,
@@ -96,6 +109,23 @@ extension QueueStore {
             UPDATE OR REPLACE local_drive SET local_path = CAST(? || substr(local_path, ?) AS BLOB)
             WHERE local_path = ? OR substr(local_path, 1, ?) = ?
             """, [.blob(new.bytes), .int(old.bytes.count + 1), .blob(old.bytes), .int(prefix.count), .blob(prefix)])
+    }
+
+    /// New versions leaving the queue unsent (cancelled, or failed and cleared), those of the
+    /// rows `condition` picks (over `transfers t`), are declined: Local Drive remembers the
+    /// file as that row was to send it, so the edit is not queued again when the agent next
+    /// starts. The next change goes as the new version of the same server version.
+    func declineNewVersions(_ condition: String, _ arguments: [SQLValue]) throws {
+        let declined = """
+            FROM transfers t WHERE t.local_path = local_drive.local_path AND t.direction = 'upload'
+                AND t.new_version_of IS NOT NULL AND t.state != \(TransferState.completed.sql) AND t.fp_size IS NOT NULL
+                AND \(condition)
+            """
+        try database.run("""
+            UPDATE local_drive SET (fp_device, fp_inode, fp_size, fp_mtime_ns) =
+                (SELECT t.fp_device, t.fp_inode, t.fp_size, t.fp_mtime_ns \(declined) ORDER BY t.id DESC LIMIT 1)
+            WHERE EXISTS (SELECT 1 \(declined))
+            """, arguments + arguments)
     }
 
     /// Forgets the files whose download left the queue (cleared or cancelled): their edits

@@ -20,6 +20,7 @@ extension QueueStore {
         try database.transaction(durable: true) {
             guard let row = try transfer(id: id) else { return false }
             try row.state.removing(by: removal)
+            try declineNewVersions("t.id = ?", [.int(id)])
             let removed = try database.run("DELETE FROM transfers WHERE id = ? AND state = ?", [.int(id), .text(row.state.rawValue)]) > 0
             try forgetUntrackedLocalDrive()
             return removed
@@ -39,6 +40,7 @@ extension QueueStore {
         for state in states { try state.removing(by: .clear) }
         let placeholders = Array(repeating: "?", count: states.count).joined(separator: ", ")
         return try database.transaction(durable: true) {
+            try declineNewVersions("t.state IN (\(placeholders))", states.map { .text($0.rawValue) })
             let cleared = try database.run("DELETE FROM transfers WHERE state IN (\(placeholders))", states.map { .text($0.rawValue) })
             // A download cleared from the list takes its file out of Local Drive's round trip.
             try forgetUntrackedLocalDrive()
