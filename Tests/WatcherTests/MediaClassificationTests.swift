@@ -26,6 +26,12 @@ struct MediaClassificationTests {
         list.append((MediaFiles.matroska(docType: "matroska"), .matroska))
         list.append((MediaFiles.matroska(docType: "webm"), .webm))
         list.append((MediaFiles.avi, .avi))
+        // An MPEG-2 pack header and padding: a camcorder's .MOD, an old camera's .MPG.
+        list.append(([0x00, 0x00, 0x01, 0xBA, 0x44, 0x00, 0x04, 0x00, 0x04, 0x01, 0x01, 0x89, 0xC3, 0xF8] + [UInt8](repeating: 0xFF, count: 32), .mpegPS))
+        list.append(([0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11, 0xA6, 0xD9, 0x00, 0xAA, 0x00, 0x62, 0xCE, 0x6C] + [UInt8](repeating: 0, count: 32), .asf))
+        list.append((Array("BM".utf8) + [0x46, 0, 0, 0, 0, 0, 0, 0, 0x36, 0, 0, 0, 40, 0, 0, 0] + [UInt8](repeating: 0, count: 40), .bmp))
+        list.append(([0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A] + [UInt8](repeating: 0, count: 32), .jpegXL))
+        list.append(([0xFF, 0x0A, 0xFA, 0x7F] + [UInt8](repeating: 0, count: 32), .jpegXL))
         return list
     }()
 
@@ -40,6 +46,7 @@ struct MediaClassificationTests {
         #expect(MediaInspector.inspect(bytes: Array("hello, world\n".utf8), name: Array("IMG_0001.jpg".utf8)) == nil)
         #expect(MediaInspector.inspect(bytes: MediaFiles.photo(Self.stamp), name: Array("notes.txt".utf8))?.kind == .picture)
         #expect(MediaInspector.inspect(bytes: [], name: Array("empty.mp4".utf8)) == nil)
+        #expect(MediaInspector.inspect(bytes: Array("BM is also how a note may begin\n".utf8), name: Array("x.bmp".utf8)) == nil)
     }
 
     @Test("RAW formats without a signature of their own go by name")

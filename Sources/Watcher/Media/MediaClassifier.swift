@@ -21,8 +21,22 @@ enum MediaClassifier {
         if h.has([0x1A, 0x45, 0xDF, 0xA3]) { return matroska(h, name: name) }
         if let format = isoBaseMedia(h) { return format }
         if isTransportStream(h) { return .mpegTS }
+        // A pack header (MPEG-1 or MPEG-2), or a bare MPEG video sequence header.
+        if h.has([0x00, 0x00, 0x01, 0xBA]) || h.has([0x00, 0x00, 0x01, 0xB3]) { return .mpegPS }
+        if h.has([0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11, 0xA6, 0xD9, 0x00, 0xAA, 0x00, 0x62, 0xCE, 0x6C]) { return .asf }
+        // A bare codestream, or the container's signature box.
+        if h.has([0xFF, 0x0A]) || h.has([0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jpegXL }
+        if isBMP(h) { return .bmp }
         if let ext = Self.extension(of: name), rawExtensions.contains(ext) { return .rawByName }
         return nil
+    }
+
+    /// "BM", then a DIB header of one of the sizes Windows and OS/2 wrote: two letters alone
+    /// begin too many other files.
+    private static func isBMP(_ h: [UInt8]) -> Bool {
+        guard h.has("BM"), h.count >= 18 else { return false }
+        let dib = UInt32(h[14]) | UInt32(h[15]) << 8 | UInt32(h[16]) << 16 | UInt32(h[17]) << 24
+        return [12, 16, 40, 52, 56, 64, 108, 124].contains(dib)
     }
 
     /// "II*\0" and "MM\0*", and the RAW variants that change the magic number: Olympus

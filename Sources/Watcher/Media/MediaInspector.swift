@@ -72,7 +72,7 @@ public enum MediaInspector {
             case .found(let seconds): return .date(CaptureDate(moment: .instant(unixSeconds: seconds), source: .movieHeader))
             case .missing(let reason): return .none(reason)
             }
-        case .png, .gif, .cr3, .raf, .crw, .rawByName, .matroska, .webm, .avi, .mpegTS:
+        case .png, .gif, .bmp, .jpegXL, .cr3, .raf, .crw, .rawByName, .matroska, .webm, .avi, .mpegTS, .mpegPS, .asf:
             return .none("this reader takes no capture date from \(format.rawValue) files")
         }
     }
