@@ -138,6 +138,28 @@ extension InstantUploadTests {
         #expect((kept["reason"] as? String ?? "").contains("its content is not what was uploaded"), "\(kept)")
     }
 
+    @Test("--after-upload trash, and another file renamed over the original just as it goes: that file is put back where it was, not left in the trash")
+    func trashTakesOnlyTheFileChecked() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        scene.session.pause(at: "trash-checked")
+        try scene.session.startAgent()
+        try scene.addRule("Camera", ["--after-upload", "trash"])
+        try scene.waitWatching("camera")
+        let path = scene.path("Camera/IMG_1.jpg")
+        try Camera.write(path, Camera.photo(1))
+        try scene.session.waitForAgentLog("paused at trash-checked")
+        // An editor saves its version the usual way: written beside, renamed over it.
+        try Camera.write(scene.path("Camera/.IMG_1.jpg.saving"), Camera.photo(2))
+        try Camera.move(scene.path("Camera/.IMG_1.jpg.saving"), path)
+        let saved = try TestData.sha256(ofFile: path)
+        scene.session.releasePause()
+        try scene.until("the original kept") { try scene.rule("camera")["kept_count"] as? Int == 1 }
+        #expect(try TestData.sha256(ofFile: path) == saved, "the file saved over the original is where it was")
+        let kept = try #require((try scene.rule("camera")["kept"] as? [[String: Any]])?.first)
+        #expect((kept["reason"] as? String ?? "").contains("replaced by another file just as it went to the trash; that file is back where it was"), "\(kept)")
+    }
+
     @Test("files already in the folder are the baseline without --existing, and uploaded with it")
     func baseline() throws {
         let scene = try InstantUploadScene(serverFolders: ["Photos/Old", "Photos/Card", "Photos/All"])

@@ -1,5 +1,6 @@
 import Platform
 import Queue
+import Transport
 
 /// `after_upload = trash`: the original goes to the person's trash once its upload is
 /// complete, only if the server showed the file at its name afterwards (`verifiedAt`), and
@@ -55,10 +56,23 @@ extension WatchWorker {
             // date): the fingerprint cannot tell, the bytes can.
             kept = "its content is not what was uploaded (changed where it is, its size and time kept), or it could not be read again to compare, so this copy is kept"
         } else {
+            CrashWindow.trashChecked.pauseIfTesting(transfer: row.id)
+            let trash = Trash(paths: options.paths)
             do {
-                let trashed = try Trash(paths: options.paths).moveToTrash(row.localPath)
-                Log.info("rule \(rule): moved \(row.localPath.display) to the trash (\(trashed.trash.display)): the server holds it")
-                return nil
+                let trashed = try trash.moveToTrash(row.localPath)
+                // Checked, then moved by its name: a file saved over it in between (an editor's
+                // or a sync tool's rename) went instead, and is put back.
+                guard FileFingerprint.ofRegularFile(notFollowing: trashed.file) != now else {
+                    Log.info("rule \(rule): moved \(row.localPath.display) to the trash (\(trashed.trash.display)): the server holds it")
+                    return nil
+                }
+                do {
+                    try trash.putBack(trashed, to: row.localPath)
+                    kept = "it was replaced by another file just as it went to the trash; that file is back where it was"
+                } catch {
+                    Log.warning("rule \(rule): \(error.message); \(error.action)")
+                    kept = "it was replaced by another file just as it went to the trash; that file is in the trash (\(trashed.file.display)): restore it from there"
+                }
             } catch {
                 if error.code == .notFound { return nil }
                 kept = error.message

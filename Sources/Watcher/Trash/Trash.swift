@@ -138,6 +138,18 @@ public struct Trash: Sendable {
         throw TrashError(code: .noTrash, message: "the trash holds too many files named \(name.display)", action: "empty the trash", path: trash)
     }
 
+    /// Puts a file moved to the trash back where it was, unless something is there again;
+    /// its `.trashinfo` goes once it is back.
+    public func putBack(_ trashed: Trashed, to original: LocalPath) throws(TrashError) {
+        do throws(SystemError) {
+            try Self.moveInPlace(trashed.file, to: original)
+        } catch {
+            throw TrashError(code: .cannotMove, message: "\(trashed.file.display) could not be put back as \(original.display) (\(error.reason))",
+                             action: "restore it from the trash", path: trashed.file)
+        }
+        _ = try? FileIO.unlink(trashed.info, ifPresent: true)
+    }
+
     /// Moves `file` to `target` without replacing anything there (`EEXIST` if taken). Where
     /// the file system cannot promise that (`FileIO.moveNoReplace`), `target` is looked at first.
     private static func moveInPlace(_ file: LocalPath, to target: LocalPath) throws(SystemError) {

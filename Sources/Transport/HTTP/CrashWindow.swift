@@ -1,17 +1,17 @@
 import Glibc
 import Platform
-import Transport
 
 /// The moments where a killed agent leaves the server or the disk ahead of the queue (the
 /// last chunk confirmed, the file made, a download moved into place, none yet `completed`
-/// in the row).
+/// in the row), and where another writer may act between a check and the step it allows
+/// (an original checked, then moved to the trash).
 /// The crash tests need to kill the agent exactly there: with
 /// `INSTANT_UPLOAD_TEST_PAUSE=<window>` in its environment, the transfer stops at that
 /// point, says so in the log, and waits (five minutes, or until it is cancelled). A test of
 /// another writer acting in that moment names a file in `INSTANT_UPLOAD_TEST_PAUSE_RELEASE`
 /// and makes it once it has acted: the transfer goes on then. The variables are read here
 /// and nowhere else; without them this does nothing.
-enum CrashWindow: String {
+public enum CrashWindow: String, Sendable {
     /// The server confirmed the chunk that completes an upload.
     case uploadConfirmed = "upload-confirmed"
     /// The row recorded the file it is about to make; the request that makes it is next.
@@ -21,8 +21,11 @@ enum CrashWindow: String {
     case fileMade = "upload-made"
     /// A finished download has its final name; its `.part` is still there.
     case downloadInPlace = "download-in-place"
+    /// The original of an upload was found to be the file uploaded; its move to the trash
+    /// is next.
+    case trashChecked = "trash-checked"
 
-    func pauseIfTesting(transfer id: Int64, cancellation: CancellationFlag) {
+    public func pauseIfTesting(transfer id: Int64, cancellation: CancellationFlag = CancellationFlag()) {
         guard let value = getenv("INSTANT_UPLOAD_TEST_PAUSE"), String(cString: value) == rawValue else { return }
         Log.info("transfer \(id): paused at \(rawValue) for a crash test")
         // Long enough for a test on a loaded machine to see the log line and kill the agent.
