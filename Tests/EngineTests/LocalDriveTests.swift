@@ -143,6 +143,38 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("saved by an editor that keeps a backup (the file renamed away, the new one renamed into its name): the new one goes back as the new version, the backup never does; a plain rename is still followed")
+    func savedWithABackup() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let report = try scene.download("/Documents/report.odt")
+            let notes = try scene.download("/Documents/notes.txt")
+            func save(_ path: String, backup: String, seed: UInt64, keepBackup: Bool) throws -> String {
+                let temporary = path + "___jb_tmp___"
+                try Data(TestData.bytes(count: 260_000 + Int(seed), seed: seed)).write(to: URL(fileURLWithPath: temporary))
+                #expect(rename(path, backup) == 0 && rename(temporary, path) == 0)
+                if !keepBackup { #expect(unlink(backup) == 0) }
+                return try TestData.sha256(ofFile: path)
+            }
+            // JetBrains' safe write, then Blender's numbered backup.
+            let first = try save(report, backup: report + "___jb_old___", seed: 91, keepBackup: false)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == first)
+            let second = try save(report, backup: scene.localDrive + "/report.odt1", seed: 92, keepBackup: true)
+            try scene.waitForUploads(2)
+            #expect(try scene.serverSHA("report.odt") == second)
+            // A plain rename, then an edit under the new name: still the same server file.
+            let renamed = scene.localDrive + "/notes (final).txt"
+            #expect(rename(notes, renamed) == 0)
+            sleep(2)  // renamed, and later edited: the watcher has seen the rename first
+            try scene.overwrite(renamed, seed: 93)
+            try scene.waitForUploads(3)
+            #expect(try scene.serverSHA("notes.txt") == (try TestData.sha256(ofFile: renamed)))
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no backup and no conflicted copy on the server")
+            #expect(try scene.uploads().map(\.remotePath) == ["/Documents/report.odt", "/Documents/report.odt", "/Documents/notes.txt"])
+        }
+    }
+
     @Test("a server whose replies name a file by another ETag than its listing: each edit still replaces the one before, no conflicted copy, and the upload counts as checked")
     func replyETagsDiffer() async throws {
         try await offThePool {

@@ -13,6 +13,7 @@ public final class LocalDriveWatch: Sendable {
     private let watcher: FolderWatcher
     private let queuePath: String
     private let memory: TakenSet
+    private let reader: StoreReader
     private let stopped = Locked(false)
 
     /// How long a watch that could not start (out of inotify instances) waits to try again.
@@ -23,7 +24,9 @@ public final class LocalDriveWatch: Sendable {
         let memory = TakenSet()
         self.memory = memory
         queuePath = paths.queueDatabase
-        let reader = StoreReader(path: paths.queueDatabase, memory: memory)
+        let reader = StoreReader(path: paths.queueDatabase, memory: memory,
+                                 renameWindow: Double(settleWindow.components.seconds) * 2 + 2)
+        self.reader = reader
         watcher = FolderWatcher(settings: WatcherSettings(folder: LocalPath(paths.localDrive), media: nil, settleWindow: settleWindow),
                                 taken: memory) { event in
             switch event {
@@ -58,6 +61,8 @@ public final class LocalDriveWatch: Sendable {
     public func stop() {
         stopped.withLock { $0 = true }
         watcher.stop()
+        // The watcher's thread has ended: its renames still waiting are followed now.
+        reader.followRenames(olderThan: 0)
     }
 }
 
@@ -67,10 +72,38 @@ private final class StoreReader: @unchecked Sendable {
     let path: String
     let memory: TakenSet
     private var store: QueueStore?
+    /// Tracked files renamed within Local Drive, not followed yet. Editors that keep a
+    /// backup save by renaming the file away (`f` to `f___jb_old___`, `f.blend` to
+    /// `f.blend1`) and their new file into its name: a file settling at the old name within
+    /// `renameWindow` is that save, and the tracking stays with the name. Otherwise the
+    /// rename is followed (when the window has passed and anything happens, when either
+    /// name settles, or when the watch stops).
+    private var renamed: [(from: LocalPath, to: LocalPath, at: Double)] = []
+    private let renameWindow: Double
 
-    init(path: String, memory: TakenSet) {
+    init(path: String, memory: TakenSet, renameWindow: Double) {
         self.path = path
         self.memory = memory
+        self.renameWindow = renameWindow
+    }
+
+    /// Follows the renames waiting longer than `age` seconds.
+    func followRenames(olderThan age: Double) {
+        let now = MonotonicClock.seconds()
+        let due = renamed.filter { now - $0.at >= age }
+        guard !due.isEmpty else { return }
+        renamed.removeAll { now - $0.at >= age }
+        for rename in due { try? open()?.moveLocalDrive(rename.from, to: rename.to) }
+    }
+
+    /// Before a file at `path` is looked at: a rename away from it within the window is an
+    /// editor's save into the name (not followed); one onto it is followed now.
+    private func settleRenames(at path: LocalPath) {
+        followRenames(olderThan: renameWindow)
+        renamed.removeAll { $0.from == path }
+        let onto = renamed.filter { $0.to == path }
+        renamed.removeAll { $0.to == path }
+        for rename in onto { try? open()?.moveLocalDrive(rename.from, to: rename.to) }
     }
 
     private func open() -> QueueStore? {
@@ -85,6 +118,7 @@ private final class StoreReader: @unchecked Sendable {
             Log.warning("Local Drive: the queue database cannot be opened; \(found.path.display) is looked at again when it changes")
             return false
         }
+        settleRenames(at: found.path)
         do {
             guard let tracked = try store.localDriveFile(at: found.path) else { return false }
             memory.insert(found.fingerprint, at: found.path)
@@ -104,9 +138,15 @@ private final class StoreReader: @unchecked Sendable {
         }
     }
 
-    /// A tracked file renamed within Local Drive stays the same file.
+    /// A tracked file renamed within Local Drive stays the same file (a folder's files too),
+    /// unless a file settles at its old name soon after (`renamed`).
     func moved(_ from: LocalPath, to: LocalPath) {
         memory.move(from, to: to)
-        try? open()?.moveLocalDrive(from, to: to)
+        followRenames(olderThan: renameWindow)
+        if (try? open()?.localDriveFile(at: from)) != nil {
+            renamed.append((from, to, MonotonicClock.seconds()))
+        } else {
+            try? open()?.moveLocalDrive(from, to: to)
+        }
     }
 }
