@@ -168,6 +168,44 @@ struct WatchMemoryTests {
         #expect(try !store.hasWaitingCopies(rule: "cam"))
     }
 
+    @Test("a copy whose original's upload sent another version of the file is to be sent itself; one of the content that went is done")
+    func copyOfAnotherVersion() throws {
+        let (store, account) = try makeStore()
+        try store.resetWatchMemory(rule: "cam", folder: LocalPath("/c"))
+        let id = try store.enqueue([upload(account, "/c/a.jpg", rule: "cam")])[0]
+        // "a copy" was taken while a.jpg held x; a.jpg became y while its upload ran, and
+        // "a again", a copy of y, was taken after that.
+        try store.recordTaken(rule: "cam", [
+            TakenFile(path: LocalPath("/c/a.jpg"), fingerprint: Self.fingerprint(1), kind: .upload, transferID: id),
+            TakenFile(path: LocalPath("/c/a copy.jpg"), fingerprint: Self.fingerprint(2), kind: .duplicate, sha256: "x", waitsOn: id),
+            TakenFile(path: LocalPath("/c/a again.jpg"), fingerprint: Self.fingerprint(3), kind: .duplicate, sha256: "y", waitsOn: id),
+        ])
+        try store.start(id, resumedAt: 0)
+        try store.complete(id, sha256: "y", bytes: 100)
+        #expect(try store.copiesToSend(rule: "cam") == [LocalPath("/c/a copy.jpg")], "x never went")
+        let records = try store.takenRecords(rule: "cam", paths: [LocalPath("/c/a copy.jpg"), LocalPath("/c/a again.jpg")])
+        #expect(records[LocalPath("/c/a again.jpg")]?.file.waitsOn == nil, "y went: a copy of content sent")
+        #expect(records[LocalPath("/c/a copy.jpg")]?.upload == .completed(sha256: "y"))
+    }
+
+    @Test("copies of what a waiting upload's file was are forgotten when that upload takes another version, and only those")
+    func copiesOfAnEarlierVersionAreForgotten() throws {
+        let (store, account) = try makeStore()
+        try store.resetWatchMemory(rule: "cam", folder: LocalPath("/c"))
+        let ids = try store.enqueue([upload(account, "/c/a.jpg", rule: "cam"), upload(account, "/c/b.jpg", rule: "cam")])
+        try store.recordTaken(rule: "cam", [
+            TakenFile(path: LocalPath("/c/a.jpg"), fingerprint: Self.fingerprint(1), kind: .upload, transferID: ids[0]),
+            TakenFile(path: LocalPath("/c/b.jpg"), fingerprint: Self.fingerprint(2), kind: .upload, transferID: ids[1]),
+            TakenFile(path: LocalPath("/c/copy of a.jpg"), fingerprint: Self.fingerprint(3), kind: .duplicate, sha256: "a", waitsOn: ids[0]),
+            TakenFile(path: LocalPath("/c/copy of b.jpg"), fingerprint: Self.fingerprint(4), kind: .duplicate, sha256: "b", waitsOn: ids[1]),
+        ])
+        #expect(try store.forgetCopies(rule: "other", waitingOn: ids[0]).isEmpty, "another rule's records are not these")
+        #expect(try store.forgetCopies(rule: "cam", waitingOn: ids[0]) == [LocalPath("/c/copy of a.jpg")])
+        #expect(try store.takenRecords(rule: "cam", paths: [LocalPath("/c/copy of a.jpg")]).isEmpty, "taken again like a new file")
+        #expect(try store.takenRecords(rule: "cam", paths: [LocalPath("/c/copy of b.jpg")]).count == 1)
+        #expect(try store.takenRecords(rule: "cam", paths: [LocalPath("/c/a.jpg")]).count == 1, "the original's record stays")
+    }
+
     @Test("originals kept instead of going to the trash show in the overview, with why, most recent first")
     func keptOriginals() throws {
         let (store, account) = try makeStore()

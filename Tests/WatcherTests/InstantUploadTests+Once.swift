@@ -88,4 +88,33 @@ extension InstantUploadTests {
         #expect(try scene.completions() == ["Photos/IMG_1 copy.jpg": 1])
         #expect(try TestData.sha256(ofFile: scene.server.tree() + "/Photos/IMG_1 copy.jpg") == (try TestData.sha256(photo)))
     }
+
+    @Test("the same photo saved under two names, the first saved over with another photo before it was sent: both photos arrive, each once")
+    func copyOfReplacedOriginal() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera")
+        try scene.waitWatching("camera")
+        #expect(try scene.session.cli(["pause", "--all"]).status == 0)
+        let first = Camera.photo(1)
+        let second = Camera.photo(2)
+        try Camera.write(scene.path("Camera/IMG_1.jpg"), first)
+        try scene.session.waitFor("the first queued") { $0.count == 1 }
+        try Camera.write(scene.path("Camera/IMG_1 copy.jpg"), first)
+        try scene.until("the copy recognised") { scene.session.agentLog.contains("IMG_1 copy.jpg: the same content as") }
+        #expect(try scene.session.items().count == 1, "the copy waits on the first")
+        // An editor saving over the photo: the new version written beside it, then renamed over it.
+        try Camera.write(scene.path("Camera/.IMG_1.jpg.tmp"), second)
+        try Camera.move(scene.path("Camera/.IMG_1.jpg.tmp"), scene.path("Camera/IMG_1.jpg"))
+        try scene.until("the watcher seeing the new version") {
+            scene.session.agentLog.contains("IMG_1.jpg changed while its upload waited")
+        }
+        #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+        try scene.waitUploaded(2, timeout: 60)
+        try scene.expectEachOnce(["IMG_1.jpg", "IMG_1 copy.jpg"]) { scene.path("Camera/" + $0) }
+        #expect(scene.serverFiles() == ["IMG_1 copy.jpg", "IMG_1.jpg"])
+        #expect(try TestData.sha256(ofFile: scene.server.tree() + "/Photos/IMG_1.jpg") == (try TestData.sha256(second)))
+        #expect(try TestData.sha256(ofFile: scene.server.tree() + "/Photos/IMG_1 copy.jpg") == (try TestData.sha256(first)))
+    }
 }

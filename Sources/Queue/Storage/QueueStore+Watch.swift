@@ -155,13 +155,27 @@ extension QueueStore {
             """, fingerprint.columnValues + [.int(fingerprint.size), .text(RemotePath.normalize(remotePath)), .int(id)]) == 1
     }
 
-    /// Copies of `rule` that waited on an upload that failed or is gone: each is to be sent
-    /// itself now.
+    /// Copies of `rule` that waited on an upload that failed, is gone, or completed with
+    /// other content than theirs (the original changed before it was sent): each is to be
+    /// sent itself now.
     public func copiesToSend(rule: String) throws -> [LocalPath] {
         try database.query("""
             SELECT w.path AS path FROM watch_taken w LEFT JOIN transfers t ON t.id = w.waits_on
-            WHERE w.rule = ? AND w.waits_on IS NOT NULL AND (t.id IS NULL OR t.state = \(TransferState.failed.sql)) ORDER BY w.id
+            WHERE w.rule = ? AND w.waits_on IS NOT NULL AND (t.id IS NULL OR t.state = \(TransferState.failed.sql)
+              OR (t.state = \(TransferState.completed.sql) AND t.sha256 IS NOT w.sha256)) ORDER BY w.id
             """, [.text(rule)]) { r in LocalPath(bytes: try r.blob("path")) }
+    }
+
+    /// The upload these copies of `rule` waited on took another version of its file before
+    /// it started: it no longer carries their content. Their records are forgotten, so each
+    /// is taken again like a new file (and sent itself, unless its content is still one the
+    /// rule took); returns their paths. Call it inside the transaction that updates the upload.
+    public func forgetCopies(rule: String, waitingOn id: Int64) throws -> [LocalPath] {
+        let paths = try database.query("SELECT path FROM watch_taken WHERE rule = ? AND waits_on = ? ORDER BY id", [.text(rule), .int(id)]) { r in
+            LocalPath(bytes: try r.blob("path"))
+        }
+        if !paths.isEmpty { try database.run("DELETE FROM watch_taken WHERE rule = ? AND waits_on = ?", [.text(rule), .int(id)]) }
+        return paths
     }
 
     /// Whether a copy of `rule` waits on an upload that has not completed.
@@ -233,11 +247,13 @@ extension QueueStore {
     }
 
     /// Called in the transaction that completes an upload: its record learns the content,
-    /// and copies of it that waited on it are copies of content sent.
+    /// and copies that waited on it with that content are copies of content sent. A copy
+    /// of other content (the original changed while its upload ran, and the new version
+    /// went) keeps waiting on the completed row, and `copiesToSend` hands it back to be sent.
     func noteUploadCompleted(_ id: Int64, sha256: String?) throws {
         try database.run("UPDATE watch_taken SET sha256 = coalesce(?, sha256), uploaded_at = ? WHERE transfer_id = ?",
                          [.optionalText(sha256), .int(nowMilliseconds()), .int(id)])
-        try database.run("UPDATE watch_taken SET waits_on = NULL WHERE waits_on = ?", [.int(id)])
+        try database.run("UPDATE watch_taken SET waits_on = NULL WHERE waits_on = ? AND sha256 = ?", [.int(id), .optionalText(sha256)])
     }
 
     // MARK: Status

@@ -14,7 +14,8 @@ public struct TakenFile: Sendable, Equatable {
     public var sha256: String?
     public var transferID: Int64?
     /// For a copy of content whose upload has not completed yet: that upload's row. The
-    /// copy is sent itself when that upload fails or goes away (cancelled, cleared).
+    /// copy is sent itself when that upload fails, goes away (cancelled, cleared) or takes
+    /// other content than the copy's.
     public var waitsOn: Int64?
 
     public init(path: LocalPath, fingerprint: FileFingerprint, kind: Kind, sha256: String? = nil, transferID: Int64? = nil,

@@ -10,6 +10,8 @@ extension WatchWorker {
     /// An upload of a rule completed.
     func afterUpload(_ row: Transfer, store: QueueStore) throws {
         guard let id = row.watchRule, row.origin == .auto, row.direction == .upload else { return }
+        // A copy may have waited on it, and its content may not be what went.
+        if waitingCopies.contains(id) { retry(after: .zero) }
         let kept = rules.first(where: { $0.id == id })?.afterUpload == .trash ? try moveToTrash(upload: row.id, rule: id, store: store) : nil
         try store.markAfterUploadDone(transferID: row.id, kept: kept)
         if kept != nil { statusDirty.insert(id) }

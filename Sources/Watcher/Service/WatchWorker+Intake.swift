@@ -10,8 +10,8 @@ import Queue
 /// to that upload; one whose upload runs is left to it (the upload starts again with what
 /// the file is once it is still); one whose content was sent already is only remembered
 /// anew. Content the rule took under another name is not sent again once that upload has
-/// completed; until then the copy waits on it, and is sent itself if that upload fails or
-/// goes away.
+/// completed; until then the copy waits on it, and is sent itself if that upload fails,
+/// goes away, or sends another version of its file.
 extension WatchWorker {
     /// A file about to be queued, with its SHA-256 once something made it worth computing.
     struct Planned {
@@ -35,7 +35,8 @@ extension WatchWorker {
 
     /// What becomes of a new version of a file at a path the rule took before.
     enum Revision {
-        /// Its upload waits and never started: the row takes the new version.
+        /// Its upload waits and never started: the row takes the new version, and copies of
+        /// what the file was no longer wait on it.
         case waitingUpload(FoundFile, transferID: Int64)
         /// Still the rule's as recorded (its upload runs and sees the change itself, or it
         /// has the content that was sent): the record follows.
@@ -90,13 +91,15 @@ extension WatchWorker {
         }
         var queued: [(LocalPath, String)] = []
         var refused: [(LocalPath, String)] = []
+        var released: [LocalPath] = []
         let written: Bool = try store.database.transaction(durable: true) {
             // Removed meanwhile (`watch remove`): nothing is queued for it.
             guard try store.watchMemory(rule: id) != nil else { return false }
             queued = []
             refused = []
+            released = []
             for (path, sha256) in memory.learnt { try store.setTakenSHA256(rule: id, path: path, sha256: sha256) }
-            for revision in revisions { try apply(revision, rule: run.rule, store: store) }
+            for revision in revisions { released += try apply(revision, rule: run.rule, store: store) }
             let outcomes = try Intake.enqueuePlanned(items, account: account, origin: .auto, watchRule: id, store: store)
             var records: [TakenFile] = []
             var rows: [Int64?] = []
@@ -139,8 +142,14 @@ extension WatchWorker {
                 Log.info("\(copy.file.path.display): the same content as \(copy.original.display), which rule \(id) already sent; not sent again")
             } else {
                 waitingCopies.insert(id)
-                Log.info("\(copy.file.path.display): the same content as \(copy.original.display), whose upload has not completed; sent only if that one fails or goes away")
+                Log.info("\(copy.file.path.display): the same content as \(copy.original.display), whose upload has not completed; sent only if that one fails, goes away or sends another version")
             }
+        }
+        if !released.isEmpty {
+            Log.info("rule \(id): \(released.count == 1 ? released[0].display : "\(released.count) copies") waited on an upload whose file changed before it started; "
+                     + "taken again, \(released.count == 1 ? "it is" : "they are") sent unless the same content is on its way already")
+            for path in released { run.memory.taken.remove(path) }
+            run.watcher.reconsider(released)
         }
         for (path, _) in queued { unqueued[id]?[path] = nil }
         for revision in revisions {
@@ -193,15 +202,24 @@ extension WatchWorker {
         }
     }
 
-    private func apply(_ revision: Revision, rule: WatchRule, store: QueueStore) throws {
+    /// Writes a revision down; returns the copies that waited on the upload for the content
+    /// it no longer carries, forgotten, to be taken again.
+    private func apply(_ revision: Revision, rule: WatchRule, store: QueueStore) throws -> [LocalPath] {
         switch revision {
         case .waitingUpload(let file, let transferID):
+            var released: [LocalPath] = []
             if try store.updateWaitingUpload(transferID, fingerprint: file.fingerprint, remotePath: remotePath(for: file, rule: rule)) {
                 Log.info("rule \(rule.id): \(file.path.display) changed while its upload waited; that upload takes it as it is now")
+                // Copies of what the file was would wait for an upload that no longer sends
+                // it. Taken again, each is sent itself, or waits again if the new version
+                // has its content after all (only its time changed).
+                released = try store.forgetCopies(rule: rule.id, waitingOn: transferID)
             }
             try store.updateTaken(rule: rule.id, path: file.path, fingerprint: file.fingerprint, sha256: nil)
+            return released
         case .record(let file, let sha256):
             try store.updateTaken(rule: rule.id, path: file.path, fingerprint: file.fingerprint, sha256: sha256)
+            return []
         }
     }
 
@@ -227,8 +245,8 @@ extension WatchWorker {
     /// Whether `file` is a copy of content the rule took (or is about to queue in this
     /// batch), and of which. Only files of the same size can match, so nothing is hashed
     /// unless one exists; a file already taken is hashed at most once (its digest is
-    /// recorded), and uploads record theirs. Content whose upload failed or went away
-    /// counts as not taken: this copy is sent instead.
+    /// recorded), and uploads record theirs. Content whose upload failed, went away or
+    /// sent other content counts as not taken: this copy is sent instead.
     private func sameContent(as file: FoundFile, memory: inout ContentMemory, planned: inout [Planned]) -> Copy? {
         let size = file.fingerprint.size
         let batch = planned.indices.filter { planned[$0].file.fingerprint.size == size }
@@ -246,6 +264,10 @@ extension WatchWorker {
             let record = taken[index]
             let awaited = record.file.kind == .upload ? record.file.transferID : record.file.waitsOn
             switch record.upload {
+            case .completed? where record.file.kind == .duplicate:
+                // A copy still waiting on a completed upload: that upload sent another
+                // version of its file, and this content is not on the server.
+                continue
             case nil, .completed?:
                 // Sent (a copy without an upload to wait on is one of content sent).
                 return Copy(file: file, sha256: mine, original: record.file.path, waitsOn: nil)

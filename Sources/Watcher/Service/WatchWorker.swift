@@ -50,7 +50,8 @@ final class WatchWorker {
     /// says where it went (see `followVanished`); one deleted stays here until the rule stops.
     var vanished: [String: Set<LocalPath>] = [:]
     /// Rules with a copy of content whose upload has not completed: asked every
-    /// `reconsiderDelay` whether that upload failed or went away.
+    /// `reconsiderDelay` (and when an upload of theirs completes) whether that upload
+    /// failed, went away or sent other content.
     var waitingCopies: Set<String> = []
 
     /// Uploads queued in one transaction at most: a burst of thousands is committed in a
@@ -234,9 +235,9 @@ final class WatchWorker {
     }
 
     /// Hands back to their watchers the files that are to be looked at again: those found
-    /// and not queued, and copies whose upload they waited on failed or went away (their
-    /// records are forgotten, so they are taken like new files). Planned again while any
-    /// are left.
+    /// and not queued, and copies whose upload they waited on failed, went away or sent
+    /// other content (their records are forgotten, so they are taken like new files).
+    /// Planned again while any are left.
     func reconsiderFiles() {
         guard !unqueued.isEmpty || !waitingCopies.isEmpty, let store = openStore() else { return }
         for id in Set(unqueued.keys).union(waitingCopies).sorted() {
@@ -258,7 +259,7 @@ final class WatchWorker {
                     let copies = try store.copiesToSend(rule: id)
                     if !copies.isEmpty {
                         try store.forgetTaken(rule: id, paths: copies)
-                        Log.info("rule \(id): the upload \(copies.count == 1 ? "a copy" : "\(copies.count) copies") waited on failed or went away; "
+                        Log.info("rule \(id): the upload \(copies.count == 1 ? "a copy" : "\(copies.count) copies") waited on failed, went away or sent other content; "
                                  + "sending \(copies.count == 1 ? copies[0].display : "them") instead")
                         paths += copies
                     }
