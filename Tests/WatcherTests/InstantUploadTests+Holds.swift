@@ -131,6 +131,42 @@ extension InstantUploadTests {
         let listed = try scene.session.cli(["watch", "list"])
         #expect(listed.status == 1 && listed.stdout.contains("trouble: the folder"), "\(listed.stdout)")
     }
+
+    @Test("photos queued from a card that is taken out wait for it, saying why (one sent by hand too), and go once it is back; none fails as gone")
+    func cardTakenOutWhileQueued() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Card"))
+        try scene.session.startAgent()
+        try scene.addRule("Card")
+        try scene.waitWatching("card")
+        #expect(try scene.session.cli(["pause", "--all"]).status == 0)
+        for i in 1...3 { try Camera.write(scene.path("Card/IMG_\(i).jpg"), Camera.photo(i)) }
+        try scene.session.waitFor("the three photos queued") { $0.count == 3 }
+
+        // The card taken out while they wait; the queue goes on.
+        try Camera.move(scene.path("Card"), scene.path("Card.out"))
+        #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+        func waitingForTheCard(_ item: [String: Any]) -> Bool {
+            (item["reason"] as? [String: Any])?["code"] as? String == "folder_missing"
+        }
+        try scene.session.waitFor("the three photos waiting for the card") { $0.count == 3 && $0.allSatisfy(waitingForTheCard) }
+        // One sent by hand goes past the rule's gate, finds no file, and waits too.
+        let first = try #require(try scene.session.items().first?["id"] as? Int)
+        #expect(try scene.session.cli(["retry", "--now", String(first)]).status == 0)
+        try scene.session.waitFor("the photo sent by hand tried, and waiting for the card") { items in
+            items.contains { $0["id"] as? Int == first && $0["state"] as? String == "retrying" && waitingForTheCard($0) }
+        }
+        sleep(3)
+        let waiting = try scene.session.items()
+        #expect(waiting.count == 3 && waiting.allSatisfy { $0["state"] as? String != "failed" && waitingForTheCard($0) },
+                "\(waiting.map { "\($0["state"] ?? "?"): \($0["reason"] ?? "-")" })")
+        let message = (waiting.first?["reason"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(message.contains(scene.path("Card")) && message.contains("is not there"), "\(message)")
+
+        try Camera.move(scene.path("Card.out"), scene.path("Card"))
+        try scene.waitUploaded(3)
+        try scene.expectEachOnce(["IMG_1.jpg", "IMG_2.jpg", "IMG_3.jpg"]) { scene.path("Card/" + $0) }
+    }
 }
 
 extension InstantUploadTests {

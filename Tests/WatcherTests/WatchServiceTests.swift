@@ -25,6 +25,7 @@ struct RuleHoldTests {
         var account: Account
         var onWiFi: Bool
         var power: PowerSource
+        var folderThere = true
         var held: ReasonCode?
         var testDescription: String { what }
     }
@@ -41,22 +42,34 @@ struct RuleHoldTests {
         Case(what: "paused", rule: rule(paused: true), account: home, onWiFi: true, power: mains, held: .paused),
         Case(what: "a rule no longer in the config follows the account", rule: nil, account: wifiAccount, onWiFi: false, power: battery, held: .wifi),
         Case(what: "a removed rule, account without the flag", rule: nil, account: home, onWiFi: false, power: battery, held: nil),
+        Case(what: "its folder not there (a card taken out)", rule: rule(), account: home, onWiFi: true, power: mains, folderThere: false,
+             held: .folderMissing),
+        Case(what: "its folder not there, and on battery", rule: rule(mains: true), account: home, onWiFi: true, power: battery, folderThere: false,
+             held: .folderMissing),
+        Case(what: "paused, its folder not there", rule: rule(paused: true), account: home, onWiFi: true, power: mains, folderThere: false,
+             held: .paused),
     ])
     func decide(_ c: Case) {
         let reason = RuleHold.reason(rule: c.rule, account: c.account, wifi: { c.onWiFi ? nil : "the network goes out through eth0, which is not Wi-Fi" },
-                                     power: { c.power })
+                                     power: { c.power }, folderMissing: { _ in !c.folderThere })
         #expect(reason?.code == c.held)
     }
 
     @Test("the reason says why, in the person's words")
     func words() throws {
-        let battery = try #require(RuleHold.reason(rule: Self.rule(mains: true), account: Self.home, wifi: { nil }, power: { Self.battery }))
+        let noneMissing: (LocalPath) -> Bool = { _ in false }
+        let battery = try #require(RuleHold.reason(rule: Self.rule(mains: true), account: Self.home, wifi: { nil }, power: { Self.battery },
+                                                   folderMissing: noneMissing))
         #expect(battery.message.contains("BAT0 discharging 54 %") && battery.message.contains("cam"))
         let wifi = try #require(RuleHold.reason(rule: Self.rule(wifi: true), account: Self.home, wifi: { "the network goes out through eth0, which is not Wi-Fi" },
-                                                power: { Self.mains }))
+                                                power: { Self.mains }, folderMissing: noneMissing))
         #expect(wifi.message.contains("eth0"))
-        let paused = try #require(RuleHold.reason(rule: Self.rule(paused: true), account: Self.home, wifi: { nil }, power: { Self.mains }))
+        let paused = try #require(RuleHold.reason(rule: Self.rule(paused: true), account: Self.home, wifi: { nil }, power: { Self.mains },
+                                                  folderMissing: noneMissing))
         #expect(paused.action.contains("watch resume cam"))
+        let away = try #require(RuleHold.reason(rule: Self.rule(), account: Self.home, wifi: { nil }, power: { Self.mains },
+                                                folderMissing: { $0 == LocalPath("/c") }))
+        #expect(away.message.contains("/c is not there") && away.action.contains("cancel ID"))
     }
 }
 

@@ -49,6 +49,7 @@ public enum AgentCommand {
                 return NetworkGate(state: state, classifier: classifier, meteredCheck: metered).wifiWait
             }
         }
+        options.folderAway = { rule in watchService.folderAway(rule: rule) }
         // Local Drive: edits of downloaded files go back as their new versions.
         let localDrive = LocalDriveWatch(paths: context.paths) { agentBox.agent?.wake() }
         options.onCompleted = { row in

@@ -50,7 +50,7 @@ public enum QueueChanges {
         let reason = row.reason.map { DisplayText.escape($0.message) }
         switch row.state {
         case .queued:
-            if let code = row.reason?.code, [.offline, .wifi, .paused].contains(code) { return reason ?? "waiting" }
+            if let code = row.reason?.code, [.offline, .wifi, .paused, .folderMissing].contains(code) { return reason ?? "waiting" }
             return "queued" + (reason.map { " (\($0))" } ?? "")
         case .inProgress:
             let verb = row.direction == .upload ? "uploading" : "downloading"

@@ -212,7 +212,7 @@ public struct QueueView: Sendable {
         let why: String
         switch row.reason?.code {
         case nil: why = turn
-        case .offline, .wifi, .paused, .credentials, .diskFull: why = DisplayText.escape(row.reason!.message)
+        case .offline, .wifi, .paused, .credentials, .diskFull, .folderMissing: why = DisplayText.escape(row.reason!.message)
         default: why = DisplayText.escape(row.reason!.message) + "; " + turn
         }
         return why + Self.resumesAt(row)

@@ -4,8 +4,9 @@ import Transport
 
 /// The gates that hold part of the queue back, as the scheduler sees them: a server that is
 /// busy or cannot be reached, an account whose password cannot be read or whose server is in
-/// maintenance, a watch rule's Wi-Fi or power setting. The queue keeps which rows a shut
-/// gate holds (`QueueStore+Hold.swift`); each pass asks those gates again here.
+/// maintenance, a watch rule's Wi-Fi or power setting or its folder not there. The queue
+/// keeps which rows a shut gate holds (`QueueStore+Hold.swift`); each pass asks those gates
+/// again here.
 extension Agent {
     /// The gates that hold rows since an earlier pass: lifted when open, so their rows are
     /// ready in this pass; while shut, their rows say why again where a gate of the whole

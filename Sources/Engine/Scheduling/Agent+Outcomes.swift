@@ -12,6 +12,18 @@ extension Agent {
         wake()
     }
 
+    /// A watch rule's upload whose file is missing or cannot be read while the rule's folder
+    /// is not there (a card taken out mid-backlog, a disk gone) is not gone for good: it
+    /// tries again later, and its rule's gate then holds it until the folder is back. This
+    /// covers a card taken out after the row started, and a row sent by hand past the gate
+    /// (`retry --now`). A file missing from a folder that is there still fails.
+    /// Asked on the transfer's thread: it looks at the disk.
+    func waitingForItsFolder(_ outcome: JobOutcome, of row: Transfer) -> JobOutcome {
+        guard case .failed(let reason) = outcome, [.sourceMissing, .sourceUnreadable].contains(reason.code),
+              row.origin == .auto, let rule = row.watchRule, let away = options.folderAway?(rule) else { return outcome }
+        return .retry(Classification(reason: away), progressed: false)
+    }
+
     /// Records every outcome that came in (and those the database refused before), inside
     /// the pass's transaction; the person and the watch rules hear of them once it is
     /// committed. One that cannot be written now is kept for the next pass, never lost (all

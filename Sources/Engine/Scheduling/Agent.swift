@@ -28,10 +28,14 @@ public final class Agent: Sendable {
         /// changed rule or network applies to rows already queued).
         public var wifiGate: (@Sendable () -> Bool)?
         /// Whether a watch rule's auto-uploads must wait now, and why (its own Wi-Fi
-        /// setting, mains power, a pause). Asked at dispatch, once per rule and pass, so a
-        /// changed rule, network or power supply applies to rows already queued. Without
-        /// it a rule's rows follow their account's Wi-Fi flag.
+        /// setting, mains power, a pause, its folder not there). Asked at dispatch, once per
+        /// rule and pass, so a changed rule, network, power supply or folder applies to rows
+        /// already queued. Without it a rule's rows follow their account's Wi-Fi flag.
         public var ruleHold: (@Sendable (_ rule: String, _ account: Account) -> Reason?)?
+        /// Why a watch rule's upload whose file cannot be opened or read waits for it rather
+        /// than failing: the rule's folder is not there (a card taken out), and the file may
+        /// come back with it. Nil when the folder is there; without it such a file fails.
+        public var folderAway: (@Sendable (_ rule: String) -> Reason?)?
         /// Told of each transfer that just completed, with its row as recorded.
         public var onCompleted: (@Sendable (Transfer) -> Void)?
         /// Whether something relies on an upload's file being on the server once it completes

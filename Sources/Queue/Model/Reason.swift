@@ -62,12 +62,17 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
     // Transient too (declared last: the codes' order is kept for what lists them by it).
     /// This computer had no thread (or the memory for one) to run the transfer on.
     case noResources = "no_resources"
+    // Waiting too (declared last for the same reason).
+    /// The folder of the watch rule that found the file is not there (a card taken out, a
+    /// disk unmounted, the folder moved away): the file goes when the folder is back.
+    case folderMissing = "folder_missing"
 
     /// Transient reasons put a row in `retrying`; the others in `failed`.
     public var isTransient: Bool {
         switch self {
         case .offline, .wifi, .paused, .battery, .credentials, .diskFull, .unreachable, .timeout, .connectionReset, .serverError,
-             .serverBusy, .maintenance, .checksumMismatch, .queueDatabase, .noResources, .sourceChanged, .uploadExpired, .uploadLost:
+             .serverBusy, .maintenance, .checksumMismatch, .queueDatabase, .noResources, .sourceChanged, .uploadExpired, .uploadLost,
+             .folderMissing:
             return true
         default:
             return false
@@ -91,6 +96,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
         case .checksumMismatch: "a chunk arrived damaged and is sent again"
         case .queueDatabase: "the queue database could not be written for a moment"
         case .noResources: "this computer had no memory or threads to spare to start it"
+        case .folderMissing: "the file's folder is not there (a card taken out?)"
         case .auth: "the server did not accept the password"
         case .rejectedByServer: "the server refused the file"
         case .targetMissing: "the folder on the server no longer exists"
@@ -121,6 +127,7 @@ public enum ReasonCode: String, Sendable, Codable, CaseIterable {
              .sourceChanged, .uploadExpired, .uploadLost:
             "nothing: it is retried by itself"
         case .noResources: "nothing: it is retried by itself; if it lasts, close some programs"
+        case .folderMissing: "it goes by itself when the folder is back (the card inserted, the disk mounted); `instant-upload cancel ID` discards it"
         case .unreachable: "nothing: it is retried by itself; if it lasts, check the address and that the server is running"
         case .auth: "log in again: `instant-upload account add` with the new password, then `instant-upload retry ID`"
         case .rejectedByServer: "discard it: `instant-upload cancel ID`"

@@ -1,8 +1,8 @@
 import Platform
 
-/// Gates that hold part of the queue: a watch rule (its Wi-Fi, power or pause setting), an
-/// account's Wi-Fi flag, an account whose password cannot be read or whose server is in
-/// maintenance.
+/// Gates that hold part of the queue: a watch rule (its Wi-Fi, power or pause setting, its
+/// folder not there), an account's Wi-Fi flag, an account whose password cannot be read or
+/// whose server is in maintenance.
 ///
 /// The scheduler finds a gate shut when it meets one of its rows, and then marks every queued
 /// row of it (`held_by`) with the gate's reason, once. Marked rows leave the index of rows
@@ -21,7 +21,8 @@ extension QueueStore {
         /// Wi-Fi: its auto-uploads of no watch rule (a watch rule's rows follow the rule,
         /// whose default is that flag).
         case wifiFlag(account: Int64)
-        /// The rows of one watch rule to one account (held by its Wi-Fi, power or pause setting).
+        /// The rows of one watch rule to one account (held by its Wi-Fi, power or pause
+        /// setting, or while its folder is not there).
         case rule(String, account: Int64)
 
         /// The mark in `held_by`.

@@ -291,7 +291,7 @@ extension QueueStore {
             if state == .failed { overview.failed += n; return }
             overview.pending += n
             if state == .queued, let code = try r.optionalText("reason_code").flatMap(ReasonCode.init(rawValue:)),
-               [.wifi, .battery, .paused, .offline].contains(code) {
+               [.wifi, .battery, .paused, .offline, .folderMissing].contains(code) {
                 overview.held.append(.init(reason: Reason(code, try r.optionalText("reason_message"), action: try r.optionalText("reason_action")),
                                            count: n))
             }

@@ -1,8 +1,9 @@
+import Platform
 import Queue
 
 /// Whether a watch rule's queued uploads must wait now, and why: the one decision the
-/// scheduler asks for each rule it meets. Pure: the network and the power supply are asked
-/// through closures, and only when the rule cares.
+/// scheduler asks for each rule it meets. Pure: the rule's folder, the network and the power
+/// supply are asked through closures, the last two only when the rule cares.
 public enum RuleHold {
     /// The reason `rule`'s uploads to `account` wait, or nil when they may go. A rule no
     /// longer in the config (`nil`) follows its account's Wi-Fi flag, like other auto-uploads.
@@ -10,7 +11,9 @@ public enum RuleHold {
     /// - Parameters:
     ///   - wifi: nil when the way out is unmetered Wi-Fi; else why not, in words.
     ///   - power: the machine's power supply now.
-    public static func reason(rule: WatchRule?, account: Account, wifi: () -> String?, power: () -> PowerSource) -> Reason? {
+    ///   - folderMissing: whether a folder is not there now.
+    public static func reason(rule: WatchRule?, account: Account, wifi: () -> String?, power: () -> PowerSource,
+                              folderMissing: (LocalPath) -> Bool) -> Reason? {
         guard let rule else {
             guard account.wifiOnly, let why = wifi() else { return nil }
             return Reason(.wifi, "waiting for Wi-Fi: \(why)")
@@ -19,6 +22,7 @@ public enum RuleHold {
             return Reason(.paused, "the watch rule \(rule.id) is paused",
                           action: "`instant-upload watch resume \(rule.id)` lets its uploads go; `instant-upload retry --now ID` sends one anyway")
         }
+        if let away = folderAway(rule, folderMissing: folderMissing) { return away }
         if rule.wifiOnly ?? account.wifiOnly, let why = wifi() {
             let whose = rule.wifiOnly == nil ? "the account \(account.name) sends" : "the rule \(rule.id) sends"
             return Reason(.wifi, "waiting for Wi-Fi: \(why), and \(whose) only over unmetered Wi-Fi")
@@ -30,5 +34,13 @@ public enum RuleHold {
             }
         }
         return nil
+    }
+
+    /// Why `rule`'s files cannot be read now though they are not gone for good: its folder
+    /// is not there (a card taken out, a disk unmounted, the folder moved away), and they
+    /// come back with it. Nil when the folder is there: a file missing from it is gone.
+    public static func folderAway(_ rule: WatchRule, folderMissing: (LocalPath) -> Bool) -> Reason? {
+        guard folderMissing(rule.folder) else { return nil }
+        return Reason(.folderMissing, "the folder \(rule.folder.display) is not there (a card taken out?); the file goes when the folder is back")
     }
 }

@@ -60,7 +60,15 @@ public final class WatchService: Sendable {
     public func hold(rule: String, account: Account, wifi: () -> String?) -> Reason? {
         let current = published.rule(rule)
         let sysfs = options.sysfsRoot
-        return RuleHold.reason(rule: current, account: account, wifi: wifi, power: { PowerSource.current(sysfsRoot: sysfs) })
+        return RuleHold.reason(rule: current, account: account, wifi: wifi, power: { PowerSource.current(sysfsRoot: sysfs) },
+                               folderMissing: WatchWorker.isMissing)
+    }
+
+    /// Why a file of `rule` that cannot be opened or read waits rather than fails: the rule's
+    /// folder is not there (see `RuleHold.folderAway`). Nil when it is there, or the rule is
+    /// no longer in the config.
+    public func folderAway(rule: String) -> Reason? {
+        published.rule(rule).flatMap { RuleHold.folderAway($0, folderMissing: WatchWorker.isMissing) }
     }
 
     /// Whether `rule` moves the originals of its uploads to the trash (which needs the server
