@@ -85,6 +85,10 @@ struct NextcloudResumeTests {
                 usleep(UInt32.random(in: 0...1_000_000, using: &rng))
                 scene.session.killAgent()
                 sent = try scene.stat("chunk_bytes")
+                // Most of the file on the server already (a slow build, a loaded machine): a
+                // further kill could come after its last byte, and the last run would have
+                // nothing to resume. It goes on from here.
+                if sent >= scene.size - (12 << 20) { break }
             }
             let beforeLast = try scene.stat("chunk_bytes")
             #expect(beforeLast > 0 && beforeLast < scene.size, "killed while it was being sent (\(beforeLast) bytes so far)")
