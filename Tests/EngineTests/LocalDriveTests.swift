@@ -126,7 +126,7 @@ struct LocalDriveTests {
             try scene.overwrite(local, seed: 82)
             // The watcher has taken the second save before the first goes on.
             try scene.session.waitFor("the second save seen") { _ in
-                scene.session.agentLog.components(separatedBy: "Local Drive: ").count - 1 >= 2
+                scene.session.agentLog.components(separatedBy: "report.odt changed; ").count - 1 >= 2
             }
             scene.session.releasePause()
             let second = try TestData.sha256(ofFile: local)

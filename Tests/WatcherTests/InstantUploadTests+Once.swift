@@ -67,18 +67,8 @@ extension InstantUploadTests {
 
     @Test("the same photo saved under two names, the first deleted before it was sent: the photo arrives, once")
     func copyOfDeletedOriginal() throws {
-        let scene = try InstantUploadScene()
-        try Camera.makeFolder(scene.path("Camera"))
-        try scene.session.startAgent()
-        try scene.addRule("Camera")
-        try scene.waitWatching("camera")
-        #expect(try scene.session.cli(["pause", "--all"]).status == 0)
         let photo = Camera.photo(1)
-        try Camera.write(scene.path("Camera/IMG_1.jpg"), photo)
-        try scene.session.waitFor("the first queued") { $0.count == 1 }
-        try Camera.write(scene.path("Camera/IMG_1 copy.jpg"), photo)
-        try scene.until("the copy recognised") { scene.session.agentLog.contains("IMG_1 copy.jpg: the same content as") }
-        #expect(try scene.session.items().count == 1, "the copy waits on the first")
+        let scene = try InstantUploadScene.photoAndCopyWaiting(photo)
         unlink(scene.path("Camera/IMG_1.jpg"))
         #expect(try scene.session.cli(["resume", "--all"]).status == 0)
         try scene.session.waitFor("the copy sent", timeout: 120) { items in
@@ -91,19 +81,9 @@ extension InstantUploadTests {
 
     @Test("the same photo saved under two names, the first saved over with another photo before it was sent: both photos arrive, each once")
     func copyOfReplacedOriginal() throws {
-        let scene = try InstantUploadScene()
-        try Camera.makeFolder(scene.path("Camera"))
-        try scene.session.startAgent()
-        try scene.addRule("Camera")
-        try scene.waitWatching("camera")
-        #expect(try scene.session.cli(["pause", "--all"]).status == 0)
         let first = Camera.photo(1)
         let second = Camera.photo(2)
-        try Camera.write(scene.path("Camera/IMG_1.jpg"), first)
-        try scene.session.waitFor("the first queued") { $0.count == 1 }
-        try Camera.write(scene.path("Camera/IMG_1 copy.jpg"), first)
-        try scene.until("the copy recognised") { scene.session.agentLog.contains("IMG_1 copy.jpg: the same content as") }
-        #expect(try scene.session.items().count == 1, "the copy waits on the first")
+        let scene = try InstantUploadScene.photoAndCopyWaiting(first)
         // An editor saving over the photo: the new version written beside it, then renamed over it.
         try Camera.write(scene.path("Camera/.IMG_1.jpg.tmp"), second)
         try Camera.move(scene.path("Camera/.IMG_1.jpg.tmp"), scene.path("Camera/IMG_1.jpg"))
@@ -116,5 +96,24 @@ extension InstantUploadTests {
         #expect(scene.serverFiles() == ["IMG_1 copy.jpg", "IMG_1.jpg"])
         #expect(try TestData.sha256(ofFile: scene.server.tree() + "/Photos/IMG_1.jpg") == (try TestData.sha256(second)))
         #expect(try TestData.sha256(ofFile: scene.server.tree() + "/Photos/IMG_1 copy.jpg") == (try TestData.sha256(first)))
+    }
+}
+
+extension InstantUploadScene {
+    /// The queue paused, `photo` written as `Camera/IMG_1.jpg` and queued, then again as
+    /// `IMG_1 copy.jpg`, which the rule recognises and lets wait on the first upload.
+    static func photoAndCopyWaiting(_ photo: [UInt8]) throws -> InstantUploadScene {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera")
+        try scene.waitWatching("camera")
+        guard try scene.session.cli(["pause", "--all"]).status == 0 else { throw TestFailure("pause --all failed") }
+        try Camera.write(scene.path("Camera/IMG_1.jpg"), photo)
+        try scene.session.waitFor("the first queued") { $0.count == 1 }
+        try Camera.write(scene.path("Camera/IMG_1 copy.jpg"), photo)
+        try scene.until("the copy recognised") { scene.session.agentLog.contains("IMG_1 copy.jpg: the same content as") }
+        guard try scene.session.items().count == 1 else { throw TestFailure("the copy was queued instead of waiting on the first") }
+        return scene
     }
 }

@@ -113,15 +113,7 @@ extension InstantUploadTests {
 
     @Test("--after-upload trash keeps an original changed in place while it was sent, its size and time kept (as a tag editor that preserves the date does): the server has the old content, the new stays")
     func trashNeedsTheSameContent() throws {
-        let scene = try InstantUploadScene()
-        try Camera.makeFolder(scene.path("Camera"))
-        scene.session.pause(at: "upload-finishing")
-        try scene.session.startAgent()
-        try scene.addRule("Camera", ["--after-upload", "trash"])
-        try scene.waitWatching("camera")
-        let path = scene.path("Camera/IMG_1.jpg")
-        try Camera.write(path, Camera.photo(1))
-        try scene.session.waitForAgentLog("paused at upload-finishing")
+        let (scene, path) = try InstantUploadScene.photoHeldUnderTrashRule(at: "upload-finishing")
         var before = stat()
         #expect(stat(path, &before) == 0)
         let fd = open(path, O_WRONLY)
@@ -140,15 +132,7 @@ extension InstantUploadTests {
 
     @Test("--after-upload trash, and another file renamed over the original just as it goes: that file is put back where it was, not left in the trash")
     func trashTakesOnlyTheFileChecked() throws {
-        let scene = try InstantUploadScene()
-        try Camera.makeFolder(scene.path("Camera"))
-        scene.session.pause(at: "trash-checked")
-        try scene.session.startAgent()
-        try scene.addRule("Camera", ["--after-upload", "trash"])
-        try scene.waitWatching("camera")
-        let path = scene.path("Camera/IMG_1.jpg")
-        try Camera.write(path, Camera.photo(1))
-        try scene.session.waitForAgentLog("paused at trash-checked")
+        let (scene, path) = try InstantUploadScene.photoHeldUnderTrashRule(at: "trash-checked")
         // An editor saves its version the usual way: written beside, renamed over it.
         try Camera.write(scene.path("Camera/.IMG_1.jpg.saving"), Camera.photo(2))
         try Camera.move(scene.path("Camera/.IMG_1.jpg.saving"), path)
@@ -231,5 +215,22 @@ extension TestData {
     static func sha256(_ bytes: [UInt8]) throws -> String {
         let folder = TemporaryFolder("iu-sha")
         return try sha256(ofFile: try folder.file("bytes", bytes: bytes))
+    }
+}
+
+extension InstantUploadScene {
+    /// A rule that moves originals to the trash, and one photo (`Camera/IMG_1.jpg`, its path
+    /// returned) whose upload waits at the pause window `window` (`AgentHarness.pause(at:)`).
+    static func photoHeldUnderTrashRule(at window: String) throws -> (InstantUploadScene, String) {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        scene.session.pause(at: window)
+        try scene.session.startAgent()
+        try scene.addRule("Camera", ["--after-upload", "trash"])
+        try scene.waitWatching("camera")
+        let path = scene.path("Camera/IMG_1.jpg")
+        try Camera.write(path, Camera.photo(1))
+        try scene.session.waitForAgentLog("paused at \(window)")
+        return (scene, path)
     }
 }
