@@ -49,6 +49,13 @@ public enum TestMounts {
         try Shell.run("/bin/mount", ["-t", "tmpfs", "-o", "size=16m", "iu-test", path])
     }
 
+    /// Mounts the folder `source` on `path` too (`mount --bind`): its files keep the device
+    /// of `source`'s file system.
+    public static func bind(_ source: String, at path: String) throws {
+        try Root.require("it bind-mounts a folder")
+        try Shell.run("/bin/mount", ["--bind", source, path])
+    }
+
     public static func unmount(_ path: String) throws {
         try Shell.run("/bin/umount", [path])
     }

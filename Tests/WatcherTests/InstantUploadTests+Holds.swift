@@ -167,6 +167,46 @@ extension InstantUploadTests {
         try scene.waitUploaded(3)
         try scene.expectEachOnce(["IMG_1.jpg", "IMG_2.jpg", "IMG_3.jpg"]) { scene.path("Card/" + $0) }
     }
+
+    @Test("photos queued from a card on a fixed mount point, which stays behind empty when the card is unmounted, wait for it and go once it is back; none fails as deleted")
+    func cardUnmountedFromFixedMountPoint() throws {
+        let scene = try InstantUploadScene()
+        defer { TestMounts.unmountAll(below: scene.files.path) }
+        // The card's own file system (a tmpfs, which keeps its files while it is not on the
+        // mount point), mounted on the watched folder as an fstab entry would.
+        try Camera.makeFolder(scene.path("Card"))
+        try Camera.makeFolder(scene.path("store"))
+        try TestMounts.mountTmpfs(at: scene.path("store"))
+        try TestMounts.bind(scene.path("store"), at: scene.path("Card"))
+        try scene.session.startAgent()
+        try scene.addRule("Card")
+        try scene.waitWatching("card")
+        #expect(try scene.session.cli(["pause", "--all"]).status == 0)
+        for i in 1...3 { try Camera.write(scene.path("Card/IMG_\(i).jpg"), Camera.photo(i)) }
+        try scene.session.waitFor("the three photos queued") { $0.count == 3 }
+
+        try TestMounts.unmount(scene.path("Card"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scene.path("Card")).isEmpty)
+        #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+        func waitingForTheCard(_ item: [String: Any]) -> Bool {
+            (item["reason"] as? [String: Any])?["code"] as? String == "folder_missing"
+        }
+        try scene.session.waitFor("the three photos waiting for the card") { $0.count == 3 && $0.allSatisfy(waitingForTheCard) }
+        // One the agent tried is not sent by hand while its card is out, and the refusal says why.
+        let tried = try #require(try scene.session.items().first { $0["state"] as? String == "retrying" }?["id"] as? Int)
+        let refused = try scene.session.cli(["retry", "--now", String(tried)])
+        #expect(refused.status != 0 && refused.stderr.contains("not mounted on"), "\(refused.stdout) \(refused.stderr)")
+        sleep(3)
+        let waiting = try scene.session.items()
+        #expect(waiting.count == 3 && waiting.allSatisfy { $0["state"] as? String != "failed" && waitingForTheCard($0) },
+                "\(waiting.map { "\($0["state"] ?? "?"): \($0["reason"] ?? "-")" })")
+        let message = (waiting.first?["reason"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(message.contains("not mounted on " + scene.path("Card")), "\(message)")
+
+        try TestMounts.bind(scene.path("store"), at: scene.path("Card"))
+        try scene.waitUploaded(3)
+        try scene.expectEachOnce(["IMG_1.jpg", "IMG_2.jpg", "IMG_3.jpg"]) { scene.path("Card/" + $0) }
+    }
 }
 
 extension InstantUploadTests {

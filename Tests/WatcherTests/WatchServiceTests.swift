@@ -25,7 +25,7 @@ struct RuleHoldTests {
         var account: Account
         var onWiFi: Bool
         var power: PowerSource
-        var folderThere = true
+        var folder: FolderAbsence? = nil
         var held: ReasonCode?
         var testDescription: String { what }
     }
@@ -42,34 +42,37 @@ struct RuleHoldTests {
         Case(what: "paused", rule: rule(paused: true), account: home, onWiFi: true, power: mains, held: .paused),
         Case(what: "a rule no longer in the config follows the account", rule: nil, account: wifiAccount, onWiFi: false, power: battery, held: .wifi),
         Case(what: "a removed rule, account without the flag", rule: nil, account: home, onWiFi: false, power: battery, held: nil),
-        Case(what: "its folder not there (a card taken out)", rule: rule(), account: home, onWiFi: true, power: mains, folderThere: false,
+        Case(what: "its folder not there (a card taken out)", rule: rule(), account: home, onWiFi: true, power: mains, folder: .missing,
              held: .folderMissing),
-        Case(what: "its folder not there, and on battery", rule: rule(mains: true), account: home, onWiFi: true, power: battery, folderThere: false,
+        Case(what: "its folder not there, and on battery", rule: rule(mains: true), account: home, onWiFi: true, power: battery, folder: .missing,
              held: .folderMissing),
-        Case(what: "paused, its folder not there", rule: rule(paused: true), account: home, onWiFi: true, power: mains, folderThere: false,
+        Case(what: "paused, its folder not there", rule: rule(paused: true), account: home, onWiFi: true, power: mains, folder: .missing,
              held: .paused),
     ])
     func decide(_ c: Case) {
         let reason = RuleHold.reason(rule: c.rule, account: c.account, wifi: { c.onWiFi ? nil : "the network goes out through eth0, which is not Wi-Fi" },
-                                     power: { c.power }, folderMissing: { _ in !c.folderThere })
+                                     power: { c.power }, folderAbsence: { _ in c.folder })
         #expect(reason?.code == c.held)
     }
 
     @Test("the reason says why, in the person's words")
     func words() throws {
-        let noneMissing: (LocalPath) -> Bool = { _ in false }
+        let noneMissing: (LocalPath) -> FolderAbsence? = { _ in nil }
         let battery = try #require(RuleHold.reason(rule: Self.rule(mains: true), account: Self.home, wifi: { nil }, power: { Self.battery },
-                                                   folderMissing: noneMissing))
+                                                   folderAbsence: noneMissing))
         #expect(battery.message.contains("BAT0 discharging 54 %") && battery.message.contains("cam"))
         let wifi = try #require(RuleHold.reason(rule: Self.rule(wifi: true), account: Self.home, wifi: { "the network goes out through eth0, which is not Wi-Fi" },
-                                                power: { Self.mains }, folderMissing: noneMissing))
+                                                power: { Self.mains }, folderAbsence: noneMissing))
         #expect(wifi.message.contains("eth0"))
         let paused = try #require(RuleHold.reason(rule: Self.rule(paused: true), account: Self.home, wifi: { nil }, power: { Self.mains },
-                                                  folderMissing: noneMissing))
+                                                  folderAbsence: noneMissing))
         #expect(paused.action.contains("watch resume cam"))
         let away = try #require(RuleHold.reason(rule: Self.rule(), account: Self.home, wifi: { nil }, power: { Self.mains },
-                                                folderMissing: { $0 == LocalPath("/c") }))
+                                                folderAbsence: { $0 == LocalPath("/c") ? .missing : nil }))
         #expect(away.message.contains("/c is not there") && away.action.contains("cancel ID"))
+        let unmounted = try #require(RuleHold.reason(rule: Self.rule(), account: Self.home, wifi: { nil }, power: { Self.mains },
+                                                     folderAbsence: { _ in .unmounted }))
+        #expect(unmounted.code == .folderMissing && unmounted.message.contains("not mounted on /c"), "\(unmounted.message)")
     }
 }
 

@@ -49,7 +49,7 @@ public enum AgentCommand {
                 return NetworkGate(state: state, classifier: classifier, meteredCheck: metered).wifiWait
             }
         }
-        options.folderAway = { rule in watchService.folderAway(rule: rule) }
+        options.folderAway = { rule, file, device in watchService.folderAway(rule: rule, file: file, device: device) }
         // Local Drive: edits of downloaded files go back as their new versions.
         let localDrive = LocalDriveWatch(paths: context.paths) { agentBox.agent?.wake() }
         options.onCompleted = { row in

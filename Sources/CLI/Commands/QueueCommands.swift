@@ -209,7 +209,11 @@ enum RetryCheck {
     /// Throws only when the check cannot even be set up (a CA file that cannot be used).
     static func problem(for row: Transfer, newFolder: String?, store: QueueStore, context: CommandContext) throws -> String? {
         if row.direction == .upload {
-            if case .failure(let refusal) = Intake.check(row.localPath) { return "cannot retry: \(refusal.problem)" }
+            if case .failure(let refusal) = Intake.check(row.localPath) {
+                // Its folder away (a card out): say that rather than "no such file".
+                if let reason = row.reason, reason.code == .folderMissing { return "cannot retry now: \(reason.message)" }
+                return "cannot retry: \(refusal.problem)"
+            }
         }
         guard row.direction == .upload, let code = row.reason?.code, code == .quota || code == .targetMissing else { return nil }
         guard let account = try? store.account(id: row.accountID) else { return nil }

@@ -20,7 +20,7 @@ extension Agent {
     /// Asked on the transfer's thread: it looks at the disk.
     func waitingForItsFolder(_ outcome: JobOutcome, of row: Transfer) -> JobOutcome {
         guard case .failed(let reason) = outcome, [.sourceMissing, .sourceUnreadable].contains(reason.code),
-              row.origin == .auto, let rule = row.watchRule, let away = options.folderAway?(rule) else { return outcome }
+              row.origin == .auto, let rule = row.watchRule, let away = options.folderAway?(rule, row.localPath, row.fingerprint?.device) else { return outcome }
         return .retry(Classification(reason: away), progressed: false)
     }
 

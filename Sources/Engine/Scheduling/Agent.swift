@@ -32,10 +32,11 @@ public final class Agent: Sendable {
         /// rule and pass, so a changed rule, network, power supply or folder applies to rows
         /// already queued. Without it a rule's rows follow their account's Wi-Fi flag.
         public var ruleHold: (@Sendable (_ rule: String, _ account: Account) -> Reason?)?
-        /// Why a watch rule's upload whose file cannot be opened or read waits for it rather
-        /// than failing: the rule's folder is not there (a card taken out), and the file may
-        /// come back with it. Nil when the folder is there; without it such a file fails.
-        public var folderAway: (@Sendable (_ rule: String) -> Reason?)?
+        /// Why a watch rule's upload whose file (its path, and the device its fingerprint
+        /// recorded) cannot be opened or read waits for it rather than failing: the rule's
+        /// folder is away (a card taken out, or unmounted from a fixed mount point), and the
+        /// file may come back with it. Nil when the folder is there; without it such a file fails.
+        public var folderAway: (@Sendable (_ rule: String, _ file: LocalPath, _ device: UInt64?) -> Reason?)?
         /// Told of each transfer that just completed, with its row as recorded.
         public var onCompleted: (@Sendable (Transfer) -> Void)?
         /// Whether something relies on an upload's file being on the server once it completes

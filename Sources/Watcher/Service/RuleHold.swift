@@ -11,9 +11,9 @@ public enum RuleHold {
     /// - Parameters:
     ///   - wifi: nil when the way out is unmetered Wi-Fi; else why not, in words.
     ///   - power: the machine's power supply now.
-    ///   - folderMissing: whether a folder is not there now.
+    ///   - folderAbsence: how a folder is away now; nil when it is there.
     public static func reason(rule: WatchRule?, account: Account, wifi: () -> String?, power: () -> PowerSource,
-                              folderMissing: (LocalPath) -> Bool) -> Reason? {
+                              folderAbsence: (LocalPath) -> FolderAbsence?) -> Reason? {
         guard let rule else {
             guard account.wifiOnly, let why = wifi() else { return nil }
             return Reason(.wifi, "waiting for Wi-Fi: \(why)")
@@ -22,7 +22,7 @@ public enum RuleHold {
             return Reason(.paused, "the watch rule \(rule.id) is paused",
                           action: "`instant-upload watch resume \(rule.id)` lets its uploads go; `instant-upload retry --now ID` sends one anyway")
         }
-        if let away = folderAway(rule, folderMissing: folderMissing) { return away }
+        if let absence = folderAbsence(rule.folder) { return folderAway(rule, absence) }
         if rule.wifiOnly ?? account.wifiOnly, let why = wifi() {
             let whose = rule.wifiOnly == nil ? "the account \(account.name) sends" : "the rule \(rule.id) sends"
             return Reason(.wifi, "waiting for Wi-Fi: \(why), and \(whose) only over unmetered Wi-Fi")
@@ -37,10 +37,14 @@ public enum RuleHold {
     }
 
     /// Why `rule`'s files cannot be read now though they are not gone for good: its folder
-    /// is not there (a card taken out, a disk unmounted, the folder moved away), and they
-    /// come back with it. Nil when the folder is there: a file missing from it is gone.
-    public static func folderAway(_ rule: WatchRule, folderMissing: (LocalPath) -> Bool) -> Reason? {
-        guard folderMissing(rule.folder) else { return nil }
-        return Reason(.folderMissing, "the folder \(rule.folder.display) is not there (a card taken out?); the file goes when the folder is back")
+    /// is away (a card taken out, a disk unmounted, the folder moved away), and they come
+    /// back with it.
+    public static func folderAway(_ rule: WatchRule, _ absence: FolderAbsence) -> Reason {
+        switch absence {
+        case .missing:
+            Reason(.folderMissing, "the folder \(rule.folder.display) is not there (a card taken out?); the file goes when the folder is back")
+        case .unmounted:
+            Reason(.folderMissing, "the card or disk this file is on is not mounted on \(rule.folder.display) (taken out?); the file goes when it is mounted there again")
+        }
     }
 }

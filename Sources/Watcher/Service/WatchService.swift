@@ -28,6 +28,8 @@ public final class WatchService: Sendable {
     let options: Options
     /// The rules of the config as last read, for `hold`.
     let published = PublishedRules()
+    /// Which rule folders are away, cards on fixed mount points included.
+    let presence = FolderPresence()
     private let running = Locked<(thread: DedicatedThread, inbox: WatchInbox)?>(nil)
 
     public init(options: Options) { self.options = options }
@@ -61,14 +63,16 @@ public final class WatchService: Sendable {
         let current = published.rule(rule)
         let sysfs = options.sysfsRoot
         return RuleHold.reason(rule: current, account: account, wifi: wifi, power: { PowerSource.current(sysfsRoot: sysfs) },
-                               folderMissing: WatchWorker.isMissing)
+                               folderAbsence: presence.absence(of:))
     }
 
-    /// Why a file of `rule` that cannot be opened or read waits rather than fails: the rule's
-    /// folder is not there (see `RuleHold.folderAway`). Nil when it is there, or the rule is
-    /// no longer in the config.
-    public func folderAway(rule: String) -> Reason? {
-        published.rule(rule).flatMap { RuleHold.folderAway($0, folderMissing: WatchWorker.isMissing) }
+    /// Why a file of `rule` that cannot be opened or read (`file`, recorded on the file
+    /// system `device`) waits rather than fails: the rule's folder is away (see
+    /// `FolderPresence`). Nil when the folder is there, or the rule is no longer in the config.
+    public func folderAway(rule: String, file: LocalPath, device: UInt64?) -> Reason? {
+        guard let current = published.rule(rule),
+              let absence = presence.fileMissing(file, device: device, folder: current.folder) else { return nil }
+        return RuleHold.folderAway(current, absence)
     }
 
     /// Whether `rule` moves the originals of its uploads to the trash (which needs the server
