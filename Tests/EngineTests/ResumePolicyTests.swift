@@ -34,6 +34,11 @@ struct ResumePolicyTests {
              expected: .restart(Reason(.sourceChanged), abandon: true)),
         Case(name: "changed before anything was sent: just a new upload", file: .changed(stillFor: 60), row: .noUpload,
              server: .notAsked, expected: .lookAtTarget),
+        Case(name: "changed, and a program still has it open for writing: waits, whatever the server holds",
+             file: .beingWritten, row: .upload(expiryPassed: false), server: .holds(offset: size, length: size),
+             expected: .waitForFile(seconds: 5)),
+        Case(name: "changed, still open for writing, nothing sent yet: waits", file: .beingWritten, row: .noUpload,
+             server: .notAsked, expected: .waitForFile(seconds: 5)),
 
         // What the row says.
         Case(name: "no upload yet: look at the target first", file: .unchanged, row: .noUpload, server: .notAsked,

@@ -78,6 +78,38 @@ struct UploadPolicyTests {
         #expect(try await scene.completions() == 1)
     }
 
+    @Test("a file rewritten by a save that paused longer than the settle time, its file still open, is not sent until the program closes it")
+    func waitsForItsWriter() async throws {
+        let scene = try await UploadScene.make(size: 300_000)
+        // Before the agent starts: a program saves over the queued file, writes half, and
+        // pauses with the file open; its last write is older than the settle time.
+        let newContent = TestData.bytes(count: 400_000, seed: 11)
+        let fd = open(scene.file, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        try #require(fd >= 0, "cannot open \(scene.file) for writing")
+        var open = true
+        defer { if open { close(fd) } }
+        try #require(newContent[..<200_000].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } == 200_000)
+        var times = [timespec(tv_sec: time(nil) - 60, tv_nsec: 0), timespec(tv_sec: time(nil) - 60, tv_nsec: 0)]
+        try #require(futimens(fd, &times) == 0)
+
+        try await scene.startAgent()
+        let waiting = try await scene.watch("the row waiting for the program to close the file") {
+            $0.rowState == "retrying" && ($0.rowReasonMessage ?? "").contains("still has it open for writing")
+        }
+        #expect(waiting.row.rowReasonCode == "source_changed")
+        let (posts, puts) = (try await scene.requests("POST"), try await scene.requests("PUT"))
+        #expect(posts == 0 && puts == 0, "nothing of the half-written file was sent")
+
+        // The program writes the rest and closes the file: it goes, whole, once.
+        try #require(newContent[200_000...].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 200_000) } == 200_000)
+        close(fd)
+        open = false
+        try await scene.expectCompletedIdentical(timeout: 60)
+        #expect(try FileManager.default.contents(atPath: scene.serverCopy) == Data(newContent))
+        #expect(try await scene.requests("POST") == 1, "one upload, of the whole file")
+        #expect(try await scene.completions() == 1)
+    }
+
     // MARK: Never restart without asking
 
     @Test("killed after the server confirmed the last chunk, with a stored expiry in the past: completes without a byte sent again")

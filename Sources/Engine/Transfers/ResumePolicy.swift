@@ -8,7 +8,8 @@ import Transport
 ///
 /// The rules it keeps:
 /// - a file that changed is never stitched into its old upload, and is not sent while it is
-///   still being written (it waits until it has been still for `settleSeconds`);
+///   still being written (it waits until it has been still for `settleSeconds`, and
+///   nobody holds it open for writing);
 /// - an upload the row knows of is always asked about first: a stored expiry in the past
 ///   is a reason to ask, not to discard; only the server saying it no longer has the upload
 ///   starts one from zero;
@@ -22,6 +23,9 @@ public enum ResumePolicy {
         case unchanged
         /// Another version than the row recorded, last modified `stillFor` seconds ago.
         case changed(stillFor: Double)
+        /// Another version than the row recorded, still open for writing: a save that paused
+        /// longer than the settle time is not whole.
+        case beingWritten
     }
 
     /// What the row says about the server's side.
@@ -76,6 +80,7 @@ public enum ResumePolicy {
     public static let settleSeconds = Double(SettleWindow.seconds)
 
     public static func next(_ facts: Facts, settleSeconds: Double = settleSeconds) -> Step {
+        if facts.file == .beingWritten { return .waitForFile(seconds: settleSeconds) }
         if case .changed(let stillFor) = facts.file {
             if stillFor < settleSeconds { return .waitForFile(seconds: settleSeconds - max(0, stillFor)) }
             if case .upload = facts.row { return .restart(Reason(.sourceChanged), abandon: true) }

@@ -70,6 +70,9 @@ final class SourceFile {
         return age < 0 ? .infinity : age
     }
 
+    /// Whether some program holds the file open for writing (see `FileIO.writers`).
+    var writers: FileIO.Writers { FileIO.writers(of: fd, path: path) }
+
     /// Fills `buffer` with the bytes at `offset`.
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws {
         let n = try FileIO.read(fd, into: buffer, at: offset, path: path.display)

@@ -177,6 +177,10 @@ final class UploadJob {
                                            confirmed: row.checkpoint.offset)
             switch ResumePolicy.next(facts, settleSeconds: settings.settleSeconds) {
             case .waitForFile(let seconds):
+                if facts.file == .beingWritten {
+                    Log.info("upload \(row.id): the file changed and is still open for writing; waiting until it is closed")
+                    return .retry(Classification(reason: stillOpenForWriting, retryAfter: seconds), progressed: progressed)
+                }
                 Log.info("upload \(row.id): the file changed; waiting until it has been still for \(Int(settings.settleSeconds)) s")
                 return .retry(Classification(reason: stillBeingWritten, retryAfter: seconds), progressed: progressed)
 
@@ -301,9 +305,19 @@ final class UploadJob {
         Reason(.sourceChanged, "the file is changing; it waits until it has been still for \(Int(settings.settleSeconds)) s")
     }
 
+    /// The note of a row whose changed file a program still holds open for writing.
+    var stillOpenForWriting: Reason {
+        Reason(.sourceChanged, "the file changed and a program still has it open for writing; it waits until the file is closed and has been still for \(Int(settings.settleSeconds)) s")
+    }
+
+    /// A changed file still for the settle time is asked once more, of the kernel: a save
+    /// that paused with its file open is not whole (where the kernel cannot tell, the
+    /// settle time alone decides, as for the watcher).
     private func fileFacts(_ row: Transfer, _ source: SourceFile) -> ResumePolicy.File {
         guard let recorded = row.fingerprint, recorded != source.fingerprint else { return .unchanged }
-        return .changed(stillFor: source.stillFor)
+        let stillFor = source.stillFor
+        if stillFor >= settings.settleSeconds, case .some = source.writers { return .beingWritten }
+        return .changed(stillFor: stillFor)
     }
 
     private func rowFacts(_ row: Transfer) -> ResumePolicy.Row {
