@@ -1,6 +1,7 @@
 // Pictures and videos by content, with their capture dates (JPEG and WebP EXIF through
 // libexif, the HEIF Exif item in ISO-BMFF boxes, the MP4/QuickTime movie header): any bytes
-// give a kind and a plausible date, or nil; never a crash, never unbounded work.
+// give a kind and a plausible date, or nil, and say whether the file is cut short; never a
+// crash, never unbounded work.
 import Foundation
 import Platform
 @testable import Watcher
@@ -14,6 +15,8 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     // The name decides only for formats without a signature of their own (camera RAW).
     let name = names[Int(bytes.first ?? 0) % names.count]
     guard let info = MediaInspector.inspect(bytes: bytes, name: name, modificationTimeNanoseconds: mtime) else { return 0 }
+    // Whether it is cut short: any answer, bounded work.
+    _ = MediaCompleteness.cutShort(info.format, in: MemoryBytes(bytes))
     let date = info.captureDate
     switch date.moment {
     case .wallClock(let fields, let offset):

@@ -97,6 +97,13 @@ public enum MediaFiles {
         jpeg(exif: exif(dateTimeOriginal: dateTimeOriginal, offset: offset), comment: comment)
     }
 
+    /// A photo whose compressed image data is `imageBytes` long (no marker in it), as a
+    /// camera's is: cut anywhere in that data, the file lacks its end marker.
+    public static func photo(_ dateTimeOriginal: String, comment: String? = nil, imageBytes: Int, seed: UInt64 = 1) -> [UInt8] {
+        let small = photo(dateTimeOriginal, comment: comment)
+        return Array(small.prefix(small.count - 2)) + TestData.bytes(count: imageBytes, seed: seed).map { min($0, 0xFE) } + [0xFF, 0xD9]
+    }
+
     // MARK: - ISO base media (HEIF, MP4, QuickTime)
 
     public static func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {

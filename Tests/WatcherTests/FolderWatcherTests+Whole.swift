@@ -32,6 +32,39 @@ extension FolderWatcherTests {
         #expect(w.found.first?.fingerprint.size == Int64(whole.count), "taken whole")
     }
 
+    @Test("a photo whose copy was interrupted and left under its name (rsync --partial) is not taken cut short; the resumed copy's whole file is taken, once")
+    func interruptedCopyResumed() throws {
+        let w = WatchRecorder(settle: .milliseconds(200))
+        try Files.makeFolder(w.root)
+        try w.start()
+        let whole = MediaFiles.photo("2024:03:15 10:00:00", imageBytes: 64 * 1024)
+        try Files.write(w.path("IMG_1.jpg"), Array(whole.prefix(whole.count / 2)))
+        try w.waitFor("the cut-short photo waiting") { _ in w.watcher.status.settling >= 1 }
+        // Many settle windows long, so a file taken for being still and closed would be taken by now.
+        usleep(1_500_000)
+        #expect(w.found.isEmpty, "taken cut short: \(w.foundNames)")
+        // The copy resumed: the whole file written beside it and renamed over it.
+        try Files.write(w.path(".IMG_1.jpg.Xy12ab"), whole)
+        try Files.rename(w.path(".IMG_1.jpg.Xy12ab"), w.path("IMG_1.jpg"))
+        try w.waitForFound(1)
+        try w.scanAndSettle()
+        #expect(w.foundNames == ["IMG_1.jpg"], "taken once")
+        #expect(w.found.first?.fingerprint.size == Int64(whole.count), "taken whole")
+    }
+
+    @Test("a photo that stays cut short is taken as it is after a while: a damaged photo is still backed up")
+    func cutShortForGood() throws {
+        let w = WatchRecorder(settle: .milliseconds(200), cutShortWait: .seconds(2))
+        try Files.makeFolder(w.root)
+        try w.start()
+        let half = Array(Files.photo(1).dropLast(40))
+        try Files.write(w.path("IMG_1.jpg"), half)
+        usleep(1_000_000)
+        #expect(w.found.isEmpty)
+        try w.waitForFound(1)
+        #expect(w.found.first?.fingerprint.size == Int64(half.count))
+    }
+
     @Test("a photo hard-linked into the folder (no IN_CLOSE_WRITE, only IN_CREATE) is found")
     func hardLinkedIn() throws {
         let w = WatchRecorder()

@@ -28,6 +28,27 @@ extension InstantUploadTests {
         try scene.expectEachOnce(["IMG_1.jpg"]) { _ in scene.path("Camera/Trip/IMG_1.jpg") }
     }
 
+    @Test("a photo whose copy was interrupted and left under its name (rsync --partial) is not sent cut short; resumed, it arrives once, whole")
+    func interruptedCopyResumed() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera", settle: 1)
+        try scene.waitWatching("camera")
+        let photo = MediaFiles.photo("2024:03:15 10:00:00", comment: "picture 1", imageBytes: 300_000)
+        try Camera.write(scene.path("Camera/IMG_1.jpg"), Array(photo.prefix(120_000)))
+        // Several settle windows: a closed, still file would be queued by now.
+        sleep(4)
+        #expect(try scene.session.items().isEmpty, "nothing of the cut-short photo queued")
+        #expect(scene.session.agentLog.contains("IMG_1.jpg is not whole: it ends before the picture's end marker"))
+        // The copy resumed: the rest written beside it, then renamed over it.
+        try Camera.write(scene.path("Camera/.IMG_1.jpg.Q2xk9a"), photo)
+        try Camera.move(scene.path("Camera/.IMG_1.jpg.Q2xk9a"), scene.path("Camera/IMG_1.jpg"))
+        try scene.waitUploaded(1)
+        try scene.expectEachOnce(["IMG_1.jpg"]) { scene.path("Camera/" + $0) }
+        #expect(scene.serverFiles() == ["IMG_1.jpg"], "nothing beside it")
+    }
+
     @Test("a photo hard-linked into the folder (ln) is sent")
     func hardLink() throws {
         let scene = try InstantUploadScene()

@@ -37,6 +37,26 @@ struct SettlerTests {
         #expect(s.settle(now: t0 + .seconds(5)) { _ in fp(1) }.isEmpty)
         #expect(s.settle(now: t0 + .seconds(7)) { _ in fp(1) }.map(\.path) == [LocalPath("/d/a.jpg")])
     }
+
+    @Test("a postponed file waits until its own deadline, beside others in the window; a touch ends the longer wait")
+    func postponed() {
+        var s = Settler(window: .seconds(3))
+        let t0 = clock.now
+        s.postpone(a, fp(1), noticedBy: .event, until: t0 + .seconds(600))
+        s.touch(b, fp(1), noticedBy: .event, now: t0)
+        #expect(s.nextDeadline() == t0 + .seconds(3))
+        #expect(s.settle(now: t0 + .seconds(3)) { _ in fp(1) }.map(\.path) == [b])
+        #expect(s.isPending(a) && s.nextDeadline() == t0 + .seconds(600))
+        #expect(s.settle(now: t0 + .seconds(599)) { _ in fp(1) }.isEmpty)
+        #expect(s.settle(now: t0 + .seconds(600)) { _ in fp(1) }.map(\.path) == [a])
+        #expect(s.count == 0 && s.nextDeadline() == nil)
+
+        s.postpone(a, fp(1), noticedBy: .event, until: t0 + .seconds(1200))
+        s.touch(a, fp(2), noticedBy: .event, now: t0 + .seconds(601))
+        #expect(s.nextDeadline() == t0 + .seconds(604))
+        #expect(s.settle(now: t0 + .seconds(604)) { _ in fp(2) }.map(\.fingerprint) == [fp(2)])
+        #expect(s.nextDeadline() == nil, "the longer wait ended with the touch")
+    }
 }
 
 @Suite("Watch tree bookkeeping")

@@ -26,6 +26,8 @@ struct Settler {
 
     private var entries: [LocalPath: Entry] = [:]
     private var queue: [(deadline: ContinuousClock.Instant, path: LocalPath, generation: UInt64)] = []
+    /// Longer waits (`postpone`), out of touch order; few at a time, searched.
+    private var postponed: [(deadline: ContinuousClock.Instant, path: LocalPath, generation: UInt64)] = []
     private var head = 0
     private var nextGeneration: UInt64 = 0
 
@@ -42,6 +44,16 @@ struct Settler {
         queue.append((now + window, path, nextGeneration))
     }
 
+    /// Waits for `path`, last seen with `fingerprint`, until `deadline` rather than one
+    /// window (a file that looks cut short); a touch meanwhile ends this wait.
+    mutating func postpone(_ path: LocalPath, _ fingerprint: FileFingerprint, noticedBy: FoundFile.NoticedBy,
+                           until deadline: ContinuousClock.Instant) {
+        nextGeneration += 1
+        entries[path] = Entry(fingerprint: fingerprint, noticedBy: noticedBy, generation: nextGeneration)
+        postponed.removeAll { entries[$0.path]?.generation != $0.generation }
+        postponed.append((deadline, path, nextGeneration))
+    }
+
     mutating func remove(_ path: LocalPath) { entries[path] = nil }
 
     /// Forgets everything at or below `folder`.
@@ -52,6 +64,7 @@ struct Settler {
     mutating func removeAll() {
         entries = [:]
         queue = []
+        postponed = []
         head = 0
     }
 
@@ -67,19 +80,26 @@ struct Settler {
     /// When the next wait ends; nil when nothing waits.
     mutating func nextDeadline() -> ContinuousClock.Instant? {
         dropStale()
-        return head < queue.count ? queue[head].deadline : nil
+        let next = head < queue.count ? queue[head].deadline : nil
+        let later = postponed.filter { entries[$0.path]?.generation == $0.generation }.map(\.deadline).min()
+        guard let later else { return next }
+        return next.map { min($0, later) } ?? later
     }
 
     /// Ends every wait due at `now`: a file that `look` finds unchanged is settled and
     /// returned; a changed one waits again; one that is gone (nil) is forgotten.
     mutating func settle(now: ContinuousClock.Instant, look: (LocalPath) -> FileFingerprint?) -> [Settled] {
         var settled: [Settled] = []
+        var due: [(path: LocalPath, generation: UInt64)] = postponed.filter { $0.deadline <= now }.map { ($0.path, $0.generation) }
+        postponed.removeAll { $0.deadline <= now }
         while true {
             dropStale()
             guard head < queue.count, queue[head].deadline <= now else { break }
-            let path = queue[head].path
+            due.append((queue[head].path, queue[head].generation))
             head += 1
-            guard let entry = entries[path] else { continue }
+        }
+        for (path, generation) in due {
+            guard let entry = entries[path], entry.generation == generation else { continue }
             switch look(path) {
             case nil:
                 entries[path] = nil

@@ -45,6 +45,36 @@ extension WatchLoop {
         settler.touch(path, fingerprint, noticedBy: .scan, now: clock.now)
     }
 
+    /// Whether a picture or video that ends before its format says it does (a copy
+    /// interrupted and left under its name) waits to be made whole: the resumed copy then
+    /// replaces it, and only the whole file is taken. One that stays so for
+    /// `cutShortWait` is taken as it is, so that a damaged photo is still backed up.
+    private func waitsToBeWhole(_ file: FileBytes, _ info: MediaInfo, _ candidate: Settler.Settled) -> Bool {
+        let (path, fingerprint) = (candidate.path, candidate.fingerprint)
+        guard let why = MediaCompleteness.cutShort(info.format, in: file) else { return false }
+        let now = clock.now
+        guard let since = cutShortSince[fingerprint] else {
+            cutShortSince = cutShortSince.filter { now - $0.value < settings.cutShortWait * 2 }
+            cutShortSince[fingerprint] = now
+            Log.info("watching \(root.display): \(path.display) is not whole: \(why); it waits to be completed, and is taken as it is if it stays so for \(Self.words(settings.cutShortWait))")
+            settler.postpone(path, fingerprint, noticedBy: candidate.noticedBy, until: now + settings.cutShortWait)
+            return true
+        }
+        if now - since < settings.cutShortWait {
+            settler.postpone(path, fingerprint, noticedBy: candidate.noticedBy, until: since + settings.cutShortWait)
+            return true
+        }
+        cutShortSince[fingerprint] = nil
+        Log.warning("watching \(root.display): \(path.display) is taken as it is, though \(why): it has stayed so for \(Self.words(settings.cutShortWait))")
+        return false
+    }
+
+    /// "10 min", "90 s".
+    static func words(_ wait: Duration) -> String {
+        let seconds = wait.components.seconds
+        return seconds >= 120 && seconds % 60 == 0 ? "\(seconds / 60) min" : "\(seconds) s"
+    }
+
     func take(_ candidate: Settler.Settled) {
         let (path, fingerprint) = (candidate.path, candidate.fingerprint)
         if passedOver.contains(fingerprint) { return }
@@ -85,6 +115,7 @@ extension WatchLoop {
             }
             info = settings.media == nil ? nil
                 : MediaInspector.inspect(file, name: path.lastComponent.bytes, modificationTimeNanoseconds: fingerprint.mtimeNanoseconds)
+            if let info, settings.media?.includes(info.kind) == true, waitsToBeWhole(file, info, candidate) { return }
         } catch {
             if [ENOENT, ELOOP, EINVAL].contains(error.errno) { return }  // gone, or no longer a regular file
             // Not looked at again by scans until the owner asks (`FolderWatcher.reconsider`),

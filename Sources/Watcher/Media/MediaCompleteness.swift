@@ -1,0 +1,146 @@
+/// Whether a picture or video holds everything its own structure declares.
+///
+/// A copy interrupted and left under its final name (`rsync --partial` renames its half
+/// file into place, `cp` stopped with Ctrl-C leaves it there) is closed and still, and
+/// nobody writes it: to the settle window and the kernel it looks whole. Taken, it would be
+/// sent cut short, and the whole photo, when the copy is resumed, would go beside it under
+/// another name. Its format tells: a JPEG ends with its end-of-image marker, a PNG with its
+/// `IEND` chunk, a RIFF file (WebP, AVI) is as long as its header says, and the top-level
+/// boxes of an MP4, QuickTime, HEIF or CR3 file add up to the file's length.
+///
+/// Only what can be read at known places is looked at: the end of the file, the headers of
+/// the boxes or chunks (a few reads, checked arithmetic, a bounded walk). Formats it
+/// cannot judge cheaply (TIFF-based RAW, MPEG streams, Matroska) are taken as they are.
+enum MediaCompleteness {
+    /// Why the file ends before its format says it does, in words; nil when it does not,
+    /// or when its format gives no cheap way to tell.
+    static func cutShort(_ format: MediaFormat, in source: any ByteSource) -> String? {
+        switch format {
+        case .jpeg: jpeg(source)
+        case .png: png(source)
+        case .webp, .avi: riff(source)
+        case .mp4, .quickTime, .threeGPP, .cr3: isoBoxes(source, needs: ["moov", "mdat"])
+        case .heif, .avif: isoBoxes(source, needs: ["meta", "mdat"])
+        case .gif, .bmp, .jpegXL, .tiffRaw, .raf, .crw, .rawByName, .matroska, .webm, .mpegTS, .mpegPS, .asf: nil
+        }
+    }
+
+    /// Boxes and chunks walked at most, so that any bytes cost a bounded amount of work.
+    static let walkLimit = 100_000
+    /// A JPEG's compressed data is searched for its end marker in blocks of this size.
+    static let scanBlock = 1 << 20
+
+    /// Ends with the end-of-image marker (`FF D9`), or has one after its image data: some
+    /// cameras append data after it (a motion photo's video, a maker's trailer).
+    private static func jpeg(_ source: any ByteSource) -> String? {
+        if source.bytes(at: source.count >= 2 ? source.count - 2 : 0, length: 2) == [0xFF, 0xD9] { return nil }
+        // Walk the segments to the start of the image data, then look for the marker there.
+        var offset: UInt64 = 2
+        for _ in 0..<walkLimit {
+            let header = source.bytes(at: offset, length: 4)
+            guard header.count >= 2 else { return "it ends inside its header segments (a copy interrupted?)" }
+            guard header[0] == 0xFF else { return nil }  // not a segment: not this reader's to judge
+            let marker = header[1]
+            if marker == 0xFF { offset += 1; continue }  // fill byte
+            if marker == 0xD9 { return nil }
+            if marker == 0x01 || (0xD0...0xD8).contains(marker) { offset += 2; continue }  // no length
+            guard let length = header.count >= 4 ? header.uint16BE(at: 2) : nil else {
+                return "it ends inside its header segments (a copy interrupted?)"
+            }
+            let end = offset + 2 + UInt64(length)
+            guard end <= source.count else { return "it ends inside its header segments (a copy interrupted?)" }
+            if marker == 0xDA { return hasEndMarker(source, from: end) ? nil : "it ends before the picture's end marker (a copy interrupted?)" }
+            offset = end
+        }
+        return nil
+    }
+
+    /// Whether `FF D9` occurs at or after `start`: inside compressed data every `FF` is
+    /// followed by `00` or a restart marker, so the first one there is the image's end.
+    private static func hasEndMarker(_ source: any ByteSource, from start: UInt64) -> Bool {
+        var offset = start
+        var previous: UInt8 = 0
+        while offset < source.count {
+            let block = source.bytes(at: offset, length: scanBlock)
+            guard !block.isEmpty else { return false }
+            for byte in block {
+                if previous == 0xFF, byte == 0xD9 { return true }
+                previous = byte
+            }
+            offset += UInt64(block.count)
+        }
+        return false
+    }
+
+    /// Whether the top-level `meta` box holds an `idat` (item data kept in the box itself).
+    private static func hasIdat(_ source: any ByteSource) -> Bool {
+        let top = ISOBaseMedia.boxes(in: source, from: 0, to: source.count)
+        guard let meta = ISOBaseMedia.first("meta", in: top) else { return false }
+        return ISOBaseMedia.first("idat", in: ISOBaseMedia.children(of: meta, in: source, skip: 4)) != nil
+    }
+
+    /// Chunks (length, type, data, CRC) from byte 8 on, until `IEND`.
+    private static func png(_ source: any ByteSource) -> String? {
+        let iend: [UInt8] = [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
+        if source.count >= 12, source.bytes(at: source.count - 12, length: 12) == iend { return nil }
+        var offset: UInt64 = 8
+        for _ in 0..<walkLimit {
+            let header = source.bytes(at: offset, length: 8)
+            guard header.count == 8, let length = header.uint32BE(at: 0) else {
+                return "it ends before the picture's last chunk (a copy interrupted?)"
+            }
+            if header.slice(4, 4) == [0x49, 0x45, 0x4E, 0x44] {
+                return offset + 12 <= source.count ? nil : "it ends inside the picture's last chunk (a copy interrupted?)"
+            }
+            let end = offset + 12 + UInt64(length)
+            guard end <= source.count else { return "it ends inside a chunk of the picture (a copy interrupted?)" }
+            offset = end
+        }
+        return nil
+    }
+
+    /// A RIFF file declares its length after `RIFF`: at least that much must be there (an
+    /// AVI over 1 GiB has more RIFF lists after the first).
+    private static func riff(_ source: any ByteSource) -> String? {
+        guard let declared = source.bytes(at: 4, length: 4).uint32LE(at: 0) else { return nil }
+        let whole = 8 + UInt64(declared)
+        guard source.count < whole else { return nil }
+        return "it holds \(source.count) of the \(whole) bytes its header declares (a copy interrupted?)"
+    }
+
+    /// The top-level boxes add up to the file's length (the last may run "to the end"), and
+    /// those the format cannot do without are there: a file cut between two boxes is a
+    /// valid list of boxes, but one without its movie (`moov`) or its media data (`mdat`;
+    /// a HEIF may keep its data in the `meta` box's `idat` instead).
+    private static func isoBoxes(_ source: any ByteSource, needs: Set<String>) -> String? {
+        var offset: UInt64 = 0
+        var seen: Set<String> = []
+        for _ in 0..<walkLimit {
+            guard offset < source.count else {
+                guard let missing = needs.subtracting(seen).sorted().first else { return nil }
+                if missing == "mdat", seen.contains("meta"), hasIdat(source) { return nil }
+                return "it has no '\(missing)' box (a copy interrupted?)"
+            }
+            guard source.count - offset >= 8 else { return "it ends inside a box header (a copy interrupted?)" }
+            let header = source.bytes(at: offset, length: 16)
+            guard let size32 = header.uint32BE(at: 0) else { return nil }
+            var size = UInt64(size32), headerLength: UInt64 = 8
+            if size32 == 0 { return nil }  // to the end of the file
+            if size32 == 1 {
+                guard let large = header.uint64BE(at: 8) else { return "it ends inside a box header (a copy interrupted?)" }
+                size = large
+                headerLength = 16
+            }
+            guard size >= headerLength else { return nil }  // damaged, not short: not this reader's to judge
+            let (end, overflow) = offset.addingReportingOverflow(size)
+            guard !overflow else { return nil }  // damaged, not short
+            guard end <= source.count else {
+                let type = String(decoding: header.slice(4, 4).map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+                return "its '\(type)' box ends \(end - source.count) bytes past the file's end (a copy interrupted?)"
+            }
+            seen.insert(String(decoding: header.slice(4, 4), as: UTF8.self))
+            offset = end
+        }
+        return nil
+    }
+}

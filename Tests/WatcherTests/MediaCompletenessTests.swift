@@ -1,0 +1,73 @@
+import Testing
+import TestSupport
+@testable import Watcher
+
+/// A picture or video cut short (a copy interrupted and left under its name) is told from a
+/// whole one by its own structure; formats without a cheap way to tell are taken as they are.
+@Suite("Pictures and videos cut short")
+struct MediaCompletenessTests {
+    static let photo = MediaFiles.photo("2024:03:15 10:00:00")
+    static let movie = MediaFiles.movie(creation: 1_700_000_000, mediaBytes: 4096)
+    static let heic = MediaFiles.heic(exif: MediaFiles.exif(dateTimeOriginal: "2024:03:15 10:00:00"))
+    static let webp = MediaFiles.webp(exif: MediaFiles.exif(dateTimeOriginal: "2024:03:15 10:00:00"))
+
+    func cutShort(_ format: MediaFormat, _ bytes: [UInt8]) -> String? {
+        MediaCompleteness.cutShort(format, in: MemoryBytes(bytes))
+    }
+
+    @Test("whole files are whole, and so is a JPEG with data after its end (a motion photo's video, a maker's trailer)")
+    func whole() {
+        #expect(cutShort(.jpeg, Self.photo) == nil)
+        #expect(cutShort(.jpeg, Self.photo + TestData.bytes(count: 70_000, seed: 3)) == nil)
+        #expect(cutShort(.png, MediaFiles.png) == nil)
+        #expect(cutShort(.png, MediaFiles.png + [0, 0, 0]) == nil, "a few bytes after IEND")
+        #expect(cutShort(.mp4, Self.movie) == nil)
+        #expect(cutShort(.quickTime, MediaFiles.movie(creation: 1_700_000_000, quickTime: true, moovFirst: true)) == nil)
+        #expect(cutShort(.heif, Self.heic) == nil)
+        #expect(cutShort(.heif, MediaFiles.heic(exif: MediaFiles.exif(dateTimeOriginal: "2024:03:15 10:00:00"), inIdat: true)) == nil,
+                "its data in the meta box")
+        #expect(cutShort(.webp, Self.webp) == nil)
+        #expect(cutShort(.avi, MediaFiles.avi) == nil)
+    }
+
+    @Test("cut anywhere, each is cut short, and says where", arguments: [MediaFormat.jpeg, .png, .mp4, .heif, .webp])
+    func cutAnywhere(_ format: MediaFormat) {
+        let whole: [UInt8] = switch format {
+        case .jpeg: Self.photo
+        case .png: MediaFiles.png
+        case .mp4: Self.movie
+        case .heif: Self.heic
+        default: Self.webp
+        }
+        // Past the signature (shorter is not classified as this format at all).
+        var missed: [Int] = []
+        for length in 12..<whole.count where cutShort(format, Array(whole.prefix(length))) == nil { missed.append(length) }
+        #expect(missed.isEmpty, "taken as whole when cut to \(missed.prefix(10)) of \(whole.count) bytes")
+        #expect(cutShort(format, Array(whole.dropLast()))?.contains("a copy interrupted?") == true)
+    }
+
+    @Test("a video whose media box runs past the end names it; one cut between two boxes names the one it lacks")
+    func namesTheBox() throws {
+        let movie = MediaFiles.movie(creation: 1_700_000_000, moovFirst: true, mediaBytes: 4096)
+        let why = try #require(cutShort(.mp4, Array(movie.prefix(movie.count - 1000))))
+        #expect(why.contains("'mdat' box ends 1000 bytes past the file's end"), "\(why)")
+        let noMovie = try #require(cutShort(.mp4, Array(Self.movie.prefix(Self.movie.count - 4096 / 2))))
+        #expect(noMovie.contains("'mdat' box ends"), "\(noMovie)")
+        let beforeMoov = Array(Self.movie.prefix(Self.movie.count - (Self.movie.count - 32 - 4104)))
+        #expect(cutShort(.mp4, beforeMoov) == "it has no 'moov' box (a copy interrupted?)")
+    }
+
+    @Test("damage that is not a cut is not this check's to judge: taken as it is")
+    func damageIsNotACut() {
+        // A box of size 0 runs to the end; a size below its header, or one that overflows, is damage.
+        let start = MediaFiles.box("ftyp", Array("isom".utf8)) + MediaFiles.box("moov", [])
+        #expect(cutShort(.mp4, start + [0, 0, 0, 0] + Array("mdat".utf8) + [1, 2, 3]) == nil)
+        #expect(cutShort(.mp4, start + [0, 0, 0, 4] + Array("mdat".utf8) + [1, 2, 3]) == nil)
+        #expect(cutShort(.mp4, start + [0, 0, 0, 1] + Array("mdat".utf8) + [UInt8](repeating: 0xFF, count: 8)) == nil)
+        // A JPEG whose bytes after the start are not segments.
+        #expect(cutShort(.jpeg, [0xFF, 0xD8, 0x12, 0x34, 0x56]) == nil)
+        // Formats without a cheap way to tell.
+        #expect(cutShort(.tiffRaw, Array(MediaFiles.raw(dateTimeOriginal: "2024:03:15 10:00:00").prefix(40))) == nil)
+        #expect(cutShort(.gif, Array(MediaFiles.gif.prefix(20))) == nil)
+    }
+}
