@@ -175,6 +175,53 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("renamed within Local Drive while its new version waits: the version goes from the new name, and the next edit there replaces it")
+    func renamedWhileWaiting() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let local = try scene.download("/Documents/report.odt")
+            #expect(try scene.session.cli(["pause", "--all"]).status == 0)
+            try scene.overwrite(local, seed: 61)
+            try scene.session.waitFor("the new version in the queue") { items in items.contains { $0["direction"] as? String == "upload" } }
+            let renamed = scene.localDrive + "/report (mine).odt"
+            #expect(rename(local, renamed) == 0)
+            try scene.session.waitFor("the waiting version following the rename") { _ in
+                (try? scene.uploads().first?.localPath) == LocalPath(renamed)
+            }
+            #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: renamed)))
+            try scene.overwrite(renamed, seed: 62)
+            try scene.waitForUploads(2)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: renamed)))
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no conflicted copy")
+            #expect(try scene.uploads().map(\.state) == [.completed, .completed])
+        }
+    }
+
+    @Test("renamed within Local Drive while its new version is being made: the next edit under the new name replaces that version, no conflicted copy")
+    func renamedWhileSent() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV, pausedAt: "upload-finishing")
+            let local = try scene.download("/Documents/report.odt")
+            try scene.overwrite(local, seed: 71)
+            let first = try TestData.sha256(ofFile: local)
+            try scene.session.waitForAgentLog("paused at upload-finishing")
+            let renamed = scene.localDrive + "/report (mine).odt"
+            #expect(rename(local, renamed) == 0)
+            let store = try QueueStore(path: scene.session.databasePath)
+            try scene.session.waitFor("the rename followed") { _ in (try? store.localDriveFile(at: LocalPath(renamed))) != nil }
+            scene.session.releasePause()
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == first)
+            #expect(try store.localDriveFile(at: LocalPath(renamed))?.sha256 == first, "the version made is remembered under the new name")
+            try scene.overwrite(renamed, seed: 72)
+            try scene.waitForUploads(2)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: renamed)))
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no conflicted copy")
+        }
+    }
+
     @Test("a server whose replies name a file by another ETag than its listing: each edit still replaces the one before, no conflicted copy, and the upload counts as checked")
     func replyETagsDiffer() async throws {
         try await offThePool {

@@ -33,14 +33,18 @@ extension QueueStore {
                 """, [.blob(row.localPath.bytes), .int(row.accountID), .text(row.remotePath), .optionalText(row.versionETag)]
                     + placed.columnValues + [.text(sha256), .int(row.id)])
         } else if row.newVersionOf != nil, let sent = row.fingerprint, let sha256 {
+            // Renamed within Local Drive while it was sent: the entry is at the new name.
+            let path = try database.query("SELECT moved_to FROM transfers WHERE id = ?", [.int(row.id)]) { r in
+                try r.optionalBlob("moved_to").map { LocalPath(bytes: $0) }
+            }.first.flatMap { $0 } ?? row.localPath
             let remembered = try database.run("""
                 UPDATE local_drive SET remote_path = ?, etag = ?, \(FileFingerprint.assignments), sha256 = ?
                 WHERE local_path = ?
-                """, [.text(row.remotePath), .optionalText(row.versionETag)] + sent.columnValues + [.text(sha256), .blob(row.localPath.bytes)])
+                """, [.text(row.remotePath), .optionalText(row.versionETag)] + sent.columnValues + [.text(sha256), .blob(path.bytes)])
             // Saved again while this version was sent (the watcher left that edit to this
             // row): the file as it is now goes next, as the new version of the one just made.
-            guard remembered > 0, let now = try? FileFingerprint.of(row.localPath), now != sent else { return }
-            try enqueue([NewTransfer(direction: .upload, origin: .manual, accountID: row.accountID, localPath: row.localPath,
+            guard remembered > 0, let now = try? FileFingerprint.of(path), now != sent else { return }
+            try enqueue([NewTransfer(direction: .upload, origin: .manual, accountID: row.accountID, localPath: path,
                                      remotePath: row.remotePath, bytesTotal: now.size, fingerprint: now,
                                      replacesETag: row.versionETag, newVersion: true)])
         }
@@ -82,7 +86,7 @@ extension QueueStore {
         try database.transaction(durable: true) {
             let unfinished = try database.query("""
                 SELECT id, state IN \(TransferState.sql(.queued, .retrying)) AND upload_url IS NULL AND finishing = 0 AS waiting
-                FROM transfers WHERE local_path = ? AND new_version_of IS NOT NULL AND direction = 'upload'
+                FROM transfers WHERE coalesce(moved_to, local_path) = ? AND new_version_of IS NOT NULL AND direction = 'upload'
                     AND state NOT IN \(TransferState.sql(.completed, .failed))
                 ORDER BY id DESC LIMIT 1
                 """, [.blob(file.localPath.bytes)]) { (id: try $0.int64("id"), waiting: try $0.bool("waiting")) }.first
@@ -102,13 +106,28 @@ extension QueueStore {
     }
 
     /// Follows a rename within Local Drive: the file (or every file below the folder) at
-    /// `old` is now at `new`, and its edits still go back.
+    /// `old` is now at `new`, and its edits still go back; so do its new versions not sent
+    /// yet. Only the agent changes a row in progress: such rows are asked to move
+    /// (`moved_to`, as a watch rule's are), and their completion reads the path asked for.
     public func moveLocalDrive(_ old: LocalPath, to new: LocalPath) throws {
         let prefix = old.bytes + [UInt8(ascii: "/")]
-        try database.run("""
-            UPDATE OR REPLACE local_drive SET local_path = CAST(? || substr(local_path, ?) AS BLOB)
-            WHERE local_path = ? OR substr(local_path, 1, ?) = ?
-            """, [.blob(new.bytes), .int(old.bytes.count + 1), .blob(old.bytes), .int(prefix.count), .blob(prefix)])
+        let arguments: [SQLValue] = [.blob(new.bytes), .int(old.bytes.count + 1), .blob(old.bytes), .int(prefix.count), .blob(prefix)]
+        try database.transaction {
+            try database.run("""
+                UPDATE OR REPLACE local_drive SET local_path = CAST(? || substr(local_path, ?) AS BLOB)
+                WHERE local_path = ? OR substr(local_path, 1, ?) = ?
+                """, arguments)
+            try database.run("""
+                UPDATE transfers SET local_path = CAST(? || substr(local_path, ?) AS BLOB)
+                WHERE new_version_of IS NOT NULL AND direction = 'upload' AND state IN \(TransferState.sql(.queued, .retrying, .failed))
+                  AND moved_to IS NULL AND (local_path = ? OR substr(local_path, 1, ?) = ?)
+                """, arguments)
+            try database.run("""
+                UPDATE transfers SET moved_to = CAST(? || substr(coalesce(moved_to, local_path), ?) AS BLOB)
+                WHERE new_version_of IS NOT NULL AND direction = 'upload' AND (state = \(TransferState.inProgress.sql) OR moved_to IS NOT NULL)
+                  AND (coalesce(moved_to, local_path) = ? OR substr(coalesce(moved_to, local_path), 1, ?) = ?)
+                """, arguments)
+        }
     }
 
     /// New versions leaving the queue unsent (cancelled, or failed and cleared), those of the
@@ -117,7 +136,7 @@ extension QueueStore {
     /// starts. The next change goes as the new version of the same server version.
     func declineNewVersions(_ condition: String, _ arguments: [SQLValue]) throws {
         let declined = """
-            FROM transfers t WHERE t.local_path = local_drive.local_path AND t.direction = 'upload'
+            FROM transfers t WHERE coalesce(t.moved_to, t.local_path) = local_drive.local_path AND t.direction = 'upload'
                 AND t.new_version_of IS NOT NULL AND t.state != \(TransferState.completed.sql) AND t.fp_size IS NOT NULL
                 AND \(condition)
             """

@@ -33,7 +33,13 @@ public final class LocalDriveWatch: Sendable {
             case .found(let file):
                 if reader.changed(file) { wake() }
             case .moved(let from, let to, _):
-                reader.moved(from, to: to)
+                // Followed once the window has passed, even if nothing else happens: a new
+                // version waiting to be sent must follow its file.
+                if reader.moved(from, to: to) {
+                    DispatchQueue.global().asyncAfter(deadline: .now() + reader.renameWindow + 0.1) {
+                        reader.followRenames(olderThan: reader.renameWindow)
+                    }
+                }
             case .notTaken(let path, let error):
                 Log.info("Local Drive: \(path.display) could not be read (\(error.reason)); an edit of it is looked at when it can be")
             case .problem, .status:
@@ -67,8 +73,10 @@ public final class LocalDriveWatch: Sendable {
 }
 
 /// The watcher thread's queue connection and what it does with a settled file. Used on
-/// that thread only (and once before it starts), hence unchecked.
+/// that thread, and by the timer that follows renames once their window has passed: each
+/// entry point holds `serial`, hence unchecked.
 private final class StoreReader: @unchecked Sendable {
+    private let serial = Locked(())
     let path: String
     let memory: TakenSet
     private var store: QueueStore?
@@ -79,7 +87,7 @@ private final class StoreReader: @unchecked Sendable {
     /// rename is followed (when the window has passed and anything happens, when either
     /// name settles, or when the watch stops).
     private var renamed: [(from: LocalPath, to: LocalPath, at: Double)] = []
-    private let renameWindow: Double
+    let renameWindow: Double
 
     init(path: String, memory: TakenSet, renameWindow: Double) {
         self.path = path
@@ -89,6 +97,10 @@ private final class StoreReader: @unchecked Sendable {
 
     /// Follows the renames waiting longer than `age` seconds.
     func followRenames(olderThan age: Double) {
+        serial.withLock { _ in followDue(olderThan: age) }
+    }
+
+    private func followDue(olderThan age: Double) {
         let now = MonotonicClock.seconds()
         let due = renamed.filter { now - $0.at >= age }
         guard !due.isEmpty else { return }
@@ -99,7 +111,7 @@ private final class StoreReader: @unchecked Sendable {
     /// Before a file at `path` is looked at: a rename away from it within the window is an
     /// editor's save into the name (not followed); one onto it is followed now.
     private func settleRenames(at path: LocalPath) {
-        followRenames(olderThan: renameWindow)
+        followDue(olderThan: renameWindow)
         renamed.removeAll { $0.from == path }
         let onto = renamed.filter { $0.to == path }
         renamed.removeAll { $0.to == path }
@@ -114,6 +126,10 @@ private final class StoreReader: @unchecked Sendable {
 
     /// A settled file: true when it was queued as a new version.
     func changed(_ found: FoundFile) -> Bool {
+        serial.withLock { _ in take(found) }
+    }
+
+    private func take(_ found: FoundFile) -> Bool {
         guard let store = open() else {
             Log.warning("Local Drive: the queue database cannot be opened; \(found.path.display) is looked at again when it changes")
             return false
@@ -139,14 +155,18 @@ private final class StoreReader: @unchecked Sendable {
     }
 
     /// A tracked file renamed within Local Drive stays the same file (a folder's files too),
-    /// unless a file settles at its old name soon after (`renamed`).
-    func moved(_ from: LocalPath, to: LocalPath) {
-        memory.move(from, to: to)
-        followRenames(olderThan: renameWindow)
-        if (try? open()?.localDriveFile(at: from)) != nil {
-            renamed.append((from, to, MonotonicClock.seconds()))
-        } else {
+    /// unless a file settles at its old name soon after (`renamed`). True when the rename
+    /// waits to be followed.
+    func moved(_ from: LocalPath, to: LocalPath) -> Bool {
+        serial.withLock { _ in
+            memory.move(from, to: to)
+            followDue(olderThan: renameWindow)
+            if (try? open()?.localDriveFile(at: from)) != nil {
+                renamed.append((from, to, MonotonicClock.seconds()))
+                return true
+            }
             try? open()?.moveLocalDrive(from, to: to)
+            return false
         }
     }
 }
