@@ -25,6 +25,39 @@ extension FolderWatcherTests {
         #expect(w.taken.status(of: try FileFingerprint.of(LocalPath(w.path("Album 2024/b.jpg"))), at: LocalPath(w.path("Album 2024/b.jpg"))) == .taken)
     }
 
+    @Test("a photo moved out and another moved in at its name at once: the one moved in is taken")
+    func movedOutAndAnotherIn() throws {
+        let w = WatchRecorder(settle: .milliseconds(300))
+        let outside = TemporaryFolder("iu-outside")
+        try Files.makeFolder(w.root)
+        try w.start()
+        try Files.write(w.path("IMG_1.jpg"), Files.photo(1))
+        try w.waitForFound(1)
+        try Files.write(outside.path + "/other.jpg", Files.photo(2))
+        // Within one pairing window: the move out is known to be one only after the move in.
+        try Files.rename(w.path("IMG_1.jpg"), outside.path + "/IMG_1.jpg")
+        try Files.rename(outside.path + "/other.jpg", w.path("IMG_1.jpg"))
+        try w.waitForFound(2)
+        #expect(w.found.last?.fingerprint == (try FileFingerprint.of(LocalPath(w.path("IMG_1.jpg")))))
+    }
+
+    @Test("a folder moved out and another moved in at its name at once: the one moved in is watched, its photos taken")
+    func folderMovedOutAndAnotherIn() throws {
+        let w = WatchRecorder(settle: .milliseconds(300))
+        let outside = TemporaryFolder("iu-outside")
+        try Files.makeFolder(w.path("Trip"))
+        try Files.makeFolder(outside.path + "/Other")
+        try Files.write(outside.path + "/Other/a.jpg", Files.photo(1))
+        try w.start()
+        try Files.rename(w.path("Trip"), outside.path + "/Trip")
+        try Files.rename(outside.path + "/Other", w.path("Trip"))
+        try w.waitForFound(1)
+        usleep(300_000)  // past the pairing window of the move out
+        try Files.write(w.path("Trip/b.jpg"), Files.photo(2))
+        try w.waitForFound(2)
+        #expect(w.foundNames == ["Trip/a.jpg", "Trip/b.jpg"])
+    }
+
     @Test("a renamed folder is still watched under its new name")
     func renamedFolderKeepsWatching() throws {
         let w = WatchRecorder()

@@ -130,7 +130,7 @@ extension InstantUploadTests {
         #expect((kept["reason"] as? String ?? "").contains("its content is not what was uploaded"), "\(kept)")
     }
 
-    @Test("--after-upload trash, and another file renamed over the original just as it goes: that file is put back where it was, not left in the trash")
+    @Test("--after-upload trash, and another file renamed over the original just as it goes: that file is put back where it was, not left in the trash, and sent itself")
     func trashTakesOnlyTheFileChecked() throws {
         let (scene, path) = try InstantUploadScene.photoHeldUnderTrashRule(at: "trash-checked")
         // An editor saves its version the usual way: written beside, renamed over it.
@@ -142,6 +142,10 @@ extension InstantUploadTests {
         #expect(try TestData.sha256(ofFile: path) == saved, "the file saved over the original is where it was")
         let kept = try #require((try scene.rule("camera")["kept"] as? [[String: Any]])?.first)
         #expect((kept["reason"] as? String ?? "").contains("replaced by another file just as it went to the trash; that file is back where it was"), "\(kept)")
+        // The editor's save is new content: it is sent too, beside the photo sent before.
+        try scene.waitUploaded(2)
+        #expect(scene.serverFiles() == ["IMG_1 (1).jpg", "IMG_1.jpg"])
+        #expect(try TestData.sha256(ofFile: scene.server.tree() + "/Photos/IMG_1 (1).jpg") == saved)
     }
 
     @Test("files already in the folder are the baseline without --existing, and uploaded with it")

@@ -139,7 +139,13 @@ extension WatchLoop {
                 tree.remove(wd)
             }
             settler.removeAll(under: move.path)
-        } else {
+            // A folder that arrived at the name after this one left (within the pairing
+            // window) lost its watches and waits with it: it is walked again.
+            if Self.isFolder(move.path) { armSubtree(move.path) }
+        } else if FileFingerprint.ofRegularFile(notFollowing: move.path) == nil {
+            // Only if nothing is there now: a file that arrived at the name after this one
+            // left (a file moved away and put back, an editor's save renamed into the name
+            // within the pairing window) is waited for as it is.
             settler.remove(move.path)
         }
     }
