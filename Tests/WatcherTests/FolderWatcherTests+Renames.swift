@@ -122,6 +122,27 @@ extension FolderWatcherTests {
         #expect(w.found.last?.noticedBy == .event)
     }
 
+    @Test("a taken photo renamed and written again before the watcher reads the rename: the rename is followed, and the edit found under the new name")
+    func renamedThenEditedBeforeRead() throws {
+        let w = WatchRecorder(settle: .milliseconds(300))
+        try Files.makeFolder(w.root)
+        try Files.write(w.path("a.jpg"), Files.photo(1))
+        w.taken.insert(try FileFingerprint.of(LocalPath(w.path("a.jpg"))), at: LocalPath(w.path("a.jpg")))
+        try w.start()
+        // Held in its handler, the watcher reads the rename only after the edit.
+        w.gate.close()
+        try Files.write(w.path("first.jpg"), Files.photo(2))
+        try w.waitFor("the watcher held in its handler") { _ in w.gate.isHolding }
+        try Files.rename(w.path("a.jpg"), w.path("b.jpg"))
+        try Files.write(w.path("b.jpg"), Files.photo(3), append: true)
+        w.gate.open()
+        try w.waitForFound(2)
+        let moves = w.moves.map { "\($0.0.lastComponent.text) -> \($0.1.lastComponent.text)" }
+        #expect(moves == ["a.jpg -> b.jpg"])
+        #expect(w.foundNames == ["b.jpg", "first.jpg"])
+        #expect(w.found.first { $0.path.lastComponent.text == "b.jpg" }?.fingerprint == (try FileFingerprint.of(LocalPath(w.path("b.jpg")))))
+    }
+
     @Test("a photo written into a watched folder that is renamed before the watcher reads the write is found under the folder's new name")
     func writtenThenFolderRenamed() throws {
         let w = WatchRecorder()

@@ -15,6 +15,13 @@ public enum TakenStatus: Sendable, Equatable {
 /// for every file a reconcile scan sees, so it must answer from memory, quickly.
 public protocol TakenFiles: Sendable {
     func status(of fingerprint: FileFingerprint, at path: LocalPath) -> TakenStatus
+    /// The device and inode of the file taken at `path`, if one was: a rename the watcher
+    /// reads after the file was written again is still that file.
+    func identity(takenAt path: LocalPath) -> FileIdentity?
+}
+
+extension TakenFiles {
+    public func identity(takenAt path: LocalPath) -> FileIdentity? { nil }
 }
 
 /// An in-memory `TakenFiles`: the agent loads it from its database when a rule starts and
@@ -68,6 +75,10 @@ public final class TakenSet: TakenFiles {
                 m.byFingerprint[fingerprint] = moved
             }
         }
+    }
+
+    public func identity(takenAt path: LocalPath) -> FileIdentity? {
+        memory.withLock { $0.byPath[path] }.map { FileIdentity(device: $0.device, inode: $0.inode) }
     }
 
     public func status(of fingerprint: FileFingerprint, at path: LocalPath) -> TakenStatus {

@@ -31,6 +31,8 @@ final class RuleMemory: TakenFiles {
         return recorded ? .taken : taken.status(of: fingerprint, at: path)
     }
 
+    func identity(takenAt path: LocalPath) -> FileIdentity? { taken.identity(takenAt: path) }
+
     /// Ends the baseline: what was recorded becomes memory, and is returned to be written
     /// down. Nil when no baseline was being taken.
     func endBaseline() -> [(LocalPath, FileFingerprint)]? {

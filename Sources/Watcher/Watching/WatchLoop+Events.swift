@@ -125,10 +125,24 @@ extension WatchLoop {
         if delivered[fingerprint] == from.path || taken.status(of: fingerprint, at: from.path) == .taken {
             if delivered[fingerprint] != nil { delivered[fingerprint] = path }
             handler(.moved(from: from.path, to: path, isFolder: false))
+        } else if isTaken(FileIdentity(device: fingerprint.device, inode: fingerprint.inode), at: from.path) {
+            // The same file, renamed and written again before this event was read (`mv a b;
+            // edit b`): the rename is followed, and the edit settles as a change of it.
+            for (known, at) in delivered where at == from.path { delivered[known] = path }
+            handler(.moved(from: from.path, to: path, isFolder: false))
+            settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
         } else if !passedOver.contains(fingerprint) {
             // Never taken under its old name: it is a candidate like any other.
             settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
         }
+    }
+
+    /// Whether the file handed over or taken at `path` is the one with `identity`.
+    private func isTaken(_ identity: FileIdentity, at path: LocalPath) -> Bool {
+        if taken.identity(takenAt: path) == identity { return true }
+        // Handed over in this run, perhaps not recorded yet (rare: read only for a rename of a
+        // file neither taken nor settling).
+        return delivered.contains { $0.value == path && FileIdentity(device: $0.key.device, inode: $0.key.inode) == identity }
     }
 
     /// An `IN_MOVED_FROM` without its pair: it left the tree.
