@@ -201,15 +201,17 @@ def sha256(path: Path) -> str:
 
 
 def media_bytes(kind: str, size: int, rng: random.Random) -> bytes:
-    """A file the watcher takes for a photo (JPEG) or a video (MP4) by its first bytes, with
-    random content, so that every file's SHA-256 is its own."""
+    """A file the watcher takes for a whole photo (JPEG: its end marker last) or video (MP4:
+    its boxes adding up to its length, with media data and a movie box), with random
+    content, so that every file's SHA-256 is its own."""
     if kind == "photo":
         head = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"
         tail = b"\xff\xd9"
-    else:
-        head = b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom"
-        tail = b""
-    return head + rng.randbytes(max(0, size - len(head) - len(tail))) + tail
+        return head + rng.randbytes(max(0, size - len(head) - len(tail))) + tail
+    ftyp = b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom"
+    moov = b"\x00\x00\x00\x08moov"
+    media = max(0, size - len(ftyp) - len(moov) - 8)
+    return ftyp + (media + 8).to_bytes(4, "big") + b"mdat" + rng.randbytes(media) + moov
 
 
 class Run:
