@@ -11,19 +11,19 @@ struct FolderPresenceTests {
     /// keeps its files while `card` is unmounted), and a photo in `card/DCIM`.
     struct FixedMountPoint {
         let base = TemporaryFolder("iu-presence")
-        var card: String { base.path + "/card" }
+        var card: String { base.path + "/my card" }
         var store: String { base.path + "/store" }
         var photo: LocalPath { LocalPath(card + "/DCIM/one.jpg") }
         let device: UInt64
 
         init() throws {
-            try Files.makeFolder(base.path + "/card")
+            try Files.makeFolder(base.path + "/my card")
             try Files.makeFolder(base.path + "/store")
             try TestMounts.mountTmpfs(at: base.path + "/store")
             try Files.makeFolder(base.path + "/store/DCIM")
-            try TestMounts.bind(base.path + "/store", at: base.path + "/card")
-            try Files.write(base.path + "/card/DCIM/one.jpg", Files.photo(1))
-            device = try FileFingerprint.of(LocalPath(base.path + "/card/DCIM/one.jpg")).device
+            try TestMounts.bind(base.path + "/store", at: base.path + "/my card")
+            try Files.write(base.path + "/my card/DCIM/one.jpg", Files.photo(1))
+            device = try FileFingerprint.of(LocalPath(base.path + "/my card/DCIM/one.jpg")).device
         }
     }
 
@@ -31,7 +31,7 @@ struct FolderPresenceTests {
     func missing() throws {
         let base = TemporaryFolder("iu-presence")
         let presence = FolderPresence()
-        #expect(presence.absence(of: LocalPath(base.path + "/card")) == .missing)
+        #expect(presence.absence(of: LocalPath(base.path + "/my card")) == .missing)
         #expect(presence.absence(of: LocalPath(base.path)) == nil)
     }
 
@@ -39,7 +39,8 @@ struct FolderPresenceTests {
     func unmountedAndBack() throws {
         let m = try FixedMountPoint()
         defer { TestMounts.unmountAll(below: m.base.path) }
-        let presence = FolderPresence(), folder = LocalPath(m.card)
+        let presence = FolderPresence(fstab: m.base.path + "/no-fstab"), folder = LocalPath(m.card)
+        presence.note(folder)
         #expect(presence.absence(of: folder) == nil)
         try TestMounts.unmount(m.card)
         // Nothing says so until a file of the card is missed: the folder is an empty one.
@@ -50,13 +51,32 @@ struct FolderPresenceTests {
         #expect(presence.absence(of: folder) == nil)
         try TestMounts.unmount(m.card)
         #expect(presence.absence(of: folder) == nil, "the card came back once; it is learned again from a missing file")
+        #expect(presence.fileMissing(m.photo, device: m.device, folder: folder) == .unmounted)
+        // Something put into the empty folder: it is a folder of its own now.
+        try Files.write(m.card + "/note.txt", Files.photo(9))
+        #expect(presence.absence(of: folder) == nil)
+    }
+
+    @Test("without having seen the card mounted there, an fstab entry for the folder is the evidence")
+    func fstabEntry() throws {
+        let m = try FixedMountPoint()
+        defer { TestMounts.unmountAll(below: m.base.path) }
+        let folder = LocalPath(m.card)
+        try TestMounts.unmount(m.card)
+        let none = FolderPresence(fstab: m.base.path + "/no-fstab")
+        #expect(none.fileMissing(m.photo, device: m.device, folder: folder) == nil, "an emptied folder is not a card taken out")
+        let escaped = m.card.replacingOccurrences(of: " ", with: "\\040")
+        try Files.write(m.base.path + "/fstab", Array("# comment\nUUID=1234-ABCD \(escaped) vfat noauto,user 0 0\n".utf8))
+        let listed = FolderPresence(fstab: m.base.path + "/fstab")
+        #expect(listed.fileMissing(m.photo, device: m.device, folder: folder) == .unmounted)
     }
 
     @Test("another card mounted there has files of its own: the folder is there")
     func anotherCard() throws {
         let m = try FixedMountPoint()
         defer { TestMounts.unmountAll(below: m.base.path) }
-        let presence = FolderPresence(), folder = LocalPath(m.card)
+        let presence = FolderPresence(fstab: m.base.path + "/no-fstab"), folder = LocalPath(m.card)
+        presence.note(folder)
         try TestMounts.unmount(m.card)
         #expect(presence.fileMissing(m.photo, device: m.device, folder: folder) == .unmounted)
         try TestMounts.mountTmpfs(at: m.card)
@@ -70,7 +90,8 @@ struct FolderPresenceTests {
     func gone(_ what: String) throws {
         let m = try FixedMountPoint()
         defer { TestMounts.unmountAll(below: m.base.path) }
-        let presence = FolderPresence(), folder = LocalPath(m.card)
+        let presence = FolderPresence(fstab: m.base.path + "/no-fstab"), folder = LocalPath(m.card)
+        presence.note(folder)
         var file = m.photo, device: UInt64? = m.device
         switch what {
         case "deleted from the mounted card":

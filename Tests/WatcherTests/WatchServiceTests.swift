@@ -130,7 +130,7 @@ struct AfterUploadTests {
             try store.recordTaken(rule: "cam", [TakenFile(path: LocalPath(file), fingerprint: queued.fingerprint, kind: .upload, transferID: id)])
             try store.start(id, resumedAt: 0)
             try store.complete(id, sha256: try TestData.sha256(ofFile: file), bytes: queued.fingerprint.size, verified: verified)
-            worker = WatchWorker(options: WatchService.Options(paths: paths) {}, inbox: try WatchInbox(), published: PublishedRules())
+            worker = WatchWorker(options: WatchService.Options(paths: paths) {}, inbox: try WatchInbox(), published: PublishedRules(), presence: FolderPresence())
             worker.rules = [WatchRule(id: "cam", folder: folder, remoteFolder: "/Photos", afterUpload: afterUpload)]
         }
 
@@ -206,7 +206,7 @@ struct WatchServiceThreadTests {
         inbox.requestStop()
         let ended = DispatchSemaphore(value: 0)
         let thread = try DedicatedThread(name: "iu-watch-test") {
-            WatchWorker(options: options, inbox: inbox, published: PublishedRules()).run()
+            WatchWorker(options: options, inbox: inbox, published: PublishedRules(), presence: FolderPresence()).run()
             ended.signal()
         }
         let result = ended.wait(timeout: .now() + 20)
@@ -236,7 +236,7 @@ extension FolderWatcherTests {
             // The service's own connection, opened here: the user it reads as below could not
             // open the private state folder, and needs not, with the files already open.
             let inbox = try WatchInbox()
-            nonisolated(unsafe) let worker = WatchWorker(options: WatchService.Options(paths: paths) {}, inbox: inbox, published: PublishedRules())
+            nonisolated(unsafe) let worker = WatchWorker(options: WatchService.Options(paths: paths) {}, inbox: inbox, published: PublishedRules(), presence: FolderPresence())
             worker.store = try QueueStore(path: paths.queueDatabase)
             _ = try worker.store?.accounts()
             let thread = try DedicatedThread(name: "iu-watch-test") {
@@ -281,7 +281,7 @@ extension FolderWatcherTests {
                           bytes: Array("[watch \"cam\"]\nfolder = \(home.path)/Camera\nto = /Photos\nexisting = yes\nsettle_seconds = 1\n".utf8))
             // The service's work is done on this thread, step by step: the watcher's messages
             // wait in the inbox until the test takes them, and are queued when it says.
-            let worker = WatchWorker(options: WatchService.Options(paths: paths) {}, inbox: try WatchInbox(), published: PublishedRules())
+            let worker = WatchWorker(options: WatchService.Options(paths: paths) {}, inbox: try WatchInbox(), published: PublishedRules(), presence: FolderPresence())
             worker.reload()
             let run = try #require(worker.running["cam"])
             defer { run.watcher.stop() }

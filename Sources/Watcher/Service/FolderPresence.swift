@@ -14,16 +14,34 @@ public enum FolderAbsence: Sendable, Equatable {
 /// Whether a rule's folder is there to read its files from.
 ///
 /// A folder that does not exist is away. A fixed mount point is harder: unmounted, it is
-/// an ordinary empty folder, and a photo queued from the card looks deleted. What tells
-/// them apart is the file system: a queued file records the device it was on, and when
-/// it is not found, its folder is there but on another device, mounts nothing, and holds
-/// nothing, the card is out. The folder is then remembered as away until that device is
-/// mounted on it again (or another one is: a different card, whose files are its own).
+/// an ordinary empty folder, and a photo queued from the card looks deleted. A queued file
+/// records the device it was on; when it is not found, the card is out only if all of
+/// these hold: the folder was a mount point of that device (seen so while it was watched,
+/// or listed as a mount point in `/etc/fstab`), it mounts nothing now and holds nothing.
+/// A device number alone is not enough: btrfs and FUSE mounts may get another after a
+/// reboot, and a folder emptied by the person is not a card taken out. The folder is then
+/// remembered as away until a file system is mounted on it again or anything is put in it.
 ///
-/// Shared by the scheduler's threads (the rule gates, the transfers' outcomes).
+/// Shared by the scheduler's threads (the rule gates, the transfers' outcomes) and the
+/// watchers' (`note`).
 final class FolderPresence: Sendable {
-    /// Folders found with their card unmounted: the folder → the device its files were on.
-    private let unmounted = Locked<[LocalPath: UInt64]>([:])
+    private struct State {
+        /// Folders seen as mount points while watched: the folder → the devices seen there.
+        var mounted: [LocalPath: Set<UInt64>] = [:]
+        /// Folders found with their card unmounted: the folder → the device its files were on.
+        var unmounted: [LocalPath: UInt64] = [:]
+    }
+
+    private let state = Locked(State())
+    private let fstab: String
+
+    init(fstab: String = "/etc/fstab") { self.fstab = fstab }
+
+    /// The folder is watched: what is mounted on it now is remembered.
+    func note(_ folder: LocalPath) {
+        guard let here = try? FileIO.status(folder), Self.mountsSomething(folder, here) else { return }
+        state.withLock { _ = $0.mounted[folder, default: []].insert(UInt64(here.st_dev)) }
+    }
 
     /// How `folder` is away now; nil when its files can be read from it.
     func absence(of folder: LocalPath) -> FolderAbsence? {
@@ -31,9 +49,9 @@ final class FolderPresence: Sendable {
         do throws(SystemError) { here = try FileIO.status(folder) } catch {
             return [ENOENT, ENOTDIR].contains(error.errno) ? .missing : nil
         }
-        guard let device = unmounted.withLock({ $0[folder] }) else { return nil }
-        guard UInt64(here.st_dev) != device, !Self.mountsSomething(folder, here) else {
-            unmounted.withLock { if $0[folder] == device { $0[folder] = nil } }
+        guard let device = state.withLock({ $0.unmounted[folder] }) else { return nil }
+        guard UInt64(here.st_dev) != device, !Self.mountsSomething(folder, here), Self.isEmpty(folder) else {
+            state.withLock { if $0.unmounted[folder] == device { $0.unmounted[folder] = nil } }
             return nil
         }
         return .unmounted
@@ -46,9 +64,38 @@ final class FolderPresence: Sendable {
         if let away = absence(of: folder) { return away }
         guard let device, Self.nearestThere(file, within: folder) == folder,
               let here = try? FileIO.status(folder), UInt64(here.st_dev) != device,
-              !Self.mountsSomething(folder, here), Self.isEmpty(folder) else { return nil }
-        unmounted.withLock { $0[folder] = device }
+              !Self.mountsSomething(folder, here), Self.isEmpty(folder),
+              state.withLock({ $0.mounted[folder]?.contains(device) == true }) || isFixedMountPoint(folder) else { return nil }
+        state.withLock { $0.unmounted[folder] = device }
         return .unmounted
+    }
+
+    /// Whether `/etc/fstab` mounts something on `folder` (its second field, with the
+    /// octal escapes fstab uses for spaces and tabs).
+    private func isFixedMountPoint(_ folder: LocalPath) -> Bool {
+        guard let text = try? FileIO.readBytes(fstab) else { return false }
+        for line in text.split(separator: UInt8(ascii: "\n")) where line.first != UInt8(ascii: "#") {
+            let fields = line.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
+            if fields.count >= 2, Self.unescaped(Array(fields[1])) == folder.bytes { return true }
+        }
+        return false
+    }
+
+    /// `\040` and the like, as fstab writes bytes that would split its fields.
+    private static func unescaped(_ field: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        var i = 0
+        while i < field.count {
+            if field[i] == UInt8(ascii: "\\"), i + 3 < field.count,
+               let value = UInt8(String(decoding: field[(i + 1)...(i + 3)], as: UTF8.self), radix: 8) {
+                out.append(value)
+                i += 4
+            } else {
+                out.append(field[i])
+                i += 1
+            }
+        }
+        return out
     }
 
     /// The nearest folder on the way from `folder` down to `file` that is there; nil when

@@ -39,9 +39,9 @@ public final class WatchService: Sendable {
         try running.withLock { (running: inout (thread: DedicatedThread, inbox: WatchInbox)?) throws(SystemError) in
             guard running == nil else { return }
             let inbox = try WatchInbox()
-            let (options, published) = (self.options, self.published)
+            let (options, published, presence) = (self.options, self.published, self.presence)
             let thread = try DedicatedThread(name: "iu-watch") {
-                WatchWorker(options: options, inbox: inbox, published: published).run()
+                WatchWorker(options: options, inbox: inbox, published: published, presence: presence).run()
             }
             running = (thread, inbox)
         }

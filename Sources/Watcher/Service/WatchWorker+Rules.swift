@@ -100,7 +100,8 @@ extension WatchWorker {
             var settings = rule.watcherSettings
             settings.mountTable = options.mountTable
             let watcher = FolderWatcher(settings: settings, taken: ruleMemory,
-                                        handler: Self.handler(rule: rule.id, memory: ruleMemory, inbox: inbox))
+                                        handler: Self.handler(rule: rule.id, folder: rule.folder, memory: ruleMemory, inbox: inbox,
+                                                                      presence: presence))
             try watcher.start()
             running[rule.id] = RunningRule(rule: rule, account: account, memory: ruleMemory, watcher: watcher)
             waiting[rule.id] = nil
@@ -161,7 +162,8 @@ extension WatchWorker {
 
     /// What a rule's watcher tells the service, from the watcher's thread: the memory
     /// learns at once (the watcher asks it next), the rest goes to the inbox.
-    static func handler(rule id: String, memory: RuleMemory, inbox: WatchInbox) -> FolderWatcher.Handler {
+    static func handler(rule id: String, folder: LocalPath, memory: RuleMemory, inbox: WatchInbox,
+                        presence: FolderPresence) -> FolderWatcher.Handler {
         { event in
             switch event {
             case .found(let file):
@@ -173,6 +175,9 @@ extension WatchWorker {
             case .notTaken(let path, let error):
                 inbox.post(.notQueued(rule: id, path, reason: LocalFileWords.unreadableFile(error.errno)))
             case .status(let status):
+                // What is mounted on the folder, while it is watched: a card on a fixed mount
+                // point, later unmounted, is then known to have been there.
+                if status.state == .watching { presence.note(folder) }
                 // Published right after the first whole walk of the folder.
                 if status.state == .watching || status.state == .scanningPeriodically, let files = memory.endBaseline() {
                     inbox.post(.baseline(rule: id, files))

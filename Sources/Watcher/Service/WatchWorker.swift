@@ -13,6 +13,8 @@ final class WatchWorker {
     let options: WatchService.Options
     let inbox: WatchInbox
     let published: PublishedRules
+    /// Which rule folders are away; told what is mounted on each while it is watched.
+    let presence: FolderPresence
     let clock = ContinuousClock()
 
     /// A rule whose watcher runs.
@@ -61,10 +63,11 @@ final class WatchWorker {
     static let waitingDelay = Duration.seconds(30)
     static let reconsiderDelay = Duration.seconds(10)
 
-    init(options: WatchService.Options, inbox: WatchInbox, published: PublishedRules) {
+    init(options: WatchService.Options, inbox: WatchInbox, published: PublishedRules, presence: FolderPresence) {
         self.options = options
         self.inbox = inbox
         self.published = published
+        self.presence = presence
     }
 
     func run() {
