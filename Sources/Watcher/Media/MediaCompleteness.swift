@@ -1,3 +1,5 @@
+import Glibc
+
 /// Whether a picture or video holds everything its own structure declares.
 ///
 /// A copy interrupted and left under its final name (`rsync --partial` renames its half
@@ -19,8 +21,13 @@ enum MediaCompleteness {
         case .jpeg: jpeg(source)
         case .png: png(source)
         case .webp, .avi: riff(source)
-        case .mp4, .quickTime, .threeGPP, .cr3: isoBoxes(source, needs: ["moov", "mdat"])
-        case .heif, .avif: isoBoxes(source, needs: ["meta", "mdat"])
+        case .mp4, .quickTime, .threeGPP, .cr3: isoBoxes(source) { $0.contains("moov") && $0.contains("mdat") }
+        case .heif, .avif:
+            // A still image keeps its items in `meta` (its data in `mdat`, or in the meta
+            // box's own `idat`); an image sequence is a movie (`moov`).
+            isoBoxes(source) { seen in
+                seen.contains("moov") && seen.contains("mdat") || seen.contains("meta") && (seen.contains("mdat") || hasIdat(source))
+            }
         case .gif, .bmp, .jpegXL, .tiffRaw, .raf, .crw, .rawByName, .matroska, .webm, .mpegTS, .mpegPS, .asf: nil
         }
     }
@@ -62,11 +69,20 @@ enum MediaCompleteness {
         var previous: UInt8 = 0
         while offset < source.count {
             let block = source.bytes(at: offset, length: scanBlock)
-            guard !block.isEmpty else { return false }
-            for byte in block {
-                if previous == 0xFF, byte == 0xD9 { return true }
-                previous = byte
+            guard let last = block.last else { return false }
+            if previous == 0xFF, block[0] == 0xD9 { return true }
+            let found = block.withUnsafeBytes { raw -> Bool in
+                let base = raw.baseAddress!
+                var at = 0
+                while at < raw.count - 1, let hit = memchr(base + at, 0xFF, raw.count - 1 - at) {
+                    let i = base.distance(to: UnsafeRawPointer(hit))
+                    if raw[i + 1] == 0xD9 { return true }
+                    at = i + 1
+                }
+                return false
             }
+            if found { return true }
+            previous = last
             offset += UInt64(block.count)
         }
         return false
@@ -104,26 +120,30 @@ enum MediaCompleteness {
     private static func riff(_ source: any ByteSource) -> String? {
         guard let declared = source.bytes(at: 4, length: 4).uint32LE(at: 0) else { return nil }
         let whole = 8 + UInt64(declared)
-        guard source.count < whole else { return nil }
+        // Some writers count the eight header bytes in: that much more is no cut.
+        guard source.count + 8 < whole else { return nil }
         return "it holds \(source.count) of the \(whole) bytes its header declares (a copy interrupted?)"
     }
 
     /// The top-level boxes add up to the file's length (the last may run "to the end"), and
-    /// those the format cannot do without are there: a file cut between two boxes is a
-    /// valid list of boxes, but one without its movie (`moov`) or its media data (`mdat`;
-    /// a HEIF may keep its data in the `meta` box's `idat` instead).
-    private static func isoBoxes(_ source: any ByteSource, needs: Set<String>) -> String? {
+    /// those the format cannot do without are there (`complete`): a file cut between two
+    /// boxes is a valid list of boxes, but one without its movie or its media data. Bytes
+    /// after a complete file that are no box this format knows (a camera maker's trailer)
+    /// are not a cut.
+    private static func isoBoxes(_ source: any ByteSource, complete: (Set<String>) -> Bool) -> String? {
         var offset: UInt64 = 0
         var seen: Set<String> = []
         for _ in 0..<walkLimit {
             guard offset < source.count else {
-                guard let missing = needs.subtracting(seen).sorted().first else { return nil }
-                if missing == "mdat", seen.contains("meta"), hasIdat(source) { return nil }
-                return "it has no '\(missing)' box (a copy interrupted?)"
+                return complete(seen) ? nil : "it lacks the boxes its format needs (a copy interrupted?)"
             }
-            guard source.count - offset >= 8 else { return "it ends inside a box header (a copy interrupted?)" }
+            guard source.count - offset >= 8 else {
+                return complete(seen) ? nil : "it ends inside a box header (a copy interrupted?)"
+            }
             let header = source.bytes(at: offset, length: 16)
             guard let size32 = header.uint32BE(at: 0) else { return nil }
+            let type = String(decoding: header.slice(4, 4).map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+            if complete(seen), !knownTopLevel.contains(type) { return nil }  // a trailer
             var size = UInt64(size32), headerLength: UInt64 = 8
             if size32 == 0 { return nil }  // to the end of the file
             if size32 == 1 {
@@ -135,12 +155,17 @@ enum MediaCompleteness {
             let (end, overflow) = offset.addingReportingOverflow(size)
             guard !overflow else { return nil }  // damaged, not short
             guard end <= source.count else {
-                let type = String(decoding: header.slice(4, 4).map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
                 return "its '\(type)' box ends \(end - source.count) bytes past the file's end (a copy interrupted?)"
             }
-            seen.insert(String(decoding: header.slice(4, 4), as: UTF8.self))
+            seen.insert(type)
             offset = end
         }
         return nil
     }
+
+    /// The boxes ISO base media files (MP4, QuickTime, HEIF, CR3) have at their top level.
+    static let knownTopLevel: Set<String> = [
+        "ftyp", "styp", "pdin", "moov", "moof", "mfra", "mdat", "free", "skip", "wide", "meta", "meco", "uuid", "udta",
+        "sidx", "ssix", "prft", "emsg", "pnot", "PICT", "jP  ",
+    ]
 }
