@@ -58,6 +58,19 @@ extension FolderWatcherTests {
         #expect(w.foundNames == ["Trip/a.jpg", "Trip/b.jpg"])
     }
 
+    @Test("a folder moved out and a photo moved in at its name at once: the photo is taken")
+    func folderMovedOutAndPhotoIn() throws {
+        let w = WatchRecorder(settle: .milliseconds(300))
+        let outside = TemporaryFolder("iu-outside")
+        try Files.makeFolder(w.path("IMG_1.jpg"))
+        try Files.write(outside.path + "/IMG_1.jpg", Files.photo(1))
+        try w.start()
+        try Files.rename(w.path("IMG_1.jpg"), outside.path + "/folder")
+        try Files.rename(outside.path + "/IMG_1.jpg", w.path("IMG_1.jpg"))
+        try w.waitForFound(1)
+        #expect(w.foundNames == ["IMG_1.jpg"])
+    }
+
     @Test("a renamed folder is still watched under its new name")
     func renamedFolderKeepsWatching() throws {
         let w = WatchRecorder()

@@ -154,8 +154,12 @@ extension WatchLoop {
             }
             settler.removeAll(under: move.path)
             // A folder that arrived at the name after this one left (within the pairing
-            // window) lost its watches and waits with it: it is walked again.
-            if Self.isFolder(move.path) { armSubtree(move.path) }
+            // window) lost its watches and waits with it: it is walked again; a file waits anew.
+            if Self.isFolder(move.path) {
+                armSubtree(move.path)
+            } else if let fingerprint = FileFingerprint.ofRegularFile(notFollowing: move.path) {
+                settler.touch(move.path, fingerprint, noticedBy: .event, now: clock.now)
+            }
         } else if FileFingerprint.ofRegularFile(notFollowing: move.path) == nil {
             // Only if nothing is there now: a file that arrived at the name after this one
             // left (a file moved away and put back, an editor's save renamed into the name
