@@ -165,7 +165,7 @@ extension Agent {
                 let c = FailureClassifier.classify(error)
                 outcome = c.isTransient ? .retry(c, progressed: false) : .failed(c.reason)
             }
-            finished(transfer.id, waitingForItsFolder(outcome, of: transfer))
+            finished(transfer.id, followingItsRename(waitingForItsFolder(outcome, of: transfer), of: transfer))
         }
         if !running {
             // Nothing runs it: recorded as ended now, it waits its backoff and is tried again,

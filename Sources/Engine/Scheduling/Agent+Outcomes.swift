@@ -24,6 +24,18 @@ extension Agent {
         return .retry(Classification(reason: away), progressed: false)
     }
 
+    /// A new version of a Local Drive file whose file is not at its name may be one renamed
+    /// within Local Drive a moment ago: its rename is followed once the rename window has
+    /// passed (`LocalDriveWatch`), and this row with it. It tries again after that window,
+    /// twice at most, before it fails as gone.
+    func followingItsRename(_ outcome: JobOutcome, of row: Transfer) -> JobOutcome {
+        guard case .failed(let reason) = outcome, reason.code == .sourceMissing, row.newVersionOf != nil,
+              row.attempts < 2 else { return outcome }
+        let wait = Double(SettleWindow.seconds) * 2 + 4
+        return .retry(Classification(reason: Reason(.sourceMissing, "\(row.localPath.display) is not there; if it was renamed within Local Drive, this new version follows it"),
+                                     retryAfter: wait), progressed: false)
+    }
+
     /// Records every outcome that came in (and those the database refused before), inside
     /// the pass's transaction; the person and the watch rules hear of them once it is
     /// committed. One that cannot be written now is kept for the next pass, never lost (all

@@ -86,10 +86,10 @@ extension QueueStore {
         try database.transaction(durable: true) {
             let unfinished = try database.query("""
                 SELECT id, state IN \(TransferState.sql(.queued, .retrying)) AND upload_url IS NULL AND finishing = 0 AS waiting
-                FROM transfers WHERE coalesce(moved_to, local_path) = ? AND new_version_of IS NOT NULL AND direction = 'upload'
-                    AND state NOT IN \(TransferState.sql(.completed, .failed))
+                FROM (\(Self.newVersionRows(at: "?", columns: "id, state, upload_url, finishing",
+                                            where: "direction = 'upload' AND state NOT IN \(TransferState.sql(.completed, .failed))")))
                 ORDER BY id DESC LIMIT 1
-                """, [.blob(file.localPath.bytes)]) { (id: try $0.int64("id"), waiting: try $0.bool("waiting")) }.first
+                """, [.blob(file.localPath.bytes), .blob(file.localPath.bytes)]) { (id: try $0.int64("id"), waiting: try $0.bool("waiting")) }.first
             if let unfinished {
                 if unfinished.waiting {
                     try database.run("""
@@ -135,16 +135,24 @@ extension QueueStore {
     /// file as that row was to send it, so the edit is not queued again when the agent next
     /// starts. The next change goes as the new version of the same server version.
     func declineNewVersions(_ condition: String, _ arguments: [SQLValue]) throws {
-        let declined = """
-            FROM transfers t WHERE coalesce(t.moved_to, t.local_path) = local_drive.local_path AND t.direction = 'upload'
-                AND t.new_version_of IS NOT NULL AND t.state != \(TransferState.completed.sql) AND t.fp_size IS NOT NULL
-                AND \(condition)
-            """
+        let declined = Self.newVersionRows(at: "local_drive.local_path", columns: "t.id, t.fp_device, t.fp_inode, t.fp_size, t.fp_mtime_ns",
+                                           where: "t.direction = 'upload' AND t.state != \(TransferState.completed.sql) AND t.fp_size IS NOT NULL AND \(condition)")
         try database.run("""
             UPDATE local_drive SET (fp_device, fp_inode, fp_size, fp_mtime_ns) =
-                (SELECT t.fp_device, t.fp_inode, t.fp_size, t.fp_mtime_ns \(declined) ORDER BY t.id DESC LIMIT 1)
-            WHERE EXISTS (SELECT 1 \(declined))
-            """, arguments + arguments)
+                (SELECT fp_device, fp_inode, fp_size, fp_mtime_ns FROM (\(declined)) ORDER BY id DESC LIMIT 1)
+            WHERE EXISTS (SELECT 1 FROM (\(declined)))
+            """, arguments + arguments + arguments + arguments)
+    }
+
+    /// The new-version rows (`transfers t`) of the file at `path` (an SQL expression, used
+    /// twice): those there, and those in progress asked to move there (`moved_to`), each
+    /// found through its own index; `columns` of those where `condition` holds.
+    static func newVersionRows(at path: String, columns: String, where condition: String) -> String {
+        """
+        SELECT \(columns) FROM transfers t WHERE t.local_path = \(path) AND t.moved_to IS NULL AND t.new_version_of IS NOT NULL AND \(condition)
+        UNION ALL
+        SELECT \(columns) FROM transfers t WHERE t.moved_to IS NOT NULL AND t.moved_to = \(path) AND t.new_version_of IS NOT NULL AND \(condition)
+        """
     }
 
     /// Forgets the files whose download left the queue (cleared or cancelled): their edits
