@@ -25,6 +25,14 @@ struct FolderPresenceTests {
             try Files.write(base.path + "/my card/DCIM/one.jpg", Files.photo(1))
             device = try FileFingerprint.of(LocalPath(base.path + "/my card/DCIM/one.jpg")).device
         }
+
+        /// A presence without an fstab entry for the folder, told of the card while it is
+        /// mounted (as the rule's watcher does), and the folder.
+        func watched() -> (FolderPresence, LocalPath) {
+            let presence = FolderPresence(fstab: base.path + "/no-fstab")
+            presence.note(LocalPath(card))
+            return (presence, LocalPath(card))
+        }
     }
 
     @Test("a folder that does not exist is missing; one that is there is not")
@@ -39,8 +47,7 @@ struct FolderPresenceTests {
     func unmountedAndBack() throws {
         let m = try FixedMountPoint()
         defer { TestMounts.unmountAll(below: m.base.path) }
-        let presence = FolderPresence(fstab: m.base.path + "/no-fstab"), folder = LocalPath(m.card)
-        presence.note(folder)
+        let (presence, folder) = m.watched()
         #expect(presence.absence(of: folder) == nil)
         try TestMounts.unmount(m.card)
         // Nothing says so until a file of the card is missed: the folder is an empty one.
@@ -75,8 +82,7 @@ struct FolderPresenceTests {
     func anotherCard() throws {
         let m = try FixedMountPoint()
         defer { TestMounts.unmountAll(below: m.base.path) }
-        let presence = FolderPresence(fstab: m.base.path + "/no-fstab"), folder = LocalPath(m.card)
-        presence.note(folder)
+        let (presence, folder) = m.watched()
         try TestMounts.unmount(m.card)
         #expect(presence.fileMissing(m.photo, device: m.device, folder: folder) == .unmounted)
         try TestMounts.mountTmpfs(at: m.card)
@@ -90,8 +96,7 @@ struct FolderPresenceTests {
     func gone(_ what: String) throws {
         let m = try FixedMountPoint()
         defer { TestMounts.unmountAll(below: m.base.path) }
-        let presence = FolderPresence(fstab: m.base.path + "/no-fstab"), folder = LocalPath(m.card)
-        presence.note(folder)
+        let (presence, folder) = m.watched()
         var file = m.photo, device: UInt64? = m.device
         switch what {
         case "deleted from the mounted card":

@@ -136,19 +136,12 @@ extension InstantUploadTests {
     func cardTakenOutWhileQueued() throws {
         let scene = try InstantUploadScene()
         try Camera.makeFolder(scene.path("Card"))
-        try scene.session.startAgent()
-        try scene.addRule("Card")
-        try scene.waitWatching("card")
-        #expect(try scene.session.cli(["pause", "--all"]).status == 0)
-        for i in 1...3 { try Camera.write(scene.path("Card/IMG_\(i).jpg"), Camera.photo(i)) }
-        try scene.session.waitFor("the three photos queued") { $0.count == 3 }
+        try scene.threePhotosQueuedFromCard()
 
         // The card taken out while they wait; the queue goes on.
         try Camera.move(scene.path("Card"), scene.path("Card.out"))
         #expect(try scene.session.cli(["resume", "--all"]).status == 0)
-        func waitingForTheCard(_ item: [String: Any]) -> Bool {
-            (item["reason"] as? [String: Any])?["code"] as? String == "folder_missing"
-        }
+        let waitingForTheCard = InstantUploadScene.waitsForTheCard
         try scene.session.waitFor("the three photos waiting for the card") { $0.count == 3 && $0.allSatisfy(waitingForTheCard) }
         // One sent by hand goes past the rule's gate, finds no file, and waits too.
         let first = try #require(try scene.session.items().first?["id"] as? Int)
@@ -156,11 +149,7 @@ extension InstantUploadTests {
         try scene.session.waitFor("the photo sent by hand tried, and waiting for the card") { items in
             items.contains { $0["id"] as? Int == first && $0["state"] as? String == "retrying" && waitingForTheCard($0) }
         }
-        sleep(3)
-        let waiting = try scene.session.items()
-        #expect(waiting.count == 3 && waiting.allSatisfy { $0["state"] as? String != "failed" && waitingForTheCard($0) },
-                "\(waiting.map { "\($0["state"] ?? "?"): \($0["reason"] ?? "-")" })")
-        let message = (waiting.first?["reason"] as? [String: Any])?["message"] as? String ?? ""
+        let message = try scene.threeStillWaitingForTheCard()
         #expect(message.contains(scene.path("Card")) && message.contains("is not there"), "\(message)")
 
         try Camera.move(scene.path("Card.out"), scene.path("Card"))
@@ -178,29 +167,18 @@ extension InstantUploadTests {
         try Camera.makeFolder(scene.path("store"))
         try TestMounts.mountTmpfs(at: scene.path("store"))
         try TestMounts.bind(scene.path("store"), at: scene.path("Card"))
-        try scene.session.startAgent()
-        try scene.addRule("Card")
-        try scene.waitWatching("card")
-        #expect(try scene.session.cli(["pause", "--all"]).status == 0)
-        for i in 1...3 { try Camera.write(scene.path("Card/IMG_\(i).jpg"), Camera.photo(i)) }
-        try scene.session.waitFor("the three photos queued") { $0.count == 3 }
+        try scene.threePhotosQueuedFromCard()
 
         try TestMounts.unmount(scene.path("Card"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: scene.path("Card")).isEmpty)
         #expect(try scene.session.cli(["resume", "--all"]).status == 0)
-        func waitingForTheCard(_ item: [String: Any]) -> Bool {
-            (item["reason"] as? [String: Any])?["code"] as? String == "folder_missing"
-        }
+        let waitingForTheCard = InstantUploadScene.waitsForTheCard
         try scene.session.waitFor("the three photos waiting for the card") { $0.count == 3 && $0.allSatisfy(waitingForTheCard) }
         // One the agent tried is not sent by hand while its card is out, and the refusal says why.
         let tried = try #require(try scene.session.items().first { $0["state"] as? String == "retrying" }?["id"] as? Int)
         let refused = try scene.session.cli(["retry", "--now", String(tried)])
         #expect(refused.status != 0 && refused.stderr.contains("not mounted on"), "\(refused.stdout) \(refused.stderr)")
-        sleep(3)
-        let waiting = try scene.session.items()
-        #expect(waiting.count == 3 && waiting.allSatisfy { $0["state"] as? String != "failed" && waitingForTheCard($0) },
-                "\(waiting.map { "\($0["state"] ?? "?"): \($0["reason"] ?? "-")" })")
-        let message = (waiting.first?["reason"] as? [String: Any])?["message"] as? String ?? ""
+        let message = try scene.threeStillWaitingForTheCard()
         #expect(message.contains("not mounted on " + scene.path("Card")), "\(message)")
 
         try TestMounts.bind(scene.path("store"), at: scene.path("Card"))
@@ -231,5 +209,31 @@ extension InstantUploadTests {
         try scene.session.addAccount(scene.server)
         try scene.waitUploaded(1, timeout: 25)
         #expect(scene.serverFiles() == ["meanwhile.jpg"])
+    }
+}
+
+extension InstantUploadScene {
+    /// The agent running with a rule on `Card` watching it, the queue paused, and three
+    /// photos written to the card and queued.
+    func threePhotosQueuedFromCard() throws {
+        try session.startAgent()
+        try addRule("Card")
+        try waitWatching("card")
+        #expect(try session.cli(["pause", "--all"]).status == 0)
+        for i in 1...3 { try Camera.write(path("Card/IMG_\(i).jpg"), Camera.photo(i)) }
+        try session.waitFor("the three photos queued") { $0.count == 3 }
+    }
+
+    static func waitsForTheCard(_ item: [String: Any]) -> Bool {
+        (item["reason"] as? [String: Any])?["code"] as? String == "folder_missing"
+    }
+
+    /// A while later, the three photos still wait for the card, none failed: the reason's message.
+    func threeStillWaitingForTheCard() throws -> String {
+        sleep(3)
+        let waiting = try session.items()
+        #expect(waiting.count == 3 && waiting.allSatisfy { $0["state"] as? String != "failed" && Self.waitsForTheCard($0) },
+                "\(waiting.map { "\($0["state"] ?? "?"): \($0["reason"] ?? "-")" })")
+        return (waiting.first?["reason"] as? [String: Any])?["message"] as? String ?? ""
     }
 }
