@@ -40,7 +40,8 @@ struct MediaCompletenessTests {
         default: Self.webp
         }
         // Past the signature (shorter is not classified as this format at all).
-        // A RIFF file may be up to eight bytes shorter than it says (writers that count its header in).
+        // A RIFF file may lack its last pad byte; one eight bytes short may be a writer that
+        // counted the header in.
         let last = whole.count - (format == .webp ? 9 : 1)
         var missed: [Int] = []
         for length in 12...last where cutShort(format, Array(whole.prefix(length))) == nil { missed.append(length) }
@@ -72,6 +73,8 @@ struct MediaCompletenessTests {
         var riff = Self.webp
         riff.replaceSubrange(4..<8, with: withUnsafeBytes(of: UInt32(riff.count).littleEndian) { Array($0) })
         #expect(cutShort(.webp, riff) == nil, "declared length counts the header")
+        #expect(cutShort(.webp, Array(Self.webp.dropLast())) == nil, "the last pad byte left out")
+        #expect(cutShort(.webp, Array(Self.webp.dropLast(2))) != nil, "any more is a cut")
     }
 
     @Test("damage that is not a cut is not this check's to judge: taken as it is")

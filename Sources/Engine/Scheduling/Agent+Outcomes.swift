@@ -26,12 +26,12 @@ extension Agent {
 
     /// A new version of a Local Drive file whose file is not at its name may be one renamed
     /// within Local Drive a moment ago: its rename is followed once the rename window has
-    /// passed (`LocalDriveWatch`), and this row with it. It tries again after that window,
-    /// twice at most, before it fails as gone.
+    /// passed (`LocalDriveWatch`), and this row with it. It tries again once after that
+    /// window (whatever it waited for before) before it fails as gone.
     func followingItsRename(_ outcome: JobOutcome, of row: Transfer) -> JobOutcome {
         guard case .failed(let reason) = outcome, reason.code == .sourceMissing, row.newVersionOf != nil,
-              row.attempts < 2 else { return outcome }
-        let wait = Double(SettleWindow.seconds) * 2 + 4
+              row.reason?.code != .sourceMissing else { return outcome }
+        let wait = Double(SettleWindow.seconds) * 2 + 6
         return .retry(Classification(reason: Reason(.sourceMissing, "\(row.localPath.display) is not there; if it was renamed within Local Drive, this new version follows it"),
                                      retryAfter: wait), progressed: false)
     }

@@ -18,17 +18,31 @@ enum MediaCompleteness {
     /// or when its format gives no cheap way to tell.
     static func cutShort(_ format: MediaFormat, in source: any ByteSource) -> String? {
         switch format {
-        case .jpeg: jpeg(source)
-        case .png: png(source)
-        case .webp, .avi: riff(source)
-        case .mp4, .quickTime, .threeGPP, .cr3: isoBoxes(source) { $0.contains("moov") && $0.contains("mdat") }
+        case .jpeg: return jpeg(source)
+        case .png: return png(source)
+        case .webp, .avi: return riff(source)
+        case .mp4, .quickTime, .threeGPP, .cr3: return isoBoxes(source) { $0.contains("moov") && $0.contains("mdat") }
         case .heif, .avif:
             // A still image keeps its items in `meta` (its data in `mdat`, or in the meta
-            // box's own `idat`); an image sequence is a movie (`moov`).
-            isoBoxes(source) { seen in
-                seen.contains("moov") && seen.contains("mdat") || seen.contains("meta") && (seen.contains("mdat") || hasIdat(source))
+            // box's own `idat`, looked for once); an image sequence is a movie (`moov`).
+            let idat = Lazy { hasIdat(source) }
+            return isoBoxes(source) { seen in
+                seen.contains("moov") && seen.contains("mdat") || seen.contains("meta") && (seen.contains("mdat") || idat.value)
             }
-        case .gif, .bmp, .jpegXL, .tiffRaw, .raf, .crw, .rawByName, .matroska, .webm, .mpegTS, .mpegPS, .asf: nil
+        case .gif, .bmp, .jpegXL, .tiffRaw, .raf, .crw, .rawByName, .matroska, .webm, .mpegTS, .mpegPS, .asf: return nil
+        }
+    }
+
+    /// A value worked out once, when first asked for.
+    private final class Lazy<Value> {
+        private var made: Value?
+        private let make: () -> Value
+        init(_ make: @escaping () -> Value) { self.make = make }
+        var value: Value {
+            if let made { return made }
+            let value = make()
+            made = value
+            return value
         }
     }
 
@@ -120,8 +134,8 @@ enum MediaCompleteness {
     private static func riff(_ source: any ByteSource) -> String? {
         guard let declared = source.bytes(at: 4, length: 4).uint32LE(at: 0) else { return nil }
         let whole = 8 + UInt64(declared)
-        // Some writers count the eight header bytes in: that much more is no cut.
-        guard source.count + 8 < whole else { return nil }
+        // Some writers count the eight header bytes in, or leave out the last pad byte.
+        guard source.count < whole, source.count != UInt64(declared), source.count + 1 != whole else { return nil }
         return "it holds \(source.count) of the \(whole) bytes its header declares (a copy interrupted?)"
     }
 

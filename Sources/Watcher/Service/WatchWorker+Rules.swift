@@ -167,6 +167,8 @@ extension WatchWorker {
         { event in
             switch event {
             case .found(let file):
+                // A card mounted while the folder was watched shows here first.
+                presence.note(folder)
                 memory.taken.insert(file.fingerprint, at: file.path)
                 inbox.post(.found(rule: id, file))
             case .moved(let from, let to, _):
