@@ -33,10 +33,9 @@ extension QueueStore {
                 """, [.blob(row.localPath.bytes), .int(row.accountID), .text(row.remotePath), .optionalText(row.versionETag)]
                     + placed.columnValues + [.text(sha256), .int(row.id)])
         } else if row.newVersionOf != nil, let sent = row.fingerprint, let sha256 {
-            // Renamed within Local Drive while it was sent: the entry is at the new name.
-            let path = try database.query("SELECT moved_to FROM transfers WHERE id = ?", [.int(row.id)]) { r in
-                try r.optionalBlob("moved_to").map { LocalPath(bytes: $0) }
-            }.first.flatMap { $0 } ?? row.localPath
+            // Renamed within Local Drive while it was sent: the pass wrote the new name into
+            // the row (`applyRequestedMoves`) before it recorded this outcome.
+            let path = row.localPath
             let remembered = try database.run("""
                 UPDATE local_drive SET remote_path = ?, etag = ?, \(FileFingerprint.assignments), sha256 = ?
                 WHERE local_path = ?

@@ -25,24 +25,15 @@ enum MediaCompleteness {
         case .heif, .avif:
             // A still image keeps its items in `meta` (its data in `mdat`, or in the meta
             // box's own `idat`, looked for once); an image sequence is a movie (`moov`).
-            let idat = Lazy { hasIdat(source) }
+            var idat: Bool?
             return isoBoxes(source) { seen in
-                seen.contains("moov") && seen.contains("mdat") || seen.contains("meta") && (seen.contains("mdat") || idat.value)
+                if seen.contains("moov") && seen.contains("mdat") { return true }
+                guard seen.contains("meta") else { return false }
+                if seen.contains("mdat") { return true }
+                if idat == nil { idat = hasIdat(source) }
+                return idat!
             }
         case .gif, .bmp, .jpegXL, .tiffRaw, .raf, .crw, .rawByName, .matroska, .webm, .mpegTS, .mpegPS, .asf: return nil
-        }
-    }
-
-    /// A value worked out once, when first asked for.
-    private final class Lazy<Value> {
-        private var made: Value?
-        private let make: () -> Value
-        init(_ make: @escaping () -> Value) { self.make = make }
-        var value: Value {
-            if let made { return made }
-            let value = make()
-            made = value
-            return value
         }
     }
 

@@ -80,10 +80,11 @@ struct Settler {
     /// When the next wait ends; nil when nothing waits.
     mutating func nextDeadline() -> ContinuousClock.Instant? {
         dropStale()
-        let next = head < queue.count ? queue[head].deadline : nil
-        let later = postponed.filter { entries[$0.path]?.generation == $0.generation }.map(\.deadline).min()
-        guard let later else { return next }
-        return next.map { min($0, later) } ?? later
+        var next = head < queue.count ? queue[head].deadline : nil
+        for wait in postponed where entries[wait.path]?.generation == wait.generation {
+            next = next.map { min($0, wait.deadline) } ?? wait.deadline
+        }
+        return next
     }
 
     /// Ends every wait due at `now`: a file that `look` finds unchanged is settled and
