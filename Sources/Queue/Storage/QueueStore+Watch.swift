@@ -171,11 +171,9 @@ extension QueueStore {
     /// is taken again like a new file (and sent itself, unless its content is still one the
     /// rule took); returns their paths. Call it inside the transaction that updates the upload.
     public func forgetCopies(rule: String, waitingOn id: Int64) throws -> [LocalPath] {
-        let paths = try database.query("SELECT path FROM watch_taken WHERE rule = ? AND waits_on = ? ORDER BY id", [.text(rule), .int(id)]) { r in
+        try database.query("DELETE FROM watch_taken WHERE rule = ? AND waits_on = ? RETURNING path", [.text(rule), .int(id)]) { r in
             LocalPath(bytes: try r.blob("path"))
         }
-        if !paths.isEmpty { try database.run("DELETE FROM watch_taken WHERE rule = ? AND waits_on = ?", [.text(rule), .int(id)]) }
-        return paths
     }
 
     /// Whether a copy of `rule` waits on an upload that has not completed.
