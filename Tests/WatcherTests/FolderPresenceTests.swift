@@ -30,9 +30,22 @@ struct FolderPresenceTests {
         /// mounted (as the rule's watcher does), and the folder.
         func watched() -> (FolderPresence, LocalPath) {
             let presence = FolderPresence(fstab: base.path + "/no-fstab")
-            presence.note(LocalPath(card))
+            #expect(presence.note(LocalPath(card)) == device, "a new mount point is handed out to be kept")
+            #expect(presence.note(LocalPath(card)) == nil, "once")
             return (presence, LocalPath(card))
         }
+    }
+
+    @Test("a mount point kept from an earlier run is evidence enough")
+    func rememberedMountPoint() throws {
+        let m = try FixedMountPoint()
+        defer { TestMounts.unmountAll(below: m.base.path) }
+        try TestMounts.unmount(m.card)
+        let forgetful = FolderPresence(fstab: m.base.path + "/no-fstab")
+        #expect(forgetful.fileMissing(m.photo, device: m.device, folder: LocalPath(m.card)) == nil)
+        let presence = FolderPresence(fstab: m.base.path + "/no-fstab")
+        presence.remember([(LocalPath(m.card), m.device)])
+        #expect(presence.fileMissing(m.photo, device: m.device, folder: LocalPath(m.card)) == .unmounted)
     }
 
     @Test("a folder that does not exist is missing; one that is there is not")

@@ -185,6 +185,55 @@ extension InstantUploadTests {
         try scene.waitUploaded(3)
         try scene.expectEachOnce(["IMG_1.jpg", "IMG_2.jpg", "IMG_3.jpg"]) { scene.path("Card/" + $0) }
     }
+
+    @Test("a card unmounted from its fixed mount point while the agent was stopped: its queued photos wait for it from the agent's first pass, and go once it is back")
+    func cardUnmountedWhileStopped() throws {
+        let scene = try InstantUploadScene()
+        defer { TestMounts.unmountAll(below: scene.files.path) }
+        try Camera.makeFolder(scene.path("Card"))
+        try Camera.makeFolder(scene.path("store"))
+        try TestMounts.mountTmpfs(at: scene.path("store"))
+        try TestMounts.bind(scene.path("store"), at: scene.path("Card"))
+        try scene.threePhotosQueuedFromCard()
+
+        // Not in /etc/fstab: only what the agent saw while it watched says a card was there.
+        scene.session.stopAgent()
+        try TestMounts.unmount(scene.path("Card"))
+        #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+        try scene.session.startAgent()
+        let waitingForTheCard = InstantUploadScene.waitsForTheCard
+        try scene.session.waitFor("the three photos waiting for the card") { $0.count == 3 && $0.allSatisfy(waitingForTheCard) }
+        let message = try scene.threeStillWaitingForTheCard()
+        #expect(message.contains("not mounted on " + scene.path("Card")), "\(message)")
+
+        try TestMounts.bind(scene.path("store"), at: scene.path("Card"))
+        try scene.waitUploaded(3)
+        try scene.expectEachOnce(["IMG_1.jpg", "IMG_2.jpg", "IMG_3.jpg"]) { scene.path("Card/" + $0) }
+    }
+
+    @Test("a rule paused while the agent was stopped holds its queued photos from the agent's first pass")
+    func pausedWhileStopped() throws {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Card"))
+        try scene.threePhotosQueuedFromCard()
+        scene.session.stopAgent()
+        #expect(try scene.session.cli(["watch", "pause", "card"]).status == 0)
+        #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+        // The service's thread held before it reads the rules: the scheduler's passes meanwhile
+        // go by what the agent read as it started.
+        scene.session.pause(at: "rules-unread")
+        defer { scene.session.releasePause() }
+        try scene.session.startAgent()
+        try scene.session.waitForAgentLog("paused at rules-unread")
+        try scene.session.waitFor("the three photos held by their paused rule") { items in
+            items.count == 3 && items.allSatisfy { ($0["reason"] as? [String: Any])?["code"] as? String == "paused" }
+        }
+        sleep(2)
+        #expect(scene.serverFiles().isEmpty, "a photo of the paused rule went")
+        scene.session.releasePause()
+        #expect(try scene.session.cli(["watch", "resume", "card"]).status == 0)
+        try scene.waitUploaded(3)
+    }
 }
 
 extension InstantUploadTests {

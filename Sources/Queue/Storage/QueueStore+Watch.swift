@@ -324,6 +324,21 @@ extension QueueStore {
             """, [.text(rule)]) { $0.int(0) }.isEmpty
     }
 
+    /// Remembers that a file system on `device` was mounted on `folder` while a rule
+    /// watched it (see `mountPoints`).
+    public func rememberMountPoint(_ folder: LocalPath, device: UInt64) throws {
+        try database.run("INSERT OR IGNORE INTO mount_points (folder, device, seen_at) VALUES (?, ?, ?)",
+                         [.blob(folder.bytes), .int(Int64(bitPattern: device)), .int(nowMilliseconds())])
+    }
+
+    /// The folders seen as mount points while they were watched, with the devices seen on
+    /// each: the evidence that a folder found empty is a card taken out.
+    public func mountPoints() throws -> [(folder: LocalPath, device: UInt64)] {
+        try database.query("SELECT folder, device FROM mount_points") { r in
+            (LocalPath(bytes: try r.blob("folder")), UInt64(bitPattern: try r.int64("device")))
+        }
+    }
+
     /// Forgets the status of every rule (when the agent stops, it is no longer true).
     public func clearWatchStatus() throws {
         try database.run("UPDATE watch_rules SET state = NULL, troubles = NULL, status_at = NULL")

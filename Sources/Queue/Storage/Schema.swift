@@ -308,6 +308,17 @@ public enum Schema {
         """
         CREATE INDEX transfers_retrying ON transfers (next_attempt_at) WHERE state = 'retrying';
         """,
+        // 17: folders seen as mount points while a rule watched them, with the device seen
+        // there. A card unmounted from a fixed mount point leaves an empty folder behind;
+        // this is how its photos are known to wait for it, after a restart as well.
+        """
+        CREATE TABLE mount_points (
+            folder BLOB NOT NULL,
+            device INTEGER NOT NULL,
+            seen_at INTEGER NOT NULL,
+            PRIMARY KEY (folder, device)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     public static var latest: Int { migrations.count }

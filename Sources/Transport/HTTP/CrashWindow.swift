@@ -24,10 +24,13 @@ public enum CrashWindow: String, Sendable {
     /// The original of an upload was found to be the file uploaded; its move to the trash
     /// is next.
     case trashChecked = "trash-checked"
+    /// The watch service's thread is about to read the rules for the first time; the
+    /// scheduler is already running.
+    case rulesUnread = "rules-unread"
 
-    public func pauseIfTesting(transfer id: Int64, cancellation: CancellationFlag = CancellationFlag()) {
+    public func pauseIfTesting(transfer id: Int64? = nil, cancellation: CancellationFlag = CancellationFlag()) {
         guard let value = getenv("INSTANT_UPLOAD_TEST_PAUSE"), String(cString: value) == rawValue else { return }
-        Log.info("transfer \(id): paused at \(rawValue) for a crash test")
+        Log.info("\(id.map { "transfer \($0): " } ?? "")paused at \(rawValue) for a crash test")
         // Long enough for a test on a loaded machine to see the log line and kill the agent.
         let until = MonotonicClock.seconds() + 300
         let release = getenv("INSTANT_UPLOAD_TEST_PAUSE_RELEASE").map { String(cString: $0) }

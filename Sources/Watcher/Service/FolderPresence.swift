@@ -21,6 +21,8 @@ public enum FolderAbsence: Sendable, Equatable {
 /// A device number alone is not enough: btrfs and FUSE mounts may get another after a
 /// reboot, and a folder emptied by the person is not a card taken out. The folder is then
 /// remembered as away until a file system is mounted on it again or anything is put in it.
+/// The mount points seen are kept in the queue database, so a card taken out while the
+/// agent was stopped is known too.
 ///
 /// Shared by the scheduler's threads (the rule gates, the transfers' outcomes) and the
 /// watchers' (`note`).
@@ -37,10 +39,20 @@ final class FolderPresence: Sendable {
 
     init(fstab: String = "/etc/fstab") { self.fstab = fstab }
 
-    /// The folder is watched: what is mounted on it now is remembered.
-    func note(_ folder: LocalPath) {
-        guard let here = try? FileIO.status(folder), Self.mountsSomething(folder, here) else { return }
-        state.withLock { _ = $0.mounted[folder, default: []].insert(UInt64(here.st_dev)) }
+    /// The folder is watched: what is mounted on it now is remembered. Returns the device
+    /// when it was not known to be mounted there before, for the queue database to keep
+    /// (`remember` gives it back after a restart).
+    func note(_ folder: LocalPath) -> UInt64? {
+        guard let here = try? FileIO.status(folder), Self.mountsSomething(folder, here) else { return nil }
+        let device = UInt64(here.st_dev)
+        return state.withLock { $0.mounted[folder, default: []].insert(device).inserted } ? device : nil
+    }
+
+    /// Mount points noted before (by an earlier run of the agent).
+    func remember(_ mountPoints: [(folder: LocalPath, device: UInt64)]) {
+        state.withLock { state in
+            for (folder, device) in mountPoints { state.mounted[folder, default: []].insert(device) }
+        }
     }
 
     /// How `folder` is away now; nil when its files can be read from it.

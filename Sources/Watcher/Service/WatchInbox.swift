@@ -13,6 +13,8 @@ final class WatchInbox: Sendable {
         case notQueued(rule: String, LocalPath, reason: String)
         /// The files that were there when the rule's folder was first walked: its baseline.
         case baseline(rule: String, [(LocalPath, FileFingerprint)])
+        /// A file system on `device` was seen mounted on a rule's folder for the first time.
+        case mounted(folder: LocalPath, device: UInt64)
         /// The watcher's state or troubles changed, or it found a part it cannot read.
         case status(rule: String)
         /// An upload completed (its row as recorded).

@@ -38,12 +38,28 @@ public final class WatchService: Sendable {
     public func start() throws(SystemError) {
         try running.withLock { (running: inout (thread: DedicatedThread, inbox: WatchInbox)?) throws(SystemError) in
             guard running == nil else { return }
+            loadBeforeFirstPass()
             let inbox = try WatchInbox()
             let (options, published, presence) = (self.options, self.published, self.presence)
             let thread = try DedicatedThread(name: "iu-watch") {
                 WatchWorker(options: options, inbox: inbox, published: published, presence: presence).run()
             }
             running = (thread, inbox)
+        }
+    }
+
+    /// What decides whether a rule's uploads may go, known before the scheduler's first
+    /// pass rather than once the service's thread has read it: the rules (a paused or
+    /// Wi-Fi-only rule's photos would go otherwise), and the mount points seen by earlier
+    /// runs (a card taken out while the agent was stopped). The thread reads both again.
+    private func loadBeforeFirstPass() {
+        if let rules = try? WatchWorker.readRules(options.paths.configFile) {
+            published.set(rules)
+        }
+        do {
+            presence.remember(try QueueStore(path: options.paths.queueDatabase).mountPoints())
+        } catch {
+            Log.warning("the mount points seen on watched folders cannot be read (\(error)); a card taken out meanwhile is not known as such")
         }
     }
 
@@ -99,5 +115,11 @@ final class PublishedRules: Sendable {
     private let rules = Locked<[String: WatchRule]>([:])
 
     func rule(_ id: String) -> WatchRule? { rules.withLock { $0[id] } }
-    func set(_ new: [String: WatchRule]) { rules.withLock { $0 = new } }
+    /// Publishes `new` (the first of two rules with one name); returns them by name.
+    @discardableResult
+    func set(_ new: [WatchRule]) -> [String: WatchRule] {
+        let byID = Dictionary(new.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        rules.withLock { $0 = byID }
+        return byID
+    }
 }

@@ -22,8 +22,7 @@ extension WatchWorker {
             return
         }
         configProblem = nil
-        let byID = Dictionary(loaded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        published.set(byID)
+        let byID = published.set(loaded)
         rules = loaded
         let changed = running.keys.filter { byID[$0] != running[$0]?.rule }.sorted()
         for id in changed {
@@ -168,7 +167,7 @@ extension WatchWorker {
             switch event {
             case .found(let file):
                 // A card mounted while the folder was watched shows here first.
-                presence.note(folder)
+                if let device = presence.note(folder) { inbox.post(.mounted(folder: folder, device: device)) }
                 memory.taken.insert(file.fingerprint, at: file.path)
                 inbox.post(.found(rule: id, file))
             case .moved(let from, let to, _):
@@ -179,7 +178,7 @@ extension WatchWorker {
             case .status(let status):
                 // What is mounted on the folder, while it is watched: a card on a fixed mount
                 // point, later unmounted, is then known to have been there.
-                if status.state == .watching { presence.note(folder) }
+                if status.state == .watching, let device = presence.note(folder) { inbox.post(.mounted(folder: folder, device: device)) }
                 // Published right after the first whole walk of the folder.
                 if status.state == .watching || status.state == .scanningPeriodically, let files = memory.endBaseline() {
                     inbox.post(.baseline(rule: id, files))

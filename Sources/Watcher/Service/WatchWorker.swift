@@ -2,6 +2,7 @@ import Glibc
 import Platform
 import Queue
 import Synchronization
+import Transport
 
 /// The watch service's thread: the config's rules, the running watchers, their messages
 /// and the queue connection, all owned here and changed nowhere else.
@@ -71,6 +72,7 @@ final class WatchWorker {
     }
 
     func run() {
+        CrashWindow.rulesUnread.pauseIfTesting()
         var config: ConfigFileWatch?
         var configUnwatched = false
         var fds = [pollfd(fd: inbox.wakeUp.fd, events: Int16(POLLIN), revents: 0),
@@ -194,6 +196,8 @@ final class WatchWorker {
         case .baseline(let rule, let files):
             try store.recordBaseline(rule: rule, files: files.map { TakenFile(path: $0.0, fingerprint: $0.1, kind: .baseline) })
             Log.info("\(rule): \(files.count) file\(files.count == 1 ? " was" : "s were") in the folder when the rule was added; left alone (the rule's `existing` setting uploads them)")
+        case .mounted(let folder, let device):
+            try store.rememberMountPoint(folder, device: device)
         case .status(let rule):
             statusDirty.insert(rule)
         case .completed(let row):
