@@ -49,6 +49,29 @@ struct MediaCompletenessTests {
         #expect(cutShort(format, Array(whole.prefix(last)))?.contains("a copy interrupted?") == true)
     }
 
+    /// A motion photo as Google's camera writes it: the picture, with XMP saying it carries
+    /// a video, the video appended, and (as Samsung's do) a maker's trailer after that.
+    static func motionPhoto(trailer: [UInt8] = []) -> [UInt8] {
+        let xmp = Array("http://ns.adobe.com/xap/1.0/\0<x:xmpmeta><rdf:RDF><rdf:Description GCamera:MotionPhoto=\"1\"/></rdf:RDF></x:xmpmeta>".utf8)
+        let app1 = [0xFF, 0xE1] + withUnsafeBytes(of: UInt16(xmp.count + 2).bigEndian) { Array($0) } + xmp
+        return Array(photo.prefix(2)) + app1 + Array(photo.dropFirst(2)) + movie + trailer
+    }
+
+    @Test("a motion photo is whole with its whole video, and cut short anywhere in the video")
+    func motionPhoto() {
+        let whole = Self.motionPhoto()
+        #expect(cutShort(.jpeg, whole) == nil)
+        #expect(cutShort(.jpeg, Self.motionPhoto(trailer: Array("MotionPhoto_Data".utf8) + TestData.bytes(count: 300, seed: 4))) == nil)
+        let picture = whole.count - Self.movie.count
+        var missed: [Int] = []
+        // Cut exactly at the picture's end, it is a whole JPEG: nothing tells it from one without a video.
+        for length in picture + 1..<whole.count where cutShort(.jpeg, Array(whole.prefix(length))) == nil { missed.append(length) }
+        #expect(missed.isEmpty, "taken as whole when cut to \(missed.prefix(10)) of \(whole.count) bytes")
+        #expect(cutShort(.jpeg, Array(whole.prefix(picture + 100)))?.contains("a copy interrupted?") == true)
+        #expect(cutShort(.jpeg, Array(whole.prefix(picture + 3))) == "it ends before the motion photo's video (a copy interrupted?)")
+        #expect(cutShort(.jpeg, Self.photo + Self.movie.prefix(100)) == nil, "without the XMP, a trailer like any other")
+    }
+
     @Test("a video whose media box runs past the end names it; one cut between two boxes names the one it lacks")
     func namesTheBox() throws {
         let movie = MediaFiles.movie(creation: 1_700_000_000, moovFirst: true, mediaBytes: 4096)

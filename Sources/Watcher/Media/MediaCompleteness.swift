@@ -43,11 +43,13 @@ enum MediaCompleteness {
     static let scanBlock = 1 << 20
 
     /// Ends with the end-of-image marker (`FF D9`), or has one after its image data: some
-    /// cameras append data after it (a motion photo's video, a maker's trailer).
+    /// cameras append data after it (a maker's trailer). A motion photo (its XMP says it
+    /// carries a video) must also hold the whole of the video appended after the picture.
     private static func jpeg(_ source: any ByteSource) -> String? {
         if source.bytes(at: source.count >= 2 ? source.count - 2 : 0, length: 2) == [0xFF, 0xD9] { return nil }
         // Walk the segments to the start of the image data, then look for the marker there.
         var offset: UInt64 = 2
+        var motionPhoto = false
         for _ in 0..<walkLimit {
             let header = source.bytes(at: offset, length: 4)
             guard header.count >= 2 else { return "it ends inside its header segments (a copy interrupted?)" }
@@ -61,36 +63,83 @@ enum MediaCompleteness {
             }
             let end = offset + 2 + UInt64(length)
             guard end <= source.count else { return "it ends inside its header segments (a copy interrupted?)" }
-            if marker == 0xDA { return hasEndMarker(source, from: end) ? nil : "it ends before the picture's end marker (a copy interrupted?)" }
+            if marker == 0xE1, !motionPhoto { motionPhoto = saysMotionPhoto(source.bytes(at: offset + 4, length: Int(length) - 2)) }
+            if marker == 0xDA {
+                guard let image = endMarker(source, from: end) else { return "it ends before the picture's end marker (a copy interrupted?)" }
+                return motionPhoto ? motionPhotoVideo(source, after: image + 2) : nil
+            }
             offset = end
         }
         return nil
     }
 
-    /// Whether `FF D9` occurs at or after `start`: inside compressed data every `FF` is
+    /// Whether an APP1 segment is XMP that declares a video appended to the picture: Google's
+    /// motion photo (`Camera:MotionPhoto`, `Container` item `MotionPhoto`) and the older
+    /// micro video (`GCamera:MicroVideo`), which Samsung writes too.
+    private static func saysMotionPhoto(_ segment: [UInt8]) -> Bool {
+        guard segment.starts(with: Array("http://ns.adobe.com/xap/1.0/\0".utf8)) else { return false }
+        return [#"MotionPhoto="1""#, #"MicroVideo="1""#, #"Semantic="MotionPhoto""#,
+                "<Camera:MotionPhoto>1<", "<GCamera:MicroVideo>1<"].contains { segment.contains(Array($0.utf8)) }
+    }
+
+    /// The video of a motion photo, after the picture's end marker (and whatever else the
+    /// phone put between, a gain map): an MP4 whose boxes are all there. Bytes after it (a
+    /// maker's trailer) are allowed, as after any MP4.
+    private static func motionPhotoVideo(_ source: any ByteSource, after start: UInt64) -> String? {
+        guard let type = find(Array("ftyp".utf8), in: source, from: start + 4) else {
+            return "it ends before the motion photo's video (a copy interrupted?)"
+        }
+        return isoBoxes(source, from: type - 4) { $0.contains("moov") && $0.contains("mdat") }.map { "its video: " + $0 }
+    }
+
+    /// The first offset at or after `start` where `needle` occurs, read in blocks.
+    private static func find(_ needle: [UInt8], in source: any ByteSource, from start: UInt64) -> UInt64? {
+        var offset = start
+        while offset < source.count {
+            let block = source.bytes(at: offset, length: scanBlock)
+            guard block.count >= needle.count else { return nil }
+            let found = block.withUnsafeBytes { raw -> Int? in
+                let base = raw.baseAddress!, last = raw.count - needle.count
+                var at = 0
+                while at <= last, let hit = memchr(base + at, Int32(needle[0]), last + 1 - at) {
+                    let i = base.distance(to: UnsafeRawPointer(hit))
+                    if needle.indices.allSatisfy({ raw[i + $0] == needle[$0] }) { return i }
+                    at = i + 1
+                }
+                return nil
+            }
+            if let found { return offset + UInt64(found) }
+            // The next block starts early enough to find a needle this one cut in two.
+            offset += UInt64(block.count - (needle.count - 1))
+            if block.count < scanBlock { return nil }
+        }
+        return nil
+    }
+
+    /// Where `FF D9` first occurs at or after `start`: inside compressed data every `FF` is
     /// followed by `00` or a restart marker, so the first one there is the image's end.
-    private static func hasEndMarker(_ source: any ByteSource, from start: UInt64) -> Bool {
+    private static func endMarker(_ source: any ByteSource, from start: UInt64) -> UInt64? {
         var offset = start
         var previous: UInt8 = 0
         while offset < source.count {
             let block = source.bytes(at: offset, length: scanBlock)
-            guard let last = block.last else { return false }
-            if previous == 0xFF, block[0] == 0xD9 { return true }
-            let found = block.withUnsafeBytes { raw -> Bool in
+            guard let last = block.last else { return nil }
+            if previous == 0xFF, block[0] == 0xD9 { return offset - 1 }
+            let found = block.withUnsafeBytes { raw -> Int? in
                 let base = raw.baseAddress!
                 var at = 0
                 while at < raw.count - 1, let hit = memchr(base + at, 0xFF, raw.count - 1 - at) {
                     let i = base.distance(to: UnsafeRawPointer(hit))
-                    if raw[i + 1] == 0xD9 { return true }
+                    if raw[i + 1] == 0xD9 { return i }
                     at = i + 1
                 }
-                return false
+                return nil
             }
-            if found { return true }
+            if let found { return offset + UInt64(found) }
             previous = last
             offset += UInt64(block.count)
         }
-        return false
+        return nil
     }
 
     /// Whether the top-level `meta` box holds an `idat` (item data kept in the box itself).
@@ -135,8 +184,8 @@ enum MediaCompleteness {
     /// boxes is a valid list of boxes, but one without its movie or its media data. Bytes
     /// after a complete file that are no box this format knows (a camera maker's trailer)
     /// are not a cut.
-    private static func isoBoxes(_ source: any ByteSource, complete: (Set<String>) -> Bool) -> String? {
-        var offset: UInt64 = 0
+    private static func isoBoxes(_ source: any ByteSource, from start: UInt64 = 0, complete: (Set<String>) -> Bool) -> String? {
+        var offset = start
         var seen: Set<String> = []
         for _ in 0..<walkLimit {
             guard offset < source.count else {
