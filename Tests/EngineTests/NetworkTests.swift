@@ -30,12 +30,14 @@ struct NetworkTests {
             let before = try s.items()
             try net.linkDown()
             let down = Date()
-            try s.waitFor("all three waiting for the network", timeout: 2.5) { items in
+            // Told by the kernel that the link is down, not by a transfer stalled for 30 s
+            // (the bound leaves a loaded machine or a sanitized build room, and no more).
+            try s.waitFor("all three waiting for the network", timeout: 10) { items in
                 items.count == 3 && items.allSatisfy {
                     $0["state"] as? String == "queued" && ($0["reason"] as? [String: Any])?["code"] as? String == "offline"
                 }
             }
-            #expect(Date().timeIntervalSince(down) <= 2.5)
+            #expect(Date().timeIntervalSince(down) < 10, "seen through the kernel, well before the 30 s stall")
             let paused = try s.items()
             #expect(!paused.contains { $0["state"] as? String == "failed" })
             for item in paused {
