@@ -246,4 +246,21 @@ struct WatchMemoryTests {
         let held = try store.watchOverview(rule: "cam").held
         #expect(held.map(\.count) == [1000] && held.first?.reason.message.contains("BAT0") == true)
     }
+
+    @Test("mount points seen on watched folders: kept across opens (any device number), a few per folder, none for a folder no rule watches")
+    func mountPoints() throws {
+        let (store, _) = try makeStore()
+        let card = LocalPath("/mnt/card"), other = LocalPath("/mnt/other")
+        try store.rememberMountPoint(card, device: UInt64.max - 1)
+        try store.rememberMountPoint(card, device: UInt64.max - 1)
+        try store.rememberMountPoint(other, device: 2049)
+        let again = try QueueStore(path: folder.path + "/state/queue.sqlite3")
+        #expect(try again.mountPoints().sorted { $0.device < $1.device }.map { "\($0.folder.display) \($0.device)" }
+                == ["/mnt/other 2049", "/mnt/card \(UInt64.max - 1)"])
+        for device in 1...20 { try store.rememberMountPoint(card, device: UInt64(device)); usleep(2000) }
+        let onCard = try store.mountPoints().filter { $0.folder == card }.map(\.device).sorted()
+        #expect(onCard == Array(13...20).map(UInt64.init), "the devices seen there last")
+        try store.keepMountPoints(of: [card])
+        #expect(try Set(store.mountPoints().map(\.folder)) == [card])
+    }
 }

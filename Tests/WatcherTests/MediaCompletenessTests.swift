@@ -51,10 +51,32 @@ struct MediaCompletenessTests {
 
     /// A motion photo as Google's camera writes it: the picture, with XMP saying it carries
     /// a video, the video appended, and (as Samsung's do) a maker's trailer after that.
-    static func motionPhoto(trailer: [UInt8] = []) -> [UInt8] {
-        let xmp = Array("http://ns.adobe.com/xap/1.0/\0<x:xmpmeta><rdf:RDF><rdf:Description GCamera:MotionPhoto=\"1\"/></rdf:RDF></x:xmpmeta>".utf8)
-        let app1 = [0xFF, 0xE1] + withUnsafeBytes(of: UInt16(xmp.count + 2).bigEndian) { Array($0) } + xmp
-        return Array(photo.prefix(2)) + app1 + Array(photo.dropFirst(2)) + movie + trailer
+    static func motionPhoto(between: [UInt8] = [], trailer: [UInt8] = [],
+                            xmp: String = "http://ns.adobe.com/xap/1.0/\0<x:xmpmeta><rdf:RDF><rdf:Description GCamera:MotionPhoto=\"1\"/></rdf:RDF></x:xmpmeta>") -> [UInt8] {
+        let app1 = [0xFF, 0xE1] + withUnsafeBytes(of: UInt16(xmp.utf8.count + 2).bigEndian) { Array($0) } + Array(xmp.utf8)
+        return Array(photo.prefix(2)) + app1 + Array(photo.dropFirst(2)) + between + movie + trailer
+    }
+
+    @Test("a motion photo's video is found after a gain map or a maker's marker, across the blocks it is looked for in, and the XMP is read in its other forms")
+    func motionPhotoShapes() {
+        let gainMap = Self.photo + Array("MotionPhoto_Data".utf8)
+        #expect(cutShort(.jpeg, Self.motionPhoto(between: gainMap)) == nil)
+        #expect(cutShort(.jpeg, Array(Self.motionPhoto(between: gainMap).dropLast(10))) != nil)
+        // "ftyp" lies across the end of the first block looked at, or just inside or after it.
+        for shift in -6...6 {
+            let filler = [UInt8](repeating: 0x11, count: MediaCompleteness.scanBlock - 8 + shift)
+            let whole = Self.motionPhoto(between: filler)
+            #expect(cutShort(.jpeg, whole) == nil, "shift \(shift)")
+            #expect(cutShort(.jpeg, Array(whole.dropLast(10))) != nil, "shift \(shift)")
+        }
+        for xmp in ["http://ns.adobe.com/xap/1.0/\0<rdf:Description><Camera:MotionPhoto>1</Camera:MotionPhoto></rdf:Description>",
+                    "http://ns.adobe.com/xap/1.0/\0<rdf:Description GCamera:MicroVideo='1' GCamera:MicroVideoOffset='4000'/>",
+                    "http://ns.adobe.com/xap/1.0/\0<Container:Item Item:Mime=\"video/mp4\" Item:Semantic=\"MotionPhoto\" Item:Length=\"4000\"/>",
+                    "http://ns.adobe.com/xmp/extension/\0" + String(repeating: "0", count: 40) + "<rdf:Description GCamera:MotionPhoto=\"1\"/>"] {
+            #expect(cutShort(.jpeg, Array(Self.motionPhoto(xmp: xmp).dropLast(10))) != nil, "\(xmp)")
+        }
+        let no = "http://ns.adobe.com/xap/1.0/\0<rdf:Description GCamera:MotionPhoto=\"0\" GCamera:MotionPhotoVersion=\"1\"/>"
+        #expect(cutShort(.jpeg, Array(Self.motionPhoto(xmp: no).dropLast(10))) == nil, "not a motion photo: its trailer is any trailer")
     }
 
     @Test("a motion photo is whole with its whole video, and cut short anywhere in the video")

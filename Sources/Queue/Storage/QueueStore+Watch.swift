@@ -325,10 +325,30 @@ extension QueueStore {
     }
 
     /// Remembers that a file system on `device` was mounted on `folder` while a rule
-    /// watched it (see `mountPoints`).
+    /// watched it (see `mountPoints`). The devices last seen there are kept, a few per
+    /// folder: a FUSE or tmpfs mount gets a new number each time.
     public func rememberMountPoint(_ folder: LocalPath, device: UInt64) throws {
-        try database.run("INSERT OR IGNORE INTO mount_points (folder, device, seen_at) VALUES (?, ?, ?)",
-                         [.blob(folder.bytes), .int(Int64(bitPattern: device)), .int(nowMilliseconds())])
+        try database.transaction {
+            try database.run("""
+                INSERT INTO mount_points (folder, device, seen_at) VALUES (?, ?, ?)
+                ON CONFLICT DO UPDATE SET seen_at = excluded.seen_at
+                """, [.blob(folder.bytes), .int(Int64(bitPattern: device)), .int(nowMilliseconds())])
+            try database.run("""
+                DELETE FROM mount_points WHERE folder = ?1 AND device NOT IN
+                    (SELECT device FROM mount_points WHERE folder = ?1 ORDER BY seen_at DESC LIMIT \(Self.mountPointsKept))
+                """, [.blob(folder.bytes)])
+        }
+    }
+
+    /// Devices remembered per folder.
+    static let mountPointsKept = 8
+
+    /// Forgets the mount points of folders no rule watches.
+    public func keepMountPoints(of folders: Set<LocalPath>) throws {
+        let kept = try database.query("SELECT DISTINCT folder FROM mount_points") { LocalPath(bytes: try $0.blob("folder")) }
+        for folder in kept where !folders.contains(folder) {
+            try database.run("DELETE FROM mount_points WHERE folder = ?", [.blob(folder.bytes)])
+        }
     }
 
     /// The folders seen as mount points while they were watched, with the devices seen on

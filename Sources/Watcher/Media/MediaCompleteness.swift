@@ -46,6 +46,9 @@ enum MediaCompleteness {
     /// cameras append data after it (a maker's trailer). A motion photo (its XMP says it
     /// carries a video) must also hold the whole of the video appended after the picture.
     private static func jpeg(_ source: any ByteSource) -> String? {
+        // Ending with the marker is taken as whole at once, a motion photo too: one cut at
+        // a place that happens to read `FF D9` passes, and one whose video an editor took
+        // out (leaving its XMP) does not wait for a video it will never have.
         if source.bytes(at: source.count >= 2 ? source.count - 2 : 0, length: 2) == [0xFF, 0xD9] { return nil }
         // Walk the segments to the start of the image data, then look for the marker there.
         var offset: UInt64 = 2
@@ -63,7 +66,7 @@ enum MediaCompleteness {
             }
             let end = offset + 2 + UInt64(length)
             guard end <= source.count else { return "it ends inside its header segments (a copy interrupted?)" }
-            if marker == 0xE1, !motionPhoto { motionPhoto = saysMotionPhoto(source.bytes(at: offset + 4, length: Int(length) - 2)) }
+            if marker == 0xE1, !motionPhoto { motionPhoto = saysMotionPhoto(source, segment: offset + 4, length: Int(length) - 2) }
             if marker == 0xDA {
                 guard let image = endMarker(source, from: end) else { return "it ends before the picture's end marker (a copy interrupted?)" }
                 return motionPhoto ? motionPhotoVideo(source, after: image + 2) : nil
@@ -73,14 +76,21 @@ enum MediaCompleteness {
         return nil
     }
 
-    /// Whether an APP1 segment is XMP that declares a video appended to the picture: Google's
-    /// motion photo (`Camera:MotionPhoto`, `Container` item `MotionPhoto`) and the older
-    /// micro video (`GCamera:MicroVideo`), which Samsung writes too.
-    private static func saysMotionPhoto(_ segment: [UInt8]) -> Bool {
-        guard segment.starts(with: Array("http://ns.adobe.com/xap/1.0/\0".utf8)) else { return false }
-        return [#"MotionPhoto="1""#, #"MicroVideo="1""#, #"Semantic="MotionPhoto""#,
-                "<Camera:MotionPhoto>1<", "<GCamera:MicroVideo>1<"].contains { segment.contains(Array($0.utf8)) }
+    /// Whether an APP1 segment is XMP (or a part of extended XMP) that declares a video
+    /// appended to the picture: Google's motion photo (`Camera:MotionPhoto`, a `Container`
+    /// item `MotionPhoto`) and the older micro video (`MicroVideo`), which Samsung writes too.
+    private static func saysMotionPhoto(_ source: any ByteSource, segment start: UInt64, length: Int) -> Bool {
+        let kinds = ["http://ns.adobe.com/xap/1.0/\0", "http://ns.adobe.com/xmp/extension/\0"].map { Array($0.utf8) }
+        let head = source.bytes(at: start, length: kinds.map(\.count).max()!)
+        guard kinds.contains(where: { head.starts(with: $0) }) else { return false }
+        let xmp = source.bytes(at: start, length: length)
+        return motionPhotoMarks.contains { xmp.contains($0) }
     }
+
+    /// How XMP says a video is appended, as attributes (either quote) or elements.
+    private static let motionPhotoMarks: [[UInt8]] = ["MotionPhoto", "MicroVideo"].flatMap { name in
+        [name + "=\"1\"", name + "='1'", name + ">1<"]
+    }.map { Array($0.utf8) } + [Array(#"Semantic="MotionPhoto""#.utf8), Array("Semantic='MotionPhoto'".utf8)]
 
     /// The video of a motion photo, after the picture's end marker (and whatever else the
     /// phone put between, a gain map): an MP4 whose boxes are all there. Bytes after it (a

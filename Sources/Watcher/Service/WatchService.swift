@@ -36,9 +36,9 @@ public final class WatchService: Sendable {
 
     /// Starts the service's thread, which reads the rules and starts their watchers.
     public func start() throws(SystemError) {
+        loadBeforeFirstPass()
         try running.withLock { (running: inout (thread: DedicatedThread, inbox: WatchInbox)?) throws(SystemError) in
             guard running == nil else { return }
-            loadBeforeFirstPass()
             let inbox = try WatchInbox()
             let (options, published, presence) = (self.options, self.published, self.presence)
             let thread = try DedicatedThread(name: "iu-watch") {
@@ -51,7 +51,8 @@ public final class WatchService: Sendable {
     /// What decides whether a rule's uploads may go, known before the scheduler's first
     /// pass rather than once the service's thread has read it: the rules (a paused or
     /// Wi-Fi-only rule's photos would go otherwise), and the mount points seen by earlier
-    /// runs (a card taken out while the agent was stopped). The thread reads both again.
+    /// runs (a card taken out while the agent was stopped). The thread reads both again
+    /// whenever it reads the rules, so a queue that could not be read now is read then.
     private func loadBeforeFirstPass() {
         if let rules = try? WatchWorker.readRules(options.paths.configFile) {
             published.set(rules)
@@ -59,7 +60,7 @@ public final class WatchService: Sendable {
         do {
             presence.remember(try QueueStore(path: options.paths.queueDatabase).mountPoints())
         } catch {
-            Log.warning("the mount points seen on watched folders cannot be read (\(error)); a card taken out meanwhile is not known as such")
+            Log.warning("the mount points seen on watched folders cannot be read yet (\(error)); they are read again with the rules")
         }
     }
 

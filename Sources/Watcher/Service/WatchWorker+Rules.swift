@@ -23,6 +23,12 @@ extension WatchWorker {
         }
         configProblem = nil
         let byID = published.set(loaded)
+        do {
+            try store.keepMountPoints(of: Set(loaded.map(\.folder)))
+            presence.remember(try store.mountPoints())
+        } catch {
+            Log.warning("the mount points seen on watched folders cannot be read (\(error)); a card taken out while the agent was stopped is not known as such")
+        }
         rules = loaded
         let changed = running.keys.filter { byID[$0] != running[$0]?.rule }.sorted()
         for id in changed {
