@@ -32,6 +32,22 @@ extension FolderWatcherTests {
         #expect(w.found.first?.fingerprint.size == Int64(whole.count), "taken whole")
     }
 
+    @Test("a photo a program keeps open for writing without changing it is taken after a while, whole: waiting on, it would never be sent")
+    func idleWriter() throws {
+        let w = WatchRecorder(settle: .milliseconds(200), unfinishedWait: .seconds(2))
+        try Files.makeFolder(w.root)
+        try w.start()
+        let photo = Files.photo(1)
+        let fd = open(w.path("IMG_1.jpg"), O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        defer { close(fd) }
+        #expect(fd >= 0)
+        #expect(photo.withUnsafeBytes { write(fd, $0.baseAddress, photo.count) } == photo.count)
+        usleep(1_000_000)
+        #expect(w.found.isEmpty, "taken while its writer may still be at it")
+        try w.waitForFound(1)
+        #expect(w.found.first?.fingerprint.size == Int64(photo.count))
+    }
+
     @Test("a photo whose copy was interrupted and left under its name (rsync --partial) is not taken cut short; the resumed copy's whole file is taken, once")
     func interruptedCopyResumed() throws {
         let w = WatchRecorder(settle: .milliseconds(200))
@@ -54,7 +70,7 @@ extension FolderWatcherTests {
 
     @Test("a photo that stays cut short is taken as it is after a while: a damaged photo is still backed up")
     func cutShortForGood() throws {
-        let w = WatchRecorder(settle: .milliseconds(200), cutShortWait: .seconds(2))
+        let w = WatchRecorder(settle: .milliseconds(200), unfinishedWait: .seconds(2))
         try Files.makeFolder(w.root)
         try w.start()
         let half = Array(Files.photo(1).dropLast(40))

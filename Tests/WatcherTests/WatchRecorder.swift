@@ -20,14 +20,14 @@ final class WatchRecorder: Sendable {
 
     /// A watcher on `root` (default: a new temporary folder), not started yet.
     /// `mountTable` nil leaves the watcher deaf to mounts, for tests that must prove another way back.
-    init(root: String? = nil, settle: Duration = .milliseconds(500), media: MediaSelection = .all, cutShortWait: Duration = .seconds(600),
+    init(root: String? = nil, settle: Duration = .milliseconds(500), media: MediaSelection = .all, unfinishedWait: Duration = .seconds(600),
          fallbackScan: Duration = .seconds(300), mountTable: String? = "/proc/self/mountinfo", taken: TakenSet = TakenSet()) {
         folder = TemporaryFolder("iu-watch")
         let path = root ?? folder.path + "/Camera"
         self.root = path
         self.taken = taken
         let (log, gate) = (self.log, self.gate)
-        let settings = WatcherSettings(folder: LocalPath(path), media: media, settleWindow: settle, cutShortWait: cutShortWait,
+        let settings = WatcherSettings(folder: LocalPath(path), media: media, settleWindow: settle, unfinishedWait: unfinishedWait,
                                        fallbackScanInterval: fallbackScan, mountTable: mountTable)
         watcher = FolderWatcher(settings: settings, taken: taken) { [taken] event in
             gate.passThrough()

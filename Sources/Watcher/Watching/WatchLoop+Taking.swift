@@ -12,12 +12,18 @@ extension WatchLoop {
 
     /// Whether nobody has the file open for writing, as far as the kernel can tell. Where it
     /// cannot (no leases on this file system, a file of another user), the settle window
-    /// alone decides, as it did before it was asked; that is said once.
+    /// alone decides, as it did before it was asked; that is said once. A file held open
+    /// but unchanged for `unfinishedWait` (a program that keeps its files open) is taken
+    /// all the same: waiting on, it would never be sent, and nobody would be told.
     private func nobodyWrites(_ file: FileBytes, _ path: LocalPath) -> Bool {
         switch file.writers {
         case .none:
             return true
         case .some:
+            if unfinishedSince(file.fingerprint).forGood {
+                Log.warning("watching \(root.display): \(path.display) is taken though a program still has it open for writing: it has not changed for \(Self.words(settings.unfinishedWait))")
+                return true
+            }
             Log.debug("watching \(root.display): \(path.display) is still open for writing; waiting for it")
             return false
         case .unknown(let error):
@@ -27,6 +33,19 @@ extension WatchLoop {
             }
             return true
         }
+    }
+
+    /// Since when the file has looked unfinished (still open for writing, or cut short),
+    /// noted now if it had not; `forGood` once that is `unfinishedWait` ago. A file that
+    /// changes has another fingerprint, and waits anew.
+    private func unfinishedSince(_ fingerprint: FileFingerprint) -> (since: ContinuousClock.Instant, first: Bool, forGood: Bool) {
+        let now = clock.now
+        guard let since = unfinished[fingerprint] else {
+            unfinished = unfinished.filter { now - $0.value < settings.unfinishedWait * 2 }
+            unfinished[fingerprint] = now
+            return (now, true, settings.unfinishedWait <= .zero)
+        }
+        return (since, false, now - since >= settings.unfinishedWait)
     }
 
     /// The owner asks for another look at a file: it is a candidate again, even if it was
@@ -48,25 +67,21 @@ extension WatchLoop {
     /// Whether a picture or video that ends before its format says it does (a copy
     /// interrupted and left under its name) waits to be made whole: the resumed copy then
     /// replaces it, and only the whole file is taken. One that stays so for
-    /// `cutShortWait` is taken as it is, so that a damaged photo is still backed up.
+    /// `unfinishedWait` is taken as it is, so that a damaged photo is still backed up.
     private func waitsToBeWhole(_ file: FileBytes, _ info: MediaInfo, _ candidate: Settler.Settled) -> Bool {
         let (path, fingerprint) = (candidate.path, candidate.fingerprint)
         guard let why = MediaCompleteness.cutShort(info.format, in: file) else { return false }
-        let now = clock.now
-        guard let since = cutShortSince[fingerprint] else {
-            cutShortSince = cutShortSince.filter { now - $0.value < settings.cutShortWait * 2 }
-            cutShortSince[fingerprint] = now
-            Log.info("watching \(root.display): \(path.display) is not whole: \(why); it waits to be completed, and is taken as it is if it stays so for \(Self.words(settings.cutShortWait))")
-            settler.postpone(path, fingerprint, noticedBy: candidate.noticedBy, until: now + settings.cutShortWait)
-            return true
+        let (since, first, forGood) = unfinishedSince(fingerprint)
+        if forGood {
+            unfinished[fingerprint] = nil
+            Log.warning("watching \(root.display): \(path.display) is taken as it is, though \(why): it has stayed so for \(Self.words(settings.unfinishedWait))")
+            return false
         }
-        if now - since < settings.cutShortWait {
-            settler.postpone(path, fingerprint, noticedBy: candidate.noticedBy, until: since + settings.cutShortWait)
-            return true
+        if first {
+            Log.info("watching \(root.display): \(path.display) is not whole: \(why); it waits to be completed, and is taken as it is if it stays so for \(Self.words(settings.unfinishedWait))")
         }
-        cutShortSince[fingerprint] = nil
-        Log.warning("watching \(root.display): \(path.display) is taken as it is, though \(why): it has stayed so for \(Self.words(settings.cutShortWait))")
-        return false
+        settler.postpone(path, fingerprint, noticedBy: candidate.noticedBy, until: since + settings.unfinishedWait)
+        return true
     }
 
     /// "10 min", "90 s".

@@ -62,9 +62,9 @@ final class WatchLoop {
     /// Files made or written that were not at their name when the event was read, during
     /// one read of the events (see `written`).
     var writtenElsewhere: Set<LocalPath> = []
-    /// Pictures and videos that end before their format says (a copy interrupted), by
-    /// fingerprint: since when they have waited to be made whole.
-    var cutShortSince: [FileFingerprint: ContinuousClock.Instant] = [:]
+    /// Files that look unfinished, by fingerprint: since when they have waited, still open
+    /// for writing or cut short (see `unfinishedSince`).
+    var unfinished: [FileFingerprint: ContinuousClock.Instant] = [:]
     /// Files the owner asked to be looked at again while the folder was not there.
     var looksWhenBack: Set<LocalPath> = []
     var counters = WatcherStatus()

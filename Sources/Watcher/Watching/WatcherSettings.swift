@@ -7,22 +7,23 @@ public struct WatcherSettings: Sendable, Equatable {
     public var media: MediaSelection?
     /// How long a candidate's size and mtime must hold still before it is taken.
     public var settleWindow: Duration
-    /// How long a picture or video that ends before its format says it does (a copy
-    /// interrupted, see `MediaCompleteness`) waits to be made whole before it is taken as
-    /// it is: a damaged photo is still backed up.
-    public var cutShortWait: Duration
+    /// How long a file that looks unfinished waits before it is taken as it is: a picture
+    /// or video that ends before its format says it does (a copy interrupted, see
+    /// `MediaCompleteness`; a damaged photo is still backed up), or a file a program keeps
+    /// open for writing without changing it.
+    public var unfinishedWait: Duration
     /// How often a tree that could not get all its watches is scanned instead.
     public var fallbackScanInterval: Duration
     /// Watched for mounts and unmounts; nil to not watch it.
     public var mountTable: String?
 
     public init(folder: LocalPath, media: MediaSelection? = .all, settleWindow: Duration = .seconds(SettleWindow.seconds),
-                cutShortWait: Duration = .seconds(600), fallbackScanInterval: Duration = .seconds(300),
+                unfinishedWait: Duration = .seconds(600), fallbackScanInterval: Duration = .seconds(300),
                 mountTable: String? = "/proc/self/mountinfo") {
         self.folder = folder
         self.media = media
         self.settleWindow = settleWindow
-        self.cutShortWait = cutShortWait
+        self.unfinishedWait = unfinishedWait
         self.fallbackScanInterval = fallbackScanInterval
         self.mountTable = mountTable
     }
