@@ -7,7 +7,7 @@ import TestSupport
 @testable import Watcher
 
 extension FolderWatcherTests {
-    @Test("a file in a folder moved in while its writer still holds it open is not taken, however long it stays still; once closed it is taken whole")
+    @Test("a file in a folder moved in while its writer still holds it open is not taken, though it stays still for many settle windows; once closed it is taken whole")
     func stillOpenForWriting() throws {
         let w = WatchRecorder(settle: .milliseconds(300))
         try Files.makeFolder(w.root)
