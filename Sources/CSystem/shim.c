@@ -75,6 +75,10 @@ int csystem_set_mmap_threshold(int bytes) {
     return mallopt(M_MMAP_THRESHOLD, bytes);
 }
 
+int csystem_malloc_trim(void) {
+    return malloc_trim(0);
+}
+
 static int relocated_in_place(const struct dl_phdr_info *info) {
     for (int i = 0; i < info->dlpi_phnum; i++) {
         if (info->dlpi_phdr[i].p_type != PT_DYNAMIC) continue;

@@ -28,7 +28,7 @@ final class WebDAVFolders: RemoteFolders {
     }
 
     func subfolders(of folder: String) throws -> [String] {
-        do { return try client.list(folder).filter(\.isFolder).map(\.name) } catch {
+        do { return try client.list(folder, details: false).filter(\.isFolder).map(\.name) } catch {
             throw Problem(description: AccountCommands.explain(error, user: username))
         }
     }

@@ -14,6 +14,10 @@ int csystem_peer_uid(int fd, uid_t *uid);
  * also stops glibc from raising it as large blocks are freed. Returns 1 on success. */
 int csystem_set_mmap_threshold(int bytes);
 
+/* malloc_trim(3): the free memory of every arena given back to the kernel. Returns 1 when
+ * some was. */
+int csystem_malloc_trim(void);
+
 /* Unmaps the machine code of the program and of every library loaded so far from this
  * process's page tables: madvise(MADV_DONTNEED) on each object's executable segments.
  * The pages stay in the page cache, and code is never written, so nothing is lost: what

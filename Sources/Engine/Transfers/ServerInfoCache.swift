@@ -17,6 +17,7 @@ public final class ServerInfoCache: Sendable {
     struct KnownFolder {
         var seen: Double
         var paths: Set<String>?
+        var lifetime: Double { paths == nil ? ServerInfoCache.tooLongLifetime : ServerInfoCache.folderLifetime }
     }
 
     /// A folder's listing is used this long: a batch of photos into one folder asks about the
@@ -29,6 +30,11 @@ public final class ServerInfoCache: Sendable {
     /// Listings longer than this are not kept (memory): files into such a folder are each
     /// looked at on their own, as without a listing.
     static let maxKeptNames = 10_000
+    /// A folder found too long to keep is not listed again for this long: each listing of it
+    /// costs the server and the agent a reply of that length, for nothing.
+    static let tooLongLifetime = 600.0
+    /// Listings at least this long give their memory back once parsed and let go.
+    static let givesBackFrom = 1_000
 
     /// A folder is listed or made one at a time, so the uploads that start together into one
     /// folder list it once (the others find it known when their turn comes), and a slow
@@ -48,6 +54,7 @@ public final class ServerInfoCache: Sendable {
         return try listing.run(Self.key(folder, tree)) {
             if let known = known(folder, of: tree) { return known.paths }
             let listed = try list()
+            if listed.count >= Self.givesBackFrom { MallocTuning.giveBackFreed() }
             let kept = listed.count <= Self.maxKeptNames ? listed : nil
             remember(folder, of: tree, KnownFolder(seen: MonotonicClock.seconds(), paths: kept))
             return kept
@@ -68,7 +75,7 @@ public final class ServerInfoCache: Sendable {
     private func known(_ folder: String, of tree: String) -> KnownFolder? {
         let now = MonotonicClock.seconds()
         return folders.withLock { known in
-            guard let folder = known[Self.key(folder, tree)], now - folder.seen < Self.folderLifetime else { return nil }
+            guard let folder = known[Self.key(folder, tree)], now - folder.seen < folder.lifetime else { return nil }
             return folder
         }
     }
@@ -77,7 +84,7 @@ public final class ServerInfoCache: Sendable {
         folders.withLock { known in
             // Stale listings are let go as new ones come, so a long-running agent keeps only
             // the few it uses (each may hold up to `maxKeptNames` names).
-            if known.count > 8 { known = known.filter { entry.seen - $0.value.seen < Self.folderLifetime } }
+            if known.count > 8 { known = known.filter { entry.seen - $0.value.seen < $0.value.lifetime } }
             known[Self.key(folder, tree)] = entry
         }
     }

@@ -72,7 +72,7 @@ struct TargetCheck {
     /// The paths in the row's folder; a missing folder is made (with its parents), empty.
     private func listFolder() throws -> Set<String> {
         do {
-            return Set(try dav.list(row.remoteFolder).map(\.path))
+            return Set(try dav.list(row.remoteFolder, details: false).map(\.path))
         } catch let e as HTTPStatusError where e.status == 404 {
             try makeFolders(row.remoteFolder)
             return []
