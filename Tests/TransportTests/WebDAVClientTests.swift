@@ -28,6 +28,11 @@ struct WebDAVClientTests {
         #expect(jpg.sha256 == (try TestData.sha256(ofFile: dav.server.tree() + "/Photos/IMG 1.jpg")))
         #expect(items[1].size == nil && items[1].checksum == nil)
 
+        // Without details: the same entries and kinds, and nothing the server had to compute.
+        let kinds = try dav.client.list("/Photos", details: false).sorted { $0.name < $1.name }
+        #expect(kinds.map(\.path) == items.map(\.path) && kinds.map(\.isFolder) == items.map(\.isFolder))
+        #expect(kinds.allSatisfy { $0.size == nil && $0.etag == nil && $0.checksum == nil })
+
         let root = try dav.client.list("/")
         #expect(root.map(\.name) == ["Photos"])
         #expect(try dav.client.list("/Photos/Sub folder/").map(\.path) == ["/Photos/Sub folder/deeper.bin"])
