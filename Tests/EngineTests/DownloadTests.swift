@@ -188,8 +188,9 @@ struct DownloadTests {
         }
     }
 
-    @Test("to a FAT stick (no hard links) a download goes into place without replacing: a file there before, or one saved there meanwhile, is kept, and ours takes name (1).ext")
-    func fatStick() async throws {
+    @Test("to a FAT stick (no hard links) a download goes into place without replacing: a file there before, or one saved there meanwhile, is kept, and ours takes name (1).ext; also when it stalled and resumed from its .part",
+          arguments: [false, true])
+    func fatStick(resumed: Bool) async throws {
         try await offThePool {
             let report = TestData.bytes(count: 3_000_000, seed: 10)
             let (server, session) = try setUp(["Docs/report.pdf": report, "Docs/notes.txt": Array("from the server".utf8)])
@@ -207,6 +208,11 @@ struct DownloadTests {
             try waitForPart(session, atLeast: 1_000_000, name: "report.pdf")
             // The person saves a report.pdf of their own there while ours is on its way.
             _ = FileManager.default.createFile(atPath: session.downloads + "/report.pdf", contents: Data("my report".utf8))
+            if resumed {
+                // Longer than the agent waits for a silent server (3 s): the download goes
+                // again from what its .part holds.
+                try session.waitForAgentLog("report.pdf: the server did not answer for 3 s")
+            }
             try server.clearFaults()
             try session.waitForAll("completed", count: 2)
 

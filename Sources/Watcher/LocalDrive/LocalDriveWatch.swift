@@ -73,20 +73,23 @@ public final class LocalDriveWatch: Sendable {
 }
 
 /// The watcher thread's queue connection and what it does with a settled file. Used on
-/// that thread, and by the timer that follows renames once their window has passed: each
-/// entry point holds `serial`, hence unchecked.
-private final class StoreReader: @unchecked Sendable {
-    private let serial = Locked(())
+/// that thread, and by the timer that follows renames once their window has passed: what
+/// they share (the connection, the renames waiting) is one value under one lock.
+private final class StoreReader: Sendable {
+    private struct State {
+        var store: QueueStore?
+        /// Tracked files renamed within Local Drive, not followed yet. Editors that keep a
+        /// backup save by renaming the file away (`f` to `f___jb_old___`, `f.blend` to
+        /// `f.blend1`) and their new file into its name: a file settling at the old name
+        /// within `renameWindow` is that save, and the tracking stays with the name.
+        /// Otherwise the rename is followed (when the window has passed and anything
+        /// happens, when either name settles, or when the watch stops).
+        var renamed: [(from: LocalPath, to: LocalPath, at: Double)] = []
+    }
+
+    private let state = Locked(State())
     let path: String
     let memory: TakenSet
-    private var store: QueueStore?
-    /// Tracked files renamed within Local Drive, not followed yet. Editors that keep a
-    /// backup save by renaming the file away (`f` to `f___jb_old___`, `f.blend` to
-    /// `f.blend1`) and their new file into its name: a file settling at the old name within
-    /// `renameWindow` is that save, and the tracking stays with the name. Otherwise the
-    /// rename is followed (when the window has passed and anything happens, when either
-    /// name settles, or when the watch stops).
-    private var renamed: [(from: LocalPath, to: LocalPath, at: Double)] = []
     let renameWindow: Double
 
     init(path: String, memory: TakenSet, renameWindow: Double) {
@@ -97,44 +100,44 @@ private final class StoreReader: @unchecked Sendable {
 
     /// Follows the renames waiting longer than `age` seconds.
     func followRenames(olderThan age: Double) {
-        serial.withLock { _ in followDue(olderThan: age) }
+        state.withLock { followDue(&$0, olderThan: age) }
     }
 
-    private func followDue(olderThan age: Double) {
+    private func followDue(_ state: inout State, olderThan age: Double) {
         let now = MonotonicClock.seconds()
-        let due = renamed.filter { now - $0.at >= age }
+        let due = state.renamed.filter { now - $0.at >= age }
         guard !due.isEmpty else { return }
-        renamed.removeAll { now - $0.at >= age }
-        for rename in due { try? open()?.moveLocalDrive(rename.from, to: rename.to) }
+        state.renamed.removeAll { now - $0.at >= age }
+        for rename in due { try? open(&state)?.moveLocalDrive(rename.from, to: rename.to) }
     }
 
     /// Before a file at `path` is looked at: a rename away from it within the window is an
     /// editor's save into the name (not followed); one onto it is followed now.
-    private func settleRenames(at path: LocalPath) {
-        followDue(olderThan: renameWindow)
-        renamed.removeAll { $0.from == path }
-        let onto = renamed.filter { $0.to == path }
-        renamed.removeAll { $0.to == path }
-        for rename in onto { try? open()?.moveLocalDrive(rename.from, to: rename.to) }
+    private func settleRenames(_ state: inout State, at path: LocalPath) {
+        followDue(&state, olderThan: renameWindow)
+        state.renamed.removeAll { $0.from == path }
+        let onto = state.renamed.filter { $0.to == path }
+        state.renamed.removeAll { $0.to == path }
+        for rename in onto { try? open(&state)?.moveLocalDrive(rename.from, to: rename.to) }
     }
 
-    private func open() -> QueueStore? {
-        if let store { return store }
-        store = try? QueueStore(path: path)
-        return store
+    private func open(_ state: inout State) -> QueueStore? {
+        if let store = state.store { return store }
+        state.store = try? QueueStore(path: path)
+        return state.store
     }
 
     /// A settled file: true when it was queued as a new version.
     func changed(_ found: FoundFile) -> Bool {
-        serial.withLock { _ in take(found) }
+        state.withLock { take(&$0, found) }
     }
 
-    private func take(_ found: FoundFile) -> Bool {
-        guard let store = open() else {
+    private func take(_ state: inout State, _ found: FoundFile) -> Bool {
+        guard let store = open(&state) else {
             Log.warning("Local Drive: the queue database cannot be opened; \(found.path.display) is looked at again when it changes")
             return false
         }
-        settleRenames(at: found.path)
+        settleRenames(&state, at: found.path)
         do {
             guard let tracked = try store.localDriveFile(at: found.path) else { return false }
             memory.insert(found.fingerprint, at: found.path)
@@ -158,14 +161,14 @@ private final class StoreReader: @unchecked Sendable {
     /// unless a file settles at its old name soon after (`renamed`). True when the rename
     /// waits to be followed.
     func moved(_ from: LocalPath, to: LocalPath) -> Bool {
-        serial.withLock { _ in
+        state.withLock { state in
             memory.move(from, to: to)
-            followDue(olderThan: renameWindow)
-            if (try? open()?.localDriveFile(at: from)) != nil {
-                renamed.append((from, to, MonotonicClock.seconds()))
+            followDue(&state, olderThan: renameWindow)
+            if (try? open(&state)?.localDriveFile(at: from)) != nil {
+                state.renamed.append((from, to, MonotonicClock.seconds()))
                 return true
             }
-            try? open()?.moveLocalDrive(from, to: to)
+            try? open(&state)?.moveLocalDrive(from, to: to)
             return false
         }
     }
