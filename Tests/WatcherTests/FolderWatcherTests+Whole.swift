@@ -48,6 +48,24 @@ extension FolderWatcherTests {
         #expect(w.found.first?.fingerprint.size == Int64(photo.count))
     }
 
+    @Test("a photo cut short and still held open (a copy from a source that hangs) is not taken after that wait: it would go damaged; finished, it is taken whole")
+    func idleWriterCutShort() throws {
+        let w = WatchRecorder(settle: .milliseconds(200), unfinishedWait: .seconds(1))
+        try Files.makeFolder(w.root)
+        try w.start()
+        let photo = Files.photo(1)
+        let fd = open(w.path("IMG_1.jpg"), O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        #expect(fd >= 0)
+        #expect(photo.withUnsafeBytes { write(fd, $0.baseAddress, photo.count - 40) } == photo.count - 40)
+        try w.waitFor("the photo waiting") { _ in w.watcher.status.settling >= 1 }
+        usleep(3_000_000)
+        #expect(w.found.isEmpty, "taken cut short while its writer holds it: \(w.foundNames)")
+        #expect(photo.withUnsafeBytes { write(fd, $0.baseAddress! + photo.count - 40, 40) } == 40)
+        close(fd)
+        try w.waitForFound(1)
+        #expect(w.found.first?.fingerprint.size == Int64(photo.count), "taken whole")
+    }
+
     @Test("a photo whose copy was interrupted and left under its name (rsync --partial) is not taken cut short; the resumed copy's whole file is taken, once")
     func interruptedCopyResumed() throws {
         let w = WatchRecorder(settle: .milliseconds(200))

@@ -51,14 +51,17 @@ public final class ServerInfoCache: Sendable {
 
     private func paths(in folder: String, of tree: String, list: () throws -> Set<String>) throws -> Set<String>? {
         if let known = known(folder, of: tree) { return known.paths }
-        return try listing.run(Self.key(folder, tree)) {
-            if let known = known(folder, of: tree) { return known.paths }
+        let (paths, count) = try listing.run(Self.key(folder, tree)) { () throws -> (Set<String>?, Int) in
+            if let known = known(folder, of: tree) { return (known.paths, 0) }
             let listed = try list()
-            if listed.count >= Self.givesBackFrom { MallocTuning.giveBackFreed() }
             let kept = listed.count <= Self.maxKeptNames ? listed : nil
             remember(folder, of: tree, KnownFolder(seen: MonotonicClock.seconds(), paths: kept))
-            return kept
+            return (kept, listed.count)
         }
+        // Once the reply, its parse and any listing too long to keep are let go, and the
+        // folder's other uploads no longer wait.
+        if count >= Self.givesBackFrom { MallocTuning.giveBackFreed() }
+        return paths
     }
 
     /// A file this agent made in a folder it remembers: the next upload of that name looks at it.

@@ -10,42 +10,48 @@ extension WatchLoop {
         return taken.status(of: fingerprint, at: path) == .taken
     }
 
-    /// Whether nobody has the file open for writing, as far as the kernel can tell. Where it
-    /// cannot (no leases on this file system, a file of another user), the settle window
-    /// alone decides, as it did before it was asked; that is said once. A file held open
-    /// but unchanged for `unfinishedWait` (a program that keeps its files open) is taken
-    /// all the same: waiting on, it would never be sent, and nobody would be told.
-    private func nobodyWrites(_ file: FileBytes, _ path: LocalPath) -> Bool {
+    /// Who writes the file, as far as the kernel can tell.
+    enum Writing {
+        /// Nobody, or the kernel cannot tell (no leases on this file system, a file of
+        /// another user): the settle window alone decides, as it did before it was asked;
+        /// that is said once.
+        case nobody
+        /// A program has it open for writing: it waits.
+        case someone
+        /// A program has kept it open for writing without changing it for `unfinishedWait`
+        /// (one that keeps its files open): it is taken if it looks whole, since waiting on,
+        /// it would never be sent, and nobody would be told.
+        case someoneIdle
+    }
+
+    private func writing(_ file: FileBytes, _ path: LocalPath) -> Writing {
         switch file.writers {
         case .none:
-            return true
+            return .nobody
         case .some:
-            if unfinishedSince(file.fingerprint).forGood {
-                Log.warning("watching \(root.display): \(path.display) is taken though a program still has it open for writing: it has not changed for \(Self.words(settings.unfinishedWait))")
-                return true
-            }
+            if Self.since(file.fingerprint, in: &heldOpen, now: clock.now, wait: settings.unfinishedWait).forGood { return .someoneIdle }
             Log.debug("watching \(root.display): \(path.display) is still open for writing; waiting for it")
-            return false
+            return .someone
         case .unknown(let error):
             if writersUnknown == nil {
                 writersUnknown = error
                 Log.info("watching \(root.display): the kernel cannot tell whether a file here is still being written (\(error)); the settle window alone decides")
             }
-            return true
+            return .nobody
         }
     }
 
-    /// Since when the file has looked unfinished (still open for writing, or cut short),
-    /// noted now if it had not; `forGood` once that is `unfinishedWait` ago. A file that
-    /// changes has another fingerprint, and waits anew.
-    private func unfinishedSince(_ fingerprint: FileFingerprint) -> (since: ContinuousClock.Instant, first: Bool, forGood: Bool) {
-        let now = clock.now
-        guard let since = unfinished[fingerprint] else {
-            unfinished = unfinished.filter { now - $0.value < settings.unfinishedWait * 2 }
-            unfinished[fingerprint] = now
-            return (now, true, settings.unfinishedWait <= .zero)
+    /// Since when the file with `fingerprint` has been in `clocks`, noted now if it had not
+    /// been; `forGood` once that is `wait` ago. A file that changes has another fingerprint,
+    /// and waits anew.
+    static func since(_ fingerprint: FileFingerprint, in clocks: inout [FileFingerprint: ContinuousClock.Instant],
+                      now: ContinuousClock.Instant, wait: Duration) -> (since: ContinuousClock.Instant, first: Bool, forGood: Bool) {
+        guard let since = clocks[fingerprint] else {
+            clocks = clocks.filter { now - $0.value < wait * 2 }
+            clocks[fingerprint] = now
+            return (now, true, wait <= .zero)
         }
-        return (since, false, now - since >= settings.unfinishedWait)
+        return (since, false, now - since >= wait)
     }
 
     /// The owner asks for another look at a file: it is a candidate again, even if it was
@@ -71,9 +77,9 @@ extension WatchLoop {
     private func waitsToBeWhole(_ file: FileBytes, _ info: MediaInfo, _ candidate: Settler.Settled) -> Bool {
         let (path, fingerprint) = (candidate.path, candidate.fingerprint)
         guard let why = MediaCompleteness.cutShort(info.format, in: file) else { return false }
-        let (since, first, forGood) = unfinishedSince(fingerprint)
+        let (since, first, forGood) = Self.since(fingerprint, in: &cutShort, now: clock.now, wait: settings.unfinishedWait)
         if forGood {
-            unfinished[fingerprint] = nil
+            cutShort[fingerprint] = nil
             Log.warning("watching \(root.display): \(path.display) is taken as it is, though \(why): it has stayed so for \(Self.words(settings.unfinishedWait))")
             return false
         }
@@ -124,13 +130,27 @@ extension WatchLoop {
             }
             // Still for the settle window is not whole: a copy that stalls keeps its file
             // open, and a file someone still writes waits for another window.
-            guard nobodyWrites(file, path) else {
+            let writer = writing(file, path)
+            guard writer != .someone else {
                 settler.touch(path, fingerprint, noticedBy: candidate.noticedBy, now: clock.now)
                 return
             }
             info = settings.media == nil ? nil
                 : MediaInspector.inspect(file, name: path.lastComponent.bytes, modificationTimeNanoseconds: fingerprint.mtimeNanoseconds)
-            if let info, settings.media?.includes(info.kind) == true, waitsToBeWhole(file, info, candidate) { return }
+            if let info, settings.media?.includes(info.kind) == true {
+                if writer == .someoneIdle, MediaCompleteness.cutShort(info.format, in: file) != nil {
+                    // Cut short and still held open: a recording paused, a copy from a source
+                    // that hangs. Its writer may yet finish it; taken now, it would go damaged,
+                    // and the whole file beside it later.
+                    settler.touch(path, fingerprint, noticedBy: candidate.noticedBy, now: clock.now)
+                    return
+                }
+                if writer == .nobody, waitsToBeWhole(file, info, candidate) { return }
+            }
+            if writer == .someoneIdle {
+                heldOpen[fingerprint] = nil
+                Log.warning("watching \(root.display): \(path.display) is taken though a program still has it open for writing: it has not changed for \(Self.words(settings.unfinishedWait))")
+            }
         } catch {
             if [ENOENT, ELOOP, EINVAL].contains(error.errno) { return }  // gone, or no longer a regular file
             // Not looked at again by scans until the owner asks (`FolderWatcher.reconsider`),

@@ -62,9 +62,11 @@ final class WatchLoop {
     /// Files made or written that were not at their name when the event was read, during
     /// one read of the events (see `written`).
     var writtenElsewhere: Set<LocalPath> = []
-    /// Files that look unfinished, by fingerprint: since when they have waited, still open
-    /// for writing or cut short (see `unfinishedSince`).
-    var unfinished: [FileFingerprint: ContinuousClock.Instant] = [:]
+    /// Files still open for writing though still, by fingerprint: since when (see `writing`).
+    var heldOpen: [FileFingerprint: ContinuousClock.Instant] = [:]
+    /// Pictures and videos that end before their format says (a copy interrupted), closed,
+    /// by fingerprint: since when they have waited to be made whole (see `waitsToBeWhole`).
+    var cutShort: [FileFingerprint: ContinuousClock.Instant] = [:]
     /// Files the owner asked to be looked at again while the folder was not there.
     var looksWhenBack: Set<LocalPath> = []
     var counters = WatcherStatus()

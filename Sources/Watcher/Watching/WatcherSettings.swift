@@ -8,9 +8,9 @@ public struct WatcherSettings: Sendable, Equatable {
     /// How long a candidate's size and mtime must hold still before it is taken.
     public var settleWindow: Duration
     /// How long a file that looks unfinished waits before it is taken as it is: a picture
-    /// or video that ends before its format says it does (a copy interrupted, see
-    /// `MediaCompleteness`; a damaged photo is still backed up), or a file a program keeps
-    /// open for writing without changing it.
+    /// or video that ends before its format says it does, once closed (a copy interrupted,
+    /// see `MediaCompleteness`; a damaged photo is still backed up), or a file a program
+    /// keeps open for writing without changing it, if it looks whole.
     public var unfinishedWait: Duration
     /// How often a tree that could not get all its watches is scanned instead.
     public var fallbackScanInterval: Duration
