@@ -32,16 +32,23 @@ extension FolderWatcherTests {
         #expect(w.found.first?.fingerprint.size == Int64(whole.count), "taken whole")
     }
 
-    @Test("a photo a program keeps open for writing without changing it is taken after a while, whole: waiting on, it would never be sent")
-    func idleWriter() throws {
-        let w = WatchRecorder(settle: .milliseconds(200), unfinishedWait: .seconds(2))
+    /// A watched folder where a program has written `bytes` to `IMG_1.jpg` and keeps it open.
+    static func heldOpen(_ bytes: [UInt8], unfinishedWait: Duration) throws -> (WatchRecorder, Int32) {
+        let w = WatchRecorder(settle: .milliseconds(200), unfinishedWait: unfinishedWait)
         try Files.makeFolder(w.root)
         try w.start()
-        let photo = Files.photo(1)
         let fd = open(w.path("IMG_1.jpg"), O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0, bytes.withUnsafeBytes({ write(fd, $0.baseAddress, bytes.count) }) == bytes.count else {
+            throw TestFailure("cannot write \(w.path("IMG_1.jpg")): errno \(errno)")
+        }
+        return (w, fd)
+    }
+
+    @Test("a photo a program keeps open for writing without changing it is taken after a while, whole: waiting on, it would never be sent")
+    func idleWriter() throws {
+        let photo = Files.photo(1)
+        let (w, fd) = try Self.heldOpen(photo, unfinishedWait: .seconds(2))
         defer { close(fd) }
-        #expect(fd >= 0)
-        #expect(photo.withUnsafeBytes { write(fd, $0.baseAddress, photo.count) } == photo.count)
         usleep(1_000_000)
         #expect(w.found.isEmpty, "taken while its writer may still be at it")
         try w.waitForFound(1)
@@ -50,13 +57,8 @@ extension FolderWatcherTests {
 
     @Test("a photo cut short and still held open (a copy from a source that hangs) is not taken after that wait: it would go damaged; finished, it is taken whole")
     func idleWriterCutShort() throws {
-        let w = WatchRecorder(settle: .milliseconds(200), unfinishedWait: .seconds(1))
-        try Files.makeFolder(w.root)
-        try w.start()
         let photo = Files.photo(1)
-        let fd = open(w.path("IMG_1.jpg"), O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        #expect(fd >= 0)
-        #expect(photo.withUnsafeBytes { write(fd, $0.baseAddress, photo.count - 40) } == photo.count - 40)
+        let (w, fd) = try Self.heldOpen(Array(photo.dropLast(40)), unfinishedWait: .seconds(1))
         try w.waitFor("the photo waiting") { _ in w.watcher.status.settling >= 1 }
         usleep(3_000_000)
         #expect(w.found.isEmpty, "taken cut short while its writer holds it: \(w.foundNames)")

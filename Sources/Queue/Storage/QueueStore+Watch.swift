@@ -345,10 +345,8 @@ extension QueueStore {
 
     /// Forgets the mount points of folders no rule watches.
     public func keepMountPoints(of folders: Set<LocalPath>) throws {
-        let kept = try database.query("SELECT DISTINCT folder FROM mount_points") { LocalPath(bytes: try $0.blob("folder")) }
-        for folder in kept where !folders.contains(folder) {
-            try database.run("DELETE FROM mount_points WHERE folder = ?", [.blob(folder.bytes)])
-        }
+        let marks = Array(repeating: "?", count: folders.count).joined(separator: ", ")
+        try database.run("DELETE FROM mount_points WHERE folder NOT IN (\(marks))", folders.map { .blob($0.bytes) })
     }
 
     /// The folders seen as mount points while they were watched, with the devices seen on

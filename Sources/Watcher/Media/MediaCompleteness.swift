@@ -68,7 +68,9 @@ enum MediaCompleteness {
             guard end <= source.count else { return "it ends inside its header segments (a copy interrupted?)" }
             if marker == 0xE1, !motionPhoto { motionPhoto = saysMotionPhoto(source, segment: offset + 4, length: Int(length) - 2) }
             if marker == 0xDA {
-                guard let image = endMarker(source, from: end) else { return "it ends before the picture's end marker (a copy interrupted?)" }
+                // Inside compressed data every `FF` is followed by `00` or a restart marker, so
+                // the first `FF D9` there is the image's end.
+                guard let image = find([0xFF, 0xD9], in: source, from: end) else { return "it ends before the picture's end marker (a copy interrupted?)" }
                 return motionPhoto ? motionPhotoVideo(source, after: image + 2) : nil
             }
             offset = end
@@ -122,32 +124,6 @@ enum MediaCompleteness {
             // The next block starts early enough to find a needle this one cut in two.
             offset += UInt64(block.count - (needle.count - 1))
             if block.count < scanBlock { return nil }
-        }
-        return nil
-    }
-
-    /// Where `FF D9` first occurs at or after `start`: inside compressed data every `FF` is
-    /// followed by `00` or a restart marker, so the first one there is the image's end.
-    private static func endMarker(_ source: any ByteSource, from start: UInt64) -> UInt64? {
-        var offset = start
-        var previous: UInt8 = 0
-        while offset < source.count {
-            let block = source.bytes(at: offset, length: scanBlock)
-            guard let last = block.last else { return nil }
-            if previous == 0xFF, block[0] == 0xD9 { return offset - 1 }
-            let found = block.withUnsafeBytes { raw -> Int? in
-                let base = raw.baseAddress!
-                var at = 0
-                while at < raw.count - 1, let hit = memchr(base + at, 0xFF, raw.count - 1 - at) {
-                    let i = base.distance(to: UnsafeRawPointer(hit))
-                    if raw[i + 1] == 0xD9 { return i }
-                    at = i + 1
-                }
-                return nil
-            }
-            if let found { return offset + UInt64(found) }
-            previous = last
-            offset += UInt64(block.count)
         }
         return nil
     }
