@@ -8,8 +8,9 @@
              is measured alone; the median is reported.
   reconcile  a folder of 50,000 files the rule already knows (its baseline): how long the
              agent takes from its start to `watch list` saying the folder is watched (its
-             memory loaded from the queue, every file looked at, nothing new), and the same
-             for the rule alone, paused and resumed in a running agent.
+             memory loaded from the queue, every file looked at, nothing new), the agent's
+             memory then, and the same for the rule alone, paused and resumed in a running
+             agent.
   idle       the agent's CPU time (every thread's, from /proc/PID/stat) over 60 s
              with the rules watching and nothing happening, and how often the watch threads woke.
 
@@ -140,6 +141,12 @@ class Scene:
         each ended transfer's time and showed a card's photos at a third of their cost."""
         return process_cpu(self.agent.pid)
 
+    def memory(self) -> str:
+        """The agent's resident memory now, and how much of it is its own (anonymous)."""
+        with open(f"/proc/{self.agent.pid}/status") as f:
+            kb = {line.split(":")[0]: int(line.split()[1]) for line in f if line.startswith(("VmRSS", "RssAnon"))}
+        return f"RSS {kb['VmRSS'] / 1024:.1f} MB ({kb['RssAnon'] / 1024:.1f} MB anonymous)"
+
     def wakeups(self) -> dict[str, int]:
         """Context switches per thread name: how often each thread was woken."""
         counts: dict[str, int] = {}
@@ -208,6 +215,7 @@ def reconcile(scene: Scene, files: int) -> None:
     before = scene.rule("archive")
     print(f"reconcile: agent start to {files} known files watched (memory loaded, every file looked at): "
           f"{watching - started:.2f} s; agent CPU so far {scene.cpu_seconds():.2f} s")
+    print(f"reconcile: the agent's memory with the rule remembering {files} files: {scene.memory()}")
     rounds = []
     for _ in range(3):
         scene.cli("watch", "pause", "archive")

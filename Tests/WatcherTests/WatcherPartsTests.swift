@@ -109,28 +109,6 @@ struct IgnoredNamesTests {
     func kept(name: String) { #expect(!IgnoredNames.isIgnored(Array(name.utf8))) }
 }
 
-@Suite("The memory of taken files")
-struct TakenSetTests {
-    let path = LocalPath("/c/a.jpg")
-    let fingerprint = FileFingerprint(device: 1, inode: 2, size: 3, mtimeNanoseconds: 4)
-
-    @Test("known by fingerprint, anywhere; by path when only device and inode changed")
-    func lookups() {
-        let set = TakenSet([(fingerprint, path)])
-        #expect(set.status(of: fingerprint, at: path) == .taken)
-        #expect(set.status(of: fingerprint, at: LocalPath("/c/b.jpg")) == .takenAt(path))
-        var remounted = fingerprint
-        remounted.device = 9
-        remounted.inode = 99
-        #expect(set.status(of: remounted, at: path) == .taken, "the same card mounted again")
-        var changed = fingerprint
-        changed.mtimeNanoseconds = 5
-        #expect(set.status(of: changed, at: path) == .new, "the same name with new contents")
-        set.move(LocalPath("/c"), to: LocalPath("/d"))
-        #expect(set.status(of: fingerprint, at: LocalPath("/d/a.jpg")) == .taken)
-    }
-}
-
 @Suite("inotify records")
 struct InotifyEventTests {
     @Test("records are split with their names; one cut short ends the list")

@@ -33,9 +33,17 @@ extension QueueStore {
         }
     }
 
-    /// Every file `rule` took, to load its memory when its watcher starts.
+    /// Every file `rule` took, with all that was recorded of it.
     public func takenFiles(rule: String) throws -> [TakenFile] {
         try database.query("SELECT \(Self.takenColumns) FROM watch_taken w WHERE rule = ?", [.text(rule)], row: Self.takenFile)
+    }
+
+    /// The path and fingerprint of every file `rule` took, handed to `body` as each is
+    /// read: the memory of a rule on a large library is loaded without a copy of it all.
+    public func eachTakenFile(rule: String, _ body: (LocalPath, FileFingerprint) -> Void) throws {
+        try database.query("SELECT path, fp_device, fp_inode, fp_size, fp_mtime_ns FROM watch_taken WHERE rule = ?", [.text(rule)]) { r in
+            body(LocalPath(bytes: try r.blob("path")), try r.requiredFingerprint())
+        }
     }
 
     /// What `rule` recorded at these paths, with how their uploads stand, by path: a found

@@ -96,12 +96,15 @@ extension WatchWorker {
                 baselining = false
                 Log.info("rule \(rule.id): \(rule.folder.display) is not there yet; what it holds when it appears is uploaded")
             }
-            let files = try store.takenFiles(rule: rule.id)
-            if files.contains(where: { $0.waitsOn != nil }) {
+            let taken = TakenSet()
+            try store.eachTakenFile(rule: rule.id) { path, fingerprint in taken.insert(fingerprint, at: path) }
+            // What reading a library's rows took is given back: the agent stays small.
+            if taken.count >= 1_000 { MallocTuning.giveBackFreed() }
+            if try store.hasWaitingCopies(rule: rule.id) {
                 waitingCopies.insert(rule.id)
                 retry(after: .zero)
             }
-            let ruleMemory = RuleMemory(taken: TakenSet(files.map { ($0.fingerprint, $0.path) }), baselining: baselining)
+            let ruleMemory = RuleMemory(taken: taken, baselining: baselining)
             var settings = rule.watcherSettings
             settings.mountTable = options.mountTable
             let watcher = FolderWatcher(settings: settings, taken: ruleMemory,
@@ -112,7 +115,7 @@ extension WatchWorker {
             waiting[rule.id] = nil
             statusDirty.insert(rule.id)
             Log.info("watching \(rule.folder.display) for rule \(rule.id), into \(account.name):\(rule.remoteFolder)"
-                     + (ruleMemory.isBaselining ? "; what the folder holds when first seen is left alone" : "; \(files.count) file(s) remembered"))
+                     + (ruleMemory.isBaselining ? "; what the folder holds when first seen is left alone" : "; \(taken.count) file(s) remembered"))
             try finishAfterUploads(of: rule, store: store)
         } catch let trouble as WatcherTrouble {
             wait(rule, RuleTrouble(trouble))
