@@ -125,7 +125,15 @@ class ChunkedUploads:
         n = 0
         with self.lock:
             for meta_path in self.root.glob(f"*/*/{META}"):
-                shutil.rmtree(meta_path.parent, ignore_errors=True)
+                # Renamed away first, in one step: removed in place, a chunk finishing
+                # meanwhile would write its file and the metadata into the folder being
+                # emptied, which then stays, without its first chunks.
+                gone = meta_path.parent.with_name(f".expired-{meta_path.parent.name}-{time.monotonic_ns()}")
+                try:
+                    os.rename(meta_path.parent, gone)
+                except FileNotFoundError:
+                    continue
+                shutil.rmtree(gone, ignore_errors=True)
                 n += 1
         return n
 

@@ -11,6 +11,9 @@
              memory loaded from the queue, every file looked at, nothing new), the agent's
              memory then, and the same for the rule alone, paused and resumed in a running
              agent.
+  import     a library of 3,000 photos added with `--existing`: the agent's memory once
+             they are all uploaded, beside the same agent started again (what an import
+             leaves behind in a running agent).
   idle       the agent's CPU time (every thread's, from /proc/PID/stat) over 60 s
              with the rules watching and nothing happening, and how often the watch threads woke.
 
@@ -18,7 +21,7 @@ Everything runs in a private XDG home in a temporary folder, against the referen
 on loopback. Timings are figures to read, not asserts.
 
     .venv/bin/python scripts/bench_watch.py [--bin .build/release] [--photos 30]
-                                            [--files 50000] [--idle 60]
+                                            [--files 50000] [--library 3000] [--idle 60]
 """
 
 from __future__ import annotations
@@ -230,6 +233,33 @@ def reconcile(scene: Scene, files: int) -> None:
           f"median {statistics.median(rounds):.2f} s over {len(rounds)}; new files found: {new}")
 
 
+def library_import(scene: Scene, photos: int) -> None:
+    folder = f"{scene.home}/Library"
+    for d in range(photos // 1000 + 1):
+        os.makedirs(f"{folder}/{d:03d}", exist_ok=True)
+    for i in range(photos):
+        with open(f"{folder}/{i // 1000:03d}/IMG_{i:06d}.jpg", "wb") as f:
+            f.write(photo("2024:05:01 12:00:00", f"library {i}"))
+    db = scene.queue()
+    before = tally(db, "completed")
+    started = time.monotonic()
+    scene.cli("watch", "add", folder, "--to", "/Library", "--name", "library", "--existing", "--settle", str(SETTLE))
+    while tally(db, "completed") < before + photos:
+        if time.monotonic() - started > 900:
+            raise RuntimeError(f"the library's {photos} photos were not uploaded within 900 s")
+        time.sleep(0.5)
+    db.close()
+    took = time.monotonic() - started
+    time.sleep(2)
+    after = scene.memory()
+    scene.stop_agent()
+    scene.start_agent()
+    scene.wait_watching("library")
+    time.sleep(2)
+    print(f"import: {photos} photos added with --existing, all uploaded in {took:.0f} s; the agent's memory then: {after}; "
+          f"the same agent started again: {scene.memory()}")
+
+
 def idle(scene: Scene, seconds: int) -> None:
     time.sleep(3)  # whatever was still settling or uploading
     rules = len(json.loads(scene.cli("watch", "list", "--json").stdout))
@@ -247,6 +277,7 @@ def main() -> None:
     parser.add_argument("--bin", default=".build/release")
     parser.add_argument("--photos", type=int, default=30)
     parser.add_argument("--files", type=int, default=50_000)
+    parser.add_argument("--library", type=int, default=3000)
     parser.add_argument("--idle", type=int, default=60)
     args = parser.parse_args()
     scene = Scene(os.path.abspath(os.path.join(REPO, args.bin, "instant-upload")))
@@ -255,6 +286,7 @@ def main() -> None:
         scene.start_agent()
         latency(scene, args.photos)
         reconcile(scene, args.files)
+        library_import(scene, args.library)
         idle(scene, args.idle)
     finally:
         scene.close()

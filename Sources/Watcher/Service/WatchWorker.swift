@@ -161,7 +161,9 @@ final class WatchWorker {
     func handleBacklog() {
         guard !backlog.isEmpty, let store = openStore() else { return }
         var done = 0
-        defer { backlog.removeFirst(done) }
+        // Emptied, it is made anew: a library's first sweep hands over thousands of files
+        // at once, and the array would keep their room for as long as the agent runs.
+        defer { if done == backlog.count { backlog = [] } else { backlog.removeFirst(done) } }
         while done < backlog.count {
             var end = done
             while end < backlog.count, end - done < Self.batchSize, case .found = backlog[end] { end += 1 }

@@ -119,10 +119,15 @@ struct Settler {
         while head < queue.count, entries[queue[head].path]?.generation != queue[head].generation { head += 1 }
     }
 
+    /// Lets go of the room a sweep of a large folder took, once most of it is unused:
+    /// arrays and dictionaries keep their largest size until they are made anew.
     private mutating func compact() {
         if head > 1024, head * 2 > queue.count {
-            queue.removeFirst(head)
+            queue = Array(queue[head...])
             head = 0
+        }
+        if entries.capacity > 1024, entries.count * 8 < entries.capacity {
+            entries = entries.filter { _ in true }
         }
     }
 }

@@ -173,5 +173,16 @@ extension WatchLoop {
         counters.lastFound = path
         handler(.found(FoundFile(path: path, relativePath: path.relative(to: root), fingerprint: fingerprint,
                                  media: info, noticedBy: candidate.noticedBy)))
+        forgetDeliveredOnceRemembered()
+    }
+
+    /// Lets go of the files handed over that the owner's memory now holds at their path:
+    /// it answers for them from then on, and a library's first import would otherwise keep
+    /// every path twice for as long as the agent runs. Looked at each time the list has
+    /// doubled, so that it costs a constant per file.
+    func forgetDeliveredOnceRemembered() {
+        guard delivered.count >= deliveredCheckAt else { return }
+        delivered = delivered.filter { taken.status(of: $0.key, at: $0.value) != .taken }
+        deliveredCheckAt = max(Self.deliveredCheckFloor, delivered.count * 2)
     }
 }

@@ -55,8 +55,11 @@ final class WatchLoop {
     var scanProblems: [WatcherTrouble] = []
 
     /// Files handed over in this run, by fingerprint: never handed over twice, even before
-    /// the owner has recorded them.
+    /// the owner has recorded them (or when the owner does not keep them).
     var delivered: [FileFingerprint: LocalPath] = [:]
+    /// When `delivered` is next looked at for files the owner's memory holds.
+    var deliveredCheckAt = WatchLoop.deliveredCheckFloor
+    static let deliveredCheckFloor = 1_024
     /// Files looked at and not taken (not a picture or video of the rule's kinds, unreadable).
     var passedOver: Set<FileFingerprint> = []
     /// Files made or written that were not at their name when the event was read, during
