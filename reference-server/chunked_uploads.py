@@ -85,7 +85,7 @@ class ChunkedUploads:
         if meta is None:
             raise UploadError(404, "upload folder not found")
         if time.time() - meta["touched"] > self.expire_seconds:
-            shutil.rmtree(folder, ignore_errors=True)
+            self._remove(folder)
             raise UploadError(404, "upload folder not found (expired)")
         return folder, meta
 
@@ -109,7 +109,7 @@ class ChunkedUploads:
 
     def delete(self, user: str, transfer: str) -> None:
         folder, _ = self.existing(user, transfer)
-        shutil.rmtree(folder, ignore_errors=True)
+        self._remove(folder)
 
     def delete_chunk(self, user: str, transfer: str, name: str) -> None:
         folder, meta = self.existing(user, transfer)
@@ -125,21 +125,26 @@ class ChunkedUploads:
         n = 0
         with self.lock:
             for meta_path in self.root.glob(f"*/*/{META}"):
-                # Renamed away first, in one step: removed in place, a chunk finishing
-                # meanwhile would write its file and the metadata into the folder being
-                # emptied, which then stays, without its first chunks.
-                gone = meta_path.parent.with_name(f".expired-{meta_path.parent.name}-{time.monotonic_ns()}")
-                try:
-                    os.rename(meta_path.parent, gone)
-                except FileNotFoundError:
-                    continue
-                shutil.rmtree(gone, ignore_errors=True)
-                n += 1
+                if not meta_path.parent.name.startswith("."):
+                    n += self._remove(meta_path.parent)
         return n
+
+    @staticmethod
+    def _remove(folder: Path) -> bool:
+        """Removes an upload folder, renamed away first, in one step: removed in place, a
+        chunk finishing meanwhile would write its file and the metadata into the folder
+        being emptied, which would then stay, without its first chunks."""
+        gone = folder.with_name(f".gone-{folder.name}-{time.monotonic_ns()}")
+        try:
+            os.rename(folder, gone)
+        except FileNotFoundError:
+            return False
+        shutil.rmtree(gone, ignore_errors=True)
+        return True
 
     def transfers(self, user: str) -> list[str]:
         d = self.root / user
-        return sorted(p.name for p in d.iterdir() if (p / META).exists()) if d.is_dir() else []
+        return sorted(p.name for p in d.iterdir() if not p.name.startswith(".") and (p / META).exists()) if d.is_dir() else []
 
     def chunks(self, folder: Path) -> list[tuple[int, str, int, float]]:
         """(number, name, size, mtime) of the chunks held, in number order."""

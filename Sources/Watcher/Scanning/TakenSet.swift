@@ -15,11 +15,18 @@ import Platform
 /// about 80 bytes a file where dictionaries of paths took 280. Renaming a folder renames
 /// one folder entry per folder below it, not every file's path.
 public final class TakenSet: TakenFiles {
-    private let memory = Locked(Store())
+    private let memory: Locked<Store>
 
-    public init() {}
+    /// `compactNamesFrom`: how many bytes of names let go are kept before the names are
+    /// stored anew (small in tests, so that they do it often).
+    init(compactNamesFrom: Int) {
+        memory = Locked(Store(compactNamesFrom: compactNamesFrom))
+    }
 
-    public init(_ files: some Sequence<(FileFingerprint, LocalPath)>) {
+    public convenience init() { self.init(compactNamesFrom: 65_536) }
+
+    public convenience init(_ files: some Sequence<(FileFingerprint, LocalPath)>) {
+        self.init()
         for (fingerprint, path) in files { insert(fingerprint, at: path) }
     }
 
@@ -97,6 +104,7 @@ extension TakenSet {
         /// until they are half of it.
         var names: [UInt8] = []
         var namesUnused = 0
+        let compactNamesFrom: Int
         /// The folders by path (with their last `/`), their paths and their files' numbers
         /// by folder number.
         var folderNumbers: [ArraySlice<UInt8>: UInt32] = [:]
@@ -203,22 +211,27 @@ extension TakenSet {
             }
             guard !moving.isEmpty else { return }
             for (path, _) in moving { folderNumbers[path] = nil }
+            var merging: [UInt32: UInt32] = [:]
             for (path, number) in moving {
                 let renamed = ArraySlice(new + path.dropFirst(old.count))
                 folders[Int(number)].path = renamed
                 if let other = folderNumbers[renamed] {
                     // Moved onto a folder remembered already: its files join that folder's.
-                    merge(number, into: other)
+                    merging[number] = other
                 } else {
                     folderNumbers[renamed] = number
                 }
             }
+            if !merging.isEmpty { merge(merging) }
         }
 
-        /// Moves every file of folder `number` into folder `other`, each replacing the
-        /// file of its name there, as a rename over it does.
-        private mutating func merge(_ number: UInt32, into other: UInt32) {
-            for record in records.indices where records[record].folder == number {
+        /// Moves every file of each folder in `merging` into the folder it maps to, each
+        /// replacing the file of its name there, as a rename over it does: one pass over
+        /// the records for a whole tree renamed onto another.
+        private mutating func merge(_ merging: [UInt32: UInt32]) {
+            for record in records.indices {
+                let number = records[record].folder
+                guard let other = merging[number] else { continue }
                 let name = self.name(of: records[record])
                 if let (slot, _) = find(folder: number, name: name) { byPath.remove(at: slot) }
                 // Counted in first, so that the file it replaces does not leave `other` empty.
@@ -227,8 +240,10 @@ extension TakenSet {
                 if let (slot, there) = find(folder: other, name: name) { remove(there, pathSlot: slot) }
                 index(Int32(record), byPathHash: Self.pathHash(folder: other, name: name))
             }
-            folders[Int(number)] = ([], 0)
-            freeFolders.append(number)
+            for number in merging.keys {
+                folders[Int(number)] = ([], 0)
+                freeFolders.append(number)
+            }
         }
 
         private mutating func newRecord(_ value: Record) -> Int32 {
@@ -299,7 +314,7 @@ extension TakenSet {
         }
 
         mutating func compactNamesIfWorthIt() {
-            guard namesUnused > 65_536, namesUnused * 2 > names.count else { return }
+            guard namesUnused > compactNamesFrom, namesUnused * 2 > names.count else { return }
             var kept: [UInt8] = []
             kept.reserveCapacity(names.count - namesUnused)
             for i in records.indices where records[i].folder != Self.unused {
