@@ -200,14 +200,19 @@ def latency(scene: Scene, photos: int) -> None:
           f"median {statistics.median(samples) * 1000:.1f} ms (min {samples[0] * 1000:.1f}, max {samples[-1] * 1000:.1f})")
 
 
+def fill(folder: str, count: int, content) -> None:
+    """`count` files IMG_000000.jpg... in subfolders of 1,000, file i holding content(i)."""
+    for d in range(count // 1000 + 1):
+        os.makedirs(f"{folder}/{d:03d}", exist_ok=True)
+    for i in range(count):
+        with open(f"{folder}/{i // 1000:03d}/IMG_{i:06d}.jpg", "wb") as f:
+            f.write(content(i))
+
+
 def reconcile(scene: Scene, files: int) -> None:
     folder = f"{scene.home}/Archive"
     made = time.monotonic()
-    for d in range(files // 1000 + 1):
-        os.makedirs(f"{folder}/{d:03d}", exist_ok=True)
-    for i in range(files):
-        with open(f"{folder}/{i // 1000:03d}/IMG_{i:06d}.jpg", "wb") as f:
-            f.write(b"\xff\xd8" + i.to_bytes(4, "big"))
+    fill(folder, files, lambda i: b"\xff\xd8" + i.to_bytes(4, "big"))
     print(f"reconcile: made {files} files in {files // 1000 + 1} folders in {time.monotonic() - made:.1f} s")
     added = time.monotonic()
     out = scene.cli("watch", "add", folder, "--to", "/Photos", "--name", "archive", "--settle", str(SETTLE)).stdout.strip()
@@ -235,11 +240,7 @@ def reconcile(scene: Scene, files: int) -> None:
 
 def library_import(scene: Scene, photos: int) -> None:
     folder = f"{scene.home}/Library"
-    for d in range(photos // 1000 + 1):
-        os.makedirs(f"{folder}/{d:03d}", exist_ok=True)
-    for i in range(photos):
-        with open(f"{folder}/{i // 1000:03d}/IMG_{i:06d}.jpg", "wb") as f:
-            f.write(photo("2024:05:01 12:00:00", f"library {i}"))
+    fill(folder, photos, lambda i: photo("2024:05:01 12:00:00", f"library {i}"))
     db = scene.queue()
     before = tally(db, "completed")
     started = time.monotonic()

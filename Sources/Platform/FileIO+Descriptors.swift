@@ -17,6 +17,10 @@ extension FileIO {
 
     /// ftruncate(2) to `length` bytes; the file position is left where it was.
     public static func truncate(_ fd: Int32, to length: Int64, path: LocalPath? = nil) throws(SystemError) {
+        // A file of that length already is left as it is: some file systems refuse even that
+        // no-op (fusefat answers `EPERM` to any `ftruncate` that does not shrink), and a
+        // resume from a whole `.part`, or emptying an empty one, must not fail on it.
+        if Int64(try status(fd, path: path).st_size) == length { return }
         try valueOrErrno("ftruncate", path: path?.display) { ftruncate(fd, off_t(length)) }
     }
 

@@ -9,7 +9,8 @@ struct TakenSetTests {
 
     @Test("known by fingerprint, anywhere; by path when only device and inode changed")
     func lookups() {
-        let set = TakenSet([(fingerprint, path)])
+        let set = TakenSet()
+        set.insert(fingerprint, at: path)
         #expect(set.status(of: fingerprint, at: path) == .taken)
         #expect(set.status(of: fingerprint, at: LocalPath("/c/b.jpg")) == .takenAt(path))
         var remounted = fingerprint

@@ -96,7 +96,9 @@ struct RuleMemoryTests {
 
     @Test("without a baseline to take, the memory answers from what was taken")
     func normal() {
-        let memory = RuleMemory(taken: TakenSet([(a.1, a.0)]), baselining: false)
+        let taken = TakenSet()
+        taken.insert(a.1, at: a.0)
+        let memory = RuleMemory(taken: taken, baselining: false)
         #expect(!memory.isBaselining)
         #expect(memory.status(of: b.1, at: b.0) == .new)
         #expect(memory.endBaseline() == nil)

@@ -33,11 +33,6 @@ extension QueueStore {
         }
     }
 
-    /// Every file `rule` took, with all that was recorded of it.
-    public func takenFiles(rule: String) throws -> [TakenFile] {
-        try database.query("SELECT \(Self.takenColumns) FROM watch_taken w WHERE rule = ?", [.text(rule)], row: Self.takenFile)
-    }
-
     /// The path and fingerprint of every file `rule` took, handed to `body` as each is
     /// read: the memory of a rule on a large library is loaded without a copy of it all.
     public func eachTakenFile(rule: String, _ body: (LocalPath, FileFingerprint) -> Void) throws {

@@ -28,13 +28,10 @@ enum PartialFile {
         do { return Int64(try FileIO.status(fd).st_size) } catch { throw failure(error) }
     }
 
-    /// Cuts the file to `length` bytes and moves the write position to its end. A file of
-    /// that length already is left as it is: some file systems refuse even that no-op
-    /// (fusefat answers `EPERM` to any `ftruncate` that does not shrink), and a resume
-    /// from the whole `.part` must not fail on it.
+    /// Cuts the file to `length` bytes and moves the write position to its end.
     static func truncate(_ fd: Int32, to length: Int64) throws(TransportError) {
         do throws(SystemError) {
-            if Int64(try FileIO.status(fd).st_size) != length { try FileIO.truncate(fd, to: length) }
+            try FileIO.truncate(fd, to: length)
             try valueOrErrno("lseek") { lseek(fd, off_t(length), SEEK_SET) }
         } catch {
             throw failure(error)

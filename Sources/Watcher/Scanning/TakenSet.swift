@@ -25,11 +25,6 @@ public final class TakenSet: TakenFiles {
 
     public convenience init() { self.init(compactNamesFrom: 65_536) }
 
-    public convenience init(_ files: some Sequence<(FileFingerprint, LocalPath)>) {
-        self.init()
-        for (fingerprint, path) in files { insert(fingerprint, at: path) }
-    }
-
     public var count: Int { memory.withLock { $0.byPath.count } }
 
     /// Remembers that the file at `path` with this fingerprint was taken.
@@ -48,7 +43,10 @@ public final class TakenSet: TakenFiles {
 
     /// Follows a rename: the file (or every file below the folder) at `old` is now at `new`.
     public func move(_ old: LocalPath, to new: LocalPath) {
-        memory.withLock { $0.move(old, to: new) }
+        memory.withLock { m in
+            m.move(old, to: new)
+            m.compactNamesIfWorthIt()
+        }
     }
 
     public func identity(takenAt path: LocalPath) -> FileIdentity? {
@@ -158,8 +156,11 @@ extension TakenSet {
         }
 
         func owner(of fingerprint: FileFingerprint) -> Int32? {
+            ownerSlot(of: fingerprint).map { byFingerprint.record(at: $0) }
+        }
+
+        private func ownerSlot(of fingerprint: FileFingerprint) -> Int? {
             byFingerprint.slot(hash: fingerprint.hashValue) { records[Int($0)].fingerprint == fingerprint }
-                .map { byFingerprint.record(at: $0) }
         }
 
         mutating func insert(_ fingerprint: FileFingerprint, at split: Split) {
@@ -200,7 +201,6 @@ extension TakenSet {
                 own(record)
             }
             moveFolders(within: old.bytes, to: new.bytes)
-            compactNamesIfWorthIt()
         }
 
         /// Renames every folder at or below `old` (a folder's path, without its last `/`).
@@ -273,7 +273,7 @@ extension TakenSet {
         /// Makes `record` the one found by its fingerprint.
         private mutating func own(_ record: Int32) {
             let fingerprint = records[Int(record)].fingerprint
-            if let slot = byFingerprint.slot(hash: fingerprint.hashValue, where: { records[Int($0)].fingerprint == fingerprint }) {
+            if let slot = ownerSlot(of: fingerprint) {
                 byFingerprint.replace(at: slot, with: record)
             } else {
                 if byFingerprint.isFull { byFingerprint = byFingerprint.grown { fingerprintHash(of: $0) } }
@@ -313,6 +313,8 @@ extension TakenSet {
             freeFolders.append(number)
         }
 
+        /// Stores the names anew once those let go are half the buffer. Only at the end of a
+        /// public operation: records' name offsets change, and no name is in use then.
         mutating func compactNamesIfWorthIt() {
             guard namesUnused > compactNamesFrom, namesUnused * 2 > names.count else { return }
             var kept: [UInt8] = []

@@ -98,8 +98,6 @@ extension WatchWorker {
             }
             let taken = TakenSet()
             try store.eachTakenFile(rule: rule.id) { path, fingerprint in taken.insert(fingerprint, at: path) }
-            // What reading a library's rows took is given back: the agent stays small.
-            if taken.count >= 1_000 { MallocTuning.giveBackFreed() }
             if try store.hasWaitingCopies(rule: rule.id) {
                 waitingCopies.insert(rule.id)
                 retry(after: .zero)
