@@ -11,7 +11,7 @@ struct UploadBufferTests {
             #expect(size < Int(MallocTuning.mmapThreshold), "\(length) bytes")
             #expect(size >= 16 << 10, "\(length) bytes")
         }
-        #expect(HTTPSession.uploadBufferSize(for: 4 << 20) == 128 << 10)
-        #expect(HTTPSession.uploadBufferSize(for: 1 << 30) == 128 << 10)
+        #expect(HTTPSession.uploadBufferSize(for: 4 << 20) == 384 << 10)
+        #expect(HTTPSession.uploadBufferSize(for: 1 << 30) == 384 << 10)
     }
 }

@@ -22,9 +22,15 @@ public final class Database: @unchecked Sendable {
     /// How long a write waits for the database in all, in seconds.
     private let busyTimeout: Double
 
+    /// Before the process's first connection: SQLite sets aside 20 pages of cache (80 kB)
+    /// for each connection as it opens, touched at once, where the agent's three connections
+    /// to a small queue read a few pages each.
+    private static let configureSQLite: Void = { _ = csqlite_no_initial_page_cache() }()
+
     /// Opens (creating if needed) the database in WAL mode with extended result codes,
     /// a busy timeout and foreign keys on.
     public init(path: String, busyTimeoutMilliseconds: Int32 = 10_000) throws(DatabaseError) {
+        Self.configureSQLite
         self.path = path
         busyTimeout = Double(busyTimeoutMilliseconds) / 1000
         writerTurn = WriterTurn.forFile(path)

@@ -13,12 +13,14 @@ import Platform
 /// The first `inlineLimit` bytes are hashed as they come, and the thread and its buffers
 /// are made only for the bytes after them: a photo of a few hundred kB is hashed in less
 /// time than a thread takes to start, and a card of them would otherwise start and end
-/// one thread, and map and unmap three buffers, per photo.
+/// one thread, and map and unmap its buffers, per photo.
 ///
-/// The buffers are 256 KiB: three of them are resident for the whole transfer, and the
-/// hashing thread is the pipeline's slowest stage whatever their size. Uploads into a
-/// local tus sink ran as fast with 256 KiB as with 1 MiB (4x the
-/// hand-overs, a few thousand a second, cost no measurable CPU); 128 KiB began to cost.
+/// Four buffers of 128 KiB: together they hold more than one of libcurl's sends of a large
+/// body (384 KiB, `HTTPSession.uploadBufferSize`), so the hashing thread has bytes to hash
+/// while a send goes; with 768 KiB in three buffers beside 512 KiB sends, a 1 GiB upload took
+/// as long as with 512 KiB in four buffers (0.74 s against 0.74 s, medians of six), and
+/// 384 KiB of buffers let the hash wait (0.85 s). Smaller buffers cost a hand-over each:
+/// 64 KiB ones did no better than 128 KiB ones.
 public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
     // Sendable by construction: every mutable field below is read and written only while
     // holding `condition`; `sha` is touched by the worker thread between `drain()`s and by
@@ -40,7 +42,7 @@ public final class PipelinedHasher: RestartableObserver, @unchecked Sendable {
     private var currentCount = 0
     public private(set) var sha: RunningSHA256
 
-    public init(_ sha: RunningSHA256, depth: Int = 3, bufferSize: Int = 256 << 10, inlineLimit: Int = 1 << 20) {
+    public init(_ sha: RunningSHA256, depth: Int = 4, bufferSize: Int = 128 << 10, inlineLimit: Int = 1 << 20) {
         self.sha = sha
         self.bufferSize = bufferSize
         self.depth = depth
