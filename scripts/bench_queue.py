@@ -13,10 +13,15 @@ What it does:
   3. adds one account and ROWS transfers straight into it with Python's sqlite3, in a mix
      of states like a busy queue: mostly completed and queued, some failed with reasons,
      a few in_progress and retrying (uploads and downloads, manual/share/auto origins);
-  4. times each command RUNS times (after one warm-up run) as a child process, reading
-     all of its output, and prints median / min / max wall time and the median CPU time
-     (user + sys) of the child, which a busy machine disturbs less than wall time;
-  5. prints SQLite's query plan of every statement `status` and `queue` run, as the
+  4. copies the database into a second home, pauses its queue there and starts an agent on
+     it (`instant-upload run`), so every command is also timed with an agent running: that
+     is where `status` asks the agent what holds the queue and reads the watch rules'
+     troubles;
+  5. times each command RUNS times (after one warm-up run) as a child process, reading
+     all of its output, alternating between the two homes, and prints median / min / max
+     wall time and the median CPU time (user + sys) of the child, which a busy machine
+     disturbs less than wall time, and the idle agent's resident memory on that queue;
+  6. prints SQLite's query plan of every statement `status` and `queue` run, as the
      binary reports them with INSTANT_UPLOAD_EXPLAIN set.
 
 With --index SQL (repeatable) it also copies the database, runs each SQL statement on the
@@ -101,6 +106,57 @@ def make_home() -> tuple[str, dict[str, str]]:
     with open(f"{home}/config/instant-upload/config.ini", "w") as f:
         f.write("[agent]\nautostart = false\n")
     return home, env
+
+
+def copy_home_with(db_path: str) -> tuple[str, dict[str, str]]:
+    """A second home holding a copy of the database."""
+    home, env = make_home()
+    os.makedirs(f"{home}/state/instant-upload", mode=0o700)
+    shutil.copyfile(db_path, f"{home}/state/instant-upload/queue.sqlite3")
+    return home, env
+
+
+def start_agent(binary: str, env: dict[str, str]) -> subprocess.Popen:
+    """An agent on the home's queue, paused first so that it starts nothing: it holds the
+    database open and answers on its control socket, as a person's agent does."""
+    paused = subprocess.run([binary, "pause", "--all"], env=env, capture_output=True, text=True)
+    if paused.returncode != 0:
+        sys.exit(f"`instant-upload pause --all` failed ({paused.returncode}): {paused.stderr}")
+    agent = subprocess.Popen([binary, "run"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if agent.poll() is not None:
+            sys.exit(f"the agent exited ({agent.returncode}) before it was up: {agent.stderr.read().decode(errors='replace')[-500:]}")
+        r = subprocess.run([binary, "status", "--json"], env=env, capture_output=True, text=True)
+        try:
+            if json.loads(r.stdout).get("agent_pid"):
+                return agent
+        except json.JSONDecodeError:
+            pass
+        time.sleep(0.2)
+    stop_agent(agent)
+    sys.exit("the agent did not come up within 30 s (status --json never named it)")
+
+
+def stop_agent(agent: subprocess.Popen) -> None:
+    agent.terminate()
+    try:
+        agent.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        agent.kill()
+        agent.wait()
+
+
+def resident_kib(pid: int) -> dict[str, int]:
+    """VmRSS and VmHWM of a running process, in KiB."""
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM", "RssAnon"):
+                out[key] = int(value.split()[0])
+    return out
 
 
 def fill(db_path: str, rows: int, seed: int) -> dict[str, int]:
@@ -243,13 +299,13 @@ def main() -> int:
         print(f"sqlite {sqlite3.sqlite_version} (Python's); {a.runs} runs per command after one warm-up")
 
         variants = [("as is", env)]
+        agent_home, agent_env = copy_home_with(db_path)
+        agent = start_agent(binary, agent_env)
+        variants.append(("agent running", agent_env))
         copy_home = None
         if a.index:
-            copy_home, copy_env = make_home()
-            os.makedirs(f"{copy_home}/state/instant-upload", mode=0o700)
-            copy_db = f"{copy_home}/state/instant-upload/queue.sqlite3"
-            shutil.copyfile(db_path, copy_db)
-            db = sqlite3.connect(copy_db)
+            copy_home, copy_env = copy_home_with(db_path)
+            db = sqlite3.connect(f"{copy_home}/state/instant-upload/queue.sqlite3")
             for sql in a.index:
                 db.execute(sql)
             db.commit()
@@ -257,21 +313,30 @@ def main() -> int:
             variants.append(("with index", copy_env))
         try:
             results = measure(binary, variants, a.runs)
+            memory = resident_kib(agent.pid)
             print_table("As the schema is:", results["as is"])
+            print_table("With an agent running (the queue paused):", results["agent running"])
+            print(f"\nthe idle agent on this queue: {memory['VmRSS'] / 1024:.1f} MB resident "
+                  f"({memory['RssAnon'] / 1024:.1f} MB anonymous), at most {memory['VmHWM'] / 1024:.1f} MB since it started")
             if a.json:
                 os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
                 with open(a.json, "w") as f:
-                    json.dump({"rows": a.rows, "commands": [
-                        {"label": label, "args": args, "target_ms": target, **results["as is"][label]}
+                    json.dump({"rows": a.rows, "agent_memory_kib": memory, "commands": [
+                        {"label": label, "args": args, "target_ms": target, **results["as is"][label],
+                         "agent_running": results["agent running"][label]}
                         for label, args, target in COMMANDS]}, f, indent=2)
             if a.index:
                 print_table("On a copy, with " + "; ".join(a.index) + ":", results["with index"])
             print("\nQuery plans, as the schema is:")
             explain(binary, env)
+            print("\nQuery plans, with an agent running:")
+            explain(binary, agent_env)
             if a.index:
                 print("\nQuery plans, with the index:")
                 explain(binary, copy_env)
         finally:
+            stop_agent(agent)
+            shutil.rmtree(agent_home, ignore_errors=True)
             if copy_home:
                 shutil.rmtree(copy_home, ignore_errors=True)
     finally:

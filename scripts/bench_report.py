@@ -111,18 +111,33 @@ def bench_goals(goals: Goals, bench: dict | None) -> list[str]:
 
 def queue_goals(goals: Goals, queue: dict | None) -> list[str]:
     command = "make bench (scripts/bench_queue.py)"
-    wanted = [("--help (no database)", "`--help` < 10 ms"), ("status", "`status` < 25 ms at 100,000 rows"),
-              ("queue --state failed", "`queue --state failed` < 100 ms at 100,000 rows")]
+    wanted = [("--help (no database)", "`--help` < 10 ms", False),
+              ("status", "`status` < 25 ms at 100,000 rows, with an agent running and without", True),
+              ("queue --state failed", "`queue --state failed` < 100 ms at 100,000 rows, with an agent running and without", True)]
     by_label = {c["label"]: c for c in (queue or {}).get("commands", [])}
-    for label, goal in wanted:
+    for label, goal, both in wanted:
         c = by_label.get(label)
         target = (c or {}).get("target_ms")
-        if c and target:
-            goals.add(goal, f"{c['median']:.1f} ms (median; CPU {c['cpu']:.1f} ms)", c["median"] < target, command)
+        running = (c or {}).get("agent_running")
+        if c and target and (running or not both):
+            text = f"{c['median']:.1f} ms (median; CPU {c['cpu']:.1f} ms)"
+            met = c["median"] < target
+            if both:
+                text = (f"{c['median']:.1f} ms without an agent, {running['median']:.1f} ms with one running "
+                        f"(medians; CPU {c['cpu']:.1f} and {running['cpu']:.1f} ms)")
+                met = met and running["median"] < target
+            goals.add(goal, text, met, command)
         else:
             goals.add(goal, None, None, command)
-    return [f"- {c['label']}: median {c['median']:.1f} ms, CPU {c['cpu']:.1f} ms, {c['bytes']:,} bytes out"
-            for c in by_label.values()]
+    lines = [f"- {c['label']}: median {c['median']:.1f} ms, CPU {c['cpu']:.1f} ms, {c['bytes']:,} bytes out"
+             + (f"; with an agent running: median {c['agent_running']['median']:.1f} ms, CPU {c['agent_running']['cpu']:.1f} ms"
+                if c.get("agent_running") else "")
+             for c in by_label.values()]
+    memory = (queue or {}).get("agent_memory_kib")
+    if memory:
+        lines.append(f"- the idle agent on this queue (paused): {memory['VmRSS'] / 1024:.1f} MB resident "
+                     f"({memory['RssAnon'] / 1024:.1f} MB anonymous), at most {memory['VmHWM'] / 1024:.1f} MB since it started")
+    return lines
 
 
 def backlog_goals(goals: Goals, backlog: dict | None) -> list[str]:
