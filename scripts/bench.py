@@ -223,6 +223,17 @@ def process_stat(pid: int | str) -> list[str]:
         return f.read().rsplit(")", 1)[1].split()
 
 
+def process_status(pid: int | str) -> dict[str, str]:
+    """/proc/PID/status by field: "VmRSS" -> "18944 kB", "Threads" -> "7"."""
+    with open(f"/proc/{pid}/status") as f:
+        return {key: value.strip() for key, _, value in (line.partition(":") for line in f)}
+
+
+def kib(value: str) -> int:
+    """A /proc/PID/status size ("18944 kB") in KiB."""
+    return int(value.split()[0])
+
+
 def process_cpu(pid: int | str, with_children: bool = False) -> float:
     """A process's CPU seconds so far (every thread's, the ended ones' included), and with
     `with_children` those of its children that ended and were waited for; 0 once it is gone."""
@@ -349,13 +360,12 @@ class PeakMap:
             pid = pid or self.find()
             if pid:
                 try:
-                    with open(f"/proc/{pid}/status") as f:
-                        rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+                    rss = kib(process_status(pid)["VmRSS"])
                     if rss > self.best_kib:
                         with open(f"/proc/{pid}/smaps") as f:
                             self.smaps = f.read()
                         self.best_kib = rss
-                except (OSError, StopIteration):
+                except (OSError, KeyError):
                     pid = None
             time.sleep(0.002)
 
@@ -975,7 +985,7 @@ class Bench:
     def rounds_for(self, c: Client) -> int:
         """The sink's and openssl's runs take a second each and the goal between them rests
         on two cores shared with whatever else the machine does: they get more rounds."""
-        return max(self.args.rounds, self.args.sink_rounds) if c.group in ("sink", "sha") else self.args.rounds
+        return self.args.sink_rounds if c.group in ("sink", "sha") else self.args.rounds
 
     def run_rounds(self):
         n = len(self.clients)
@@ -1061,7 +1071,7 @@ class Bench:
                          "1.00" if c.key == c.curl_key else fmt(cpu_ratio),
                          fmt(s["server_cpu_s"]) if c.group != "sha" else "-", fmt(s["other_load_cores"])])
         print()
-        print(f"instant-upload bench: {self.args.rounds} round(s) ({max(self.args.rounds, self.args.sink_rounds)} for the "
+        print(f"instant-upload bench: {self.args.rounds} round(s) ({self.args.sink_rounds} for the "
               f"sink and openssl), medians; MB = 10^6 bytes; "
               f"CPU = user+sys of the client process(es); binaries {self.bin}")
         print("server CPU = the servers' CPU meanwhile; other load = cores busy with anything else meanwhile "
@@ -1208,7 +1218,7 @@ class Bench:
             "host": {"cpus": os.cpu_count(), "machine": platform.machine(), "kernel": platform.release()},
             "binaries": self.bin,
             "rounds": self.args.rounds,
-            "sink_rounds": max(self.args.rounds, self.args.sink_rounds),
+            "sink_rounds": self.args.sink_rounds,
             "sizes": {"small": self.args.small, "large": self.args.large},
             "units": {"mb": MB, "rss": "MB (10^6 bytes) from ru_maxrss", "cpu": "user+sys seconds"},
             "clients": [
@@ -1262,6 +1272,7 @@ def main() -> int:
     args.small, args.large = parts[0], (parts[1] if len(parts) > 1 else 0)
     args.only = {x.strip() for x in args.only.split(",") if x.strip()}
     args.sink_chunks = [int(x) for x in args.sink_chunks.split(",") if x.strip()]
+    args.sink_rounds = max(args.rounds, args.sink_rounds)
     if args.rounds < 1 or args.small <= 0:
         p.error("--rounds and the sizes must be positive")
     return Bench(args).main()

@@ -50,6 +50,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import kib, process_status  # noqa: E402
+
 # (label, arguments, target in ms on the median, or None where the command is not held to one)
 COMMANDS = [
     ("--help (no database)", ["--help"], 10.0),
@@ -149,14 +152,9 @@ def stop_agent(agent: subprocess.Popen) -> None:
 
 
 def resident_kib(pid: int) -> dict[str, int]:
-    """VmRSS and VmHWM of a running process, in KiB."""
-    out = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM", "RssAnon"):
-                out[key] = int(value.split()[0])
-    return out
+    """VmRSS, RssAnon and VmHWM of a running process, in KiB."""
+    status = process_status(pid)
+    return {key: kib(status[key]) for key in ("VmRSS", "RssAnon", "VmHWM")}
 
 
 def fill(db_path: str, rows: int, seed: int) -> dict[str, int]:

@@ -17,8 +17,12 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import kib, process_status  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WATCHER = os.path.join(REPO, "Tests", "DesktopTests", "sni-watcher.py")
@@ -38,14 +42,10 @@ def proc_figures(pid: int) -> dict:
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
-    status = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            status[key] = value.strip()
+    status = process_status(pid)
     return {"cpu_s": (int(fields[11]) + int(fields[12])) / ticks,
             "switches": int(status["voluntary_ctxt_switches"]) + int(status["nonvoluntary_ctxt_switches"]),
-            "rss_kb": int(status["VmRSS"].split()[0]), "peak_rss_kb": int(status["VmHWM"].split()[0])}
+            "rss_kb": kib(status["VmRSS"]), "peak_rss_kb": kib(status["VmHWM"])}
 
 
 def wait_for(what: str, condition, seconds: float = 30) -> None:

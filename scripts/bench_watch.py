@@ -40,7 +40,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import process_cpu  # noqa: E402
+from bench import kib, process_cpu, process_status  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USER, PASSWORD = "bench", "bench"
@@ -146,9 +146,8 @@ class Scene:
 
     def memory(self) -> str:
         """The agent's resident memory now, and how much of it is its own (anonymous)."""
-        with open(f"/proc/{self.agent.pid}/status") as f:
-            kb = {line.split(":")[0]: int(line.split()[1]) for line in f if line.startswith(("VmRSS", "RssAnon"))}
-        return f"RSS {kb['VmRSS'] / 1024:.1f} MB ({kb['RssAnon'] / 1024:.1f} MB anonymous)"
+        status = process_status(self.agent.pid)
+        return f"RSS {kib(status['VmRSS']) / 1024:.1f} MB ({kib(status['RssAnon']) / 1024:.1f} MB anonymous)"
 
     def wakeups(self) -> dict[str, int]:
         """Context switches per thread name: how often each thread was woken."""

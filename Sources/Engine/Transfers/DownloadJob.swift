@@ -68,7 +68,7 @@ final class DownloadJob {
         // Bytes of another version go before the row names this one: a kill or a refused
         // write in between would otherwise leave them to be resumed under its validator,
         // the new version's tail stitched onto the old one's head.
-        if offset == 0, held > 0 { try file.truncate(to: 0) }
+        if offset == 0 { try file.truncate(to: 0) }
         try store.setDownloadInfo(transfer.id, bytesTotal: item.size, etag: .some(item.rangeValidator))
 
         // The running hash of what the .part already holds, from the last checkpoint on.
