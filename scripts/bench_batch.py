@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`make bench`: a camera card's photos, beside the tools a person would otherwise use.
 
-A folder of N photos of one size is sent to a server three ways, each into a folder of its
-own on the same server, timed from the command to the last file on the server:
+A folder of N photos of one size is sent to a server three ways, each run into a folder of
+its own on the same server, timed from the command to the last file on the server:
 
 - the agent (already running; `instant-upload upload FOLDER --to DIR`, until every row is
   completed);
@@ -17,8 +17,14 @@ threads; rclone's and curl's own) and the server's CPU for the same files (Apach
 processes; the reference server's). Client and server share the machine's cores, so what
 each side spends per file bounds the rate together. Timings are figures to read, not asserts.
 
+The agent and the floor run in turns, `--rounds` times each (curl first in one round, the
+agent first in the next), and each figure is their median: on these two cores the same
+server spends up to twice its CPU per file from one run to the next (the kernel's share of
+its writes), for curl as for the agent, so a verdict on one run of each would be a toss.
+rclone, at about 30 files/s, runs once.
+
     .venv/bin/python scripts/bench_batch.py [--bin .build/release] [--batch 1000x300000 ...]
-                                            [--server apache|nextcloud ...] [--json FILE]
+                                            [--server apache|nextcloud ...] [--rounds 3] [--json FILE]
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import os
 import resource
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -140,14 +147,14 @@ def completed(scene: Scene) -> int:
         db.close()
 
 
-def agent_run(scene: Scene, server, photos: str, count: int) -> dict:
-    requests0, cpu0 = server.requests(), scene.cpu_seconds()
+def agent_run(scene: Scene, server, photos: str, count: int, folder: str) -> dict:
+    requests0, cpu0, before = server.requests(), scene.cpu_seconds(), completed(scene)
     started = time.monotonic()
-    scene.cli("upload", photos, "--to", "/agent")
+    scene.cli("upload", photos, "--to", f"/{folder}")
     deadline = started + 1800
-    while completed(scene) < count:
+    while completed(scene) < before + count:
         if time.monotonic() > deadline:
-            raise RuntimeError(f"the agent completed {completed(scene)} of {count} in 30 minutes; see {scene.home}/agent.log")
+            raise RuntimeError(f"the agent completed {completed(scene) - before} of {count} in 30 minutes; see {scene.home}/agent.log")
         time.sleep(0.02)
     seconds = time.monotonic() - started
     return {"seconds": seconds, "cpu_s": scene.cpu_seconds() - cpu0, "requests": server.requests() - requests0}
@@ -233,27 +240,27 @@ def demangled(symbols: list[str]) -> dict[str, str]:
     return names
 
 
-def rclone_run(scene: Scene, server, photos: str, count: int) -> dict:
+def rclone_run(scene: Scene, server, photos: str, count: int, folder: str) -> dict:
     obscured = subprocess.run(["rclone", "obscure", PASSWORD], capture_output=True, text=True, check=True).stdout.strip()
     env = dict(os.environ, RCLONE_CONFIG_BENCH_TYPE="webdav", RCLONE_CONFIG_BENCH_URL=server.webdav,
                RCLONE_CONFIG_BENCH_VENDOR=server.rclone_vendor, RCLONE_CONFIG_BENCH_USER=USER, RCLONE_CONFIG_BENCH_PASS=obscured,
                RCLONE_CONFIG=os.devnull)
     requests0, cpu0 = server.requests(), children_cpu()
     started = time.monotonic()
-    r = subprocess.run(["rclone", "copy", "--transfers", "3", photos, "bench:rclone"], env=env, capture_output=True, text=True)
+    r = subprocess.run(["rclone", "copy", "--transfers", "3", photos, f"bench:{folder}"], env=env, capture_output=True, text=True)
     seconds = time.monotonic() - started
     if r.returncode != 0:
         raise RuntimeError(f"rclone copy failed: {r.stderr[-2000:]}")
     return {"seconds": seconds, "cpu_s": children_cpu() - cpu0, "requests": server.requests() - requests0}
 
 
-def curl_run(scene: Scene, server, photos: str, count: int) -> dict:
+def curl_run(scene: Scene, server, photos: str, count: int, folder: str) -> dict:
     # The floor: the folder made first, then one PUT per file.
-    subprocess.run(["curl", "-sS", "-o", "/dev/null", "-u", f"{USER}:{PASSWORD}", "-X", "MKCOL", server.webdav + "curl/"], check=True)
+    subprocess.run(["curl", "-sS", "-o", "/dev/null", "-u", f"{USER}:{PASSWORD}", "-X", "MKCOL", server.webdav + f"{folder}/"], check=True)
     config = f"{scene.home}/curl.cfg"
     with open(config, "w") as f:
         for name in sorted(os.listdir(photos)):
-            f.write(f'upload-file = "{photos}/{name}"\nurl = "{server.webdav}curl/{name}"\noutput = "/dev/null"\n')
+            f.write(f'upload-file = "{photos}/{name}"\nurl = "{server.webdav}{folder}/{name}"\noutput = "/dev/null"\n')
     requests0, cpu0 = server.requests(), children_cpu()
     started = time.monotonic()
     r = subprocess.run(["curl", "-sS", "--fail", "--parallel", "--parallel-max", "3", "-u", f"{USER}:{PASSWORD}", "-K", config],
@@ -264,7 +271,30 @@ def curl_run(scene: Scene, server, photos: str, count: int) -> dict:
     return {"seconds": seconds, "cpu_s": children_cpu() - cpu0, "requests": server.requests() - requests0}
 
 
-def run(binary: str, kind: str, count: int, size: int, tools: list[str], profile: bool = True) -> dict:
+TOOLS = {"curl": curl_run, "rclone": rclone_run, "agent": agent_run}
+
+
+def turns(tools: list[str], rounds: int) -> list[tuple[str, int]]:
+    """The order the tools run in: rclone once, then curl and the agent `rounds` times each,
+    taking turns at going first."""
+    order = [("rclone", 0)] if "rclone" in tools else []
+    for n in range(rounds):
+        pair = [t for t in ("curl", "agent") if t in tools]
+        order += [(t, n) for t in (pair if n % 2 == 0 else pair[::-1])]
+    return order
+
+
+def median_of(runs: list[dict]) -> dict:
+    """A tool's figures over its runs: the median of each, the most requests any run needed
+    per file, and every run's own figures beside them."""
+    figures = {key: statistics.median(r[key] for r in runs)
+               for key in ("seconds", "cpu_s", "server_cpu_s", "files_per_s", "cpu_ms_per_file", "server_cpu_ms_per_file")}
+    worst = max(runs, key=lambda r: r["requests_per_file"])
+    figures.update(requests=worst["requests"], requests_per_file=worst["requests_per_file"], runs=runs)
+    return figures
+
+
+def run(binary: str, kind: str, count: int, size: int, tools: list[str], rounds: int, profile: bool = True) -> dict:
     scene = Scene(binary)
     server = None
     try:
@@ -275,28 +305,27 @@ def run(binary: str, kind: str, count: int, size: int, tools: list[str], profile
         photos = f"{scene.home}/Card"
         make_photos(photos, count, size)
         scene.start_agent()
-        results = {}
-        # The peers first: the page cache then holds the photos for everyone alike.
-        for tool, go in (("curl", curl_run), ("rclone", rclone_run), ("agent", agent_run)):
-            if tool not in tools:
-                continue
-            # Every tool starts with nothing waiting to be written to the disk: the photos just
-            # made, or the files the server wrote for the tool before, written back while a
+        runs: dict[str, list[dict]] = {}
+        for tool, n in turns(tools, rounds):
+            # Every run starts with nothing waiting to be written to the disk: the photos just
+            # made, or the files the server wrote for the run before, written back while a
             # tool is timed, cost Apache about twice its CPU per file on these two cores.
             os.sync()
+            folder = f"{tool}{n}"
             server_cpu = server.cpu_seconds()
-            r = go(scene, server, photos, count)
+            r = TOOLS[tool](scene, server, photos, count, folder)
             r["server_cpu_s"] = server.cpu_seconds() - server_cpu
-            folder = {"agent": "agent/Card", "rclone": "rclone", "curl": "curl"}[tool]
-            on_server = server.files_in(folder)
+            # The agent sends the folder itself, so its photos land in a folder of that name.
+            on_server = server.files_in(f"{folder}/Card" if tool == "agent" else folder)
             if on_server != count:
                 raise RuntimeError(f"{tool}: {on_server} of {count} files on the server")
             r.update(files_per_s=count / r["seconds"], requests_per_file=r["requests"] / count,
                      cpu_ms_per_file=r["cpu_s"] / count * 1000, server_cpu_ms_per_file=r["server_cpu_s"] / count * 1000)
-            results[tool] = r
+            runs.setdefault(tool, []).append(r)
+        results = {tool: median_of(runs[tool]) for tool in ("curl", "rclone", "agent") if tool in runs}
         if "agent" in tools and profile:
             results["agent"]["profile"] = agent_profile(scene, photos, count)
-        return {"server": server.name, "kind": kind, "files": count, "size": size, "tools": results}
+        return {"server": server.name, "kind": kind, "files": count, "size": size, "rounds": rounds, "tools": results}
     finally:
         if server:
             server.close()
@@ -321,6 +350,7 @@ def main() -> int:
     parser.add_argument("--batch", action="append", help="COUNTxBYTES (default: 1000x300000 and 10000x30000)")
     parser.add_argument("--server", action="append", choices=("apache", "nextcloud"), help="default: both")
     parser.add_argument("--json", help="write the figures to this file as well")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of curl and of the agent, taking turns (default: 3)")
     parser.add_argument("--no-profile", action="store_true", help="leave out the agent's profiled second run")
     parser.add_argument("--tools", default="curl,rclone,agent",
                         help="which of curl, rclone and agent to run (default: all three; verdicts need all three)")
@@ -330,12 +360,15 @@ def main() -> int:
     runs = []
     for count, size in batches:
         for kind in args.server or ["apache", "nextcloud"]:
-            r = run(binary, kind, count, size, args.tools.split(","), profile=not args.no_profile)
+            r = run(binary, kind, count, size, args.tools.split(","), max(1, args.rounds),
+                  profile=not args.no_profile)
             runs.append(r)
             print(f"batch {count:,} x {size // 1000} kB to {r['server']}:")
             for tool, t in r["tools"].items():
                 print(f"  {tool:6} {t['files_per_s']:7.1f} files/s  {t['seconds']:6.1f} s  {t['requests_per_file']:5.2f} requests/file  "
-                      f"CPU {t['cpu_ms_per_file']:.2f} ms/file, server's {t['server_cpu_ms_per_file']:.2f}")
+                      f"CPU {t['cpu_ms_per_file']:.2f} ms/file, server's {t['server_cpu_ms_per_file']:.2f}"
+                      + (f"  (median of {len(t['runs'])}: " + ", ".join(f"{x['files_per_s']:.0f}" for x in t["runs"]) + " files/s)"
+                         if len(t["runs"]) > 1 else ""))
             profile = r["tools"].get("agent", {}).get("profile")
             if profile:
                 print(f"  agent CPU by library (perf, the same photos again): {profile_libraries(profile)}")

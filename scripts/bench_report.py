@@ -231,7 +231,7 @@ def cpu_words(tools: dict) -> str | None:
     if "server_cpu_ms_per_file" not in agent or "server_cpu_ms_per_file" not in floor:
         return None
     a, sa, c, sc = agent["cpu_ms_per_file"], agent["server_cpu_ms_per_file"], floor["cpu_ms_per_file"], floor["server_cpu_ms_per_file"]
-    return (f"CPU per file in this run: the agent {a:.2f} ms and the server {sa:.2f} ms for its requests "
+    return (f"CPU per file in this run (medians): the agent {a:.2f} ms and the server {sa:.2f} ms for its requests "
             f"({agent['requests_per_file']:.0f} per file), against curl {c:.2f} ms and the server {sc:.2f} ms for the floor's "
             f"one; client and server share the "
             f"machine's cores, so the rate follows the sums ({a + sa:.2f} against {c + sc:.2f} ms).")
@@ -251,7 +251,8 @@ def batch_goals(goals: Goals, batch: dict | None) -> list[str]:
         what = f"{r['files']:,} x {r['size'] // 1000} kB to {r['server']}"
         goals.add(f"{what}: files/s >= rclone's and >= 1/1.3 of the curl floor",
                   f"{agent['files_per_s']:.0f} vs rclone {rclone['files_per_s']:.0f} ({agent['files_per_s'] / rclone['files_per_s']:.2f}x), "
-                  f"floor {floor['files_per_s']:.0f} ({agent['files_per_s'] / floor['files_per_s']:.2f}x)",
+                  f"floor {floor['files_per_s']:.0f} ({agent['files_per_s'] / floor['files_per_s']:.2f}x)"
+                  + (f", medians of {r['rounds']} runs each" if r.get("rounds", 1) > 1 else ""),
                   agent["files_per_s"] >= rclone["files_per_s"] and agent["files_per_s"] >= floor["files_per_s"] / 1.3, command,
                   found=" ".join(w for w in (cpu_words(t), profile_words(agent.get("profile"))) if w) or None)
         goals.add(f"{what}: <= 3 requests per new file (and up to 4 per folder)",
@@ -259,8 +260,12 @@ def batch_goals(goals: Goals, batch: dict | None) -> list[str]:
                   agent["requests"] <= 3 * r["files"] + 4, command)
         for tool, f in t.items():
             server = f", the server's CPU {f['server_cpu_ms_per_file']:.2f} ms per file" if "server_cpu_ms_per_file" in f else ""
+            each = f.get("runs", [])
+            runs = (f"; medians of {len(each)} runs, which did " + ", ".join(f"{x['files_per_s']:.0f}" for x in each)
+                    + " files/s (the server's CPU " + ", ".join(f"{x['server_cpu_ms_per_file']:.2f}" for x in each) + " ms per file)"
+                    if len(each) > 1 else "")
             lines.append(f"- {what}, {tool}: {f['files_per_s']:.1f} files/s ({f['seconds']:.1f} s), {f['requests_per_file']:.2f} requests "
-                         f"per file, CPU {f['cpu_ms_per_file']:.2f} ms per file{server}")
+                         f"per file, CPU {f['cpu_ms_per_file']:.2f} ms per file{server}{runs}")
     return lines
 
 
