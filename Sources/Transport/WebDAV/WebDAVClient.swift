@@ -10,8 +10,11 @@ public final class WebDAVClient {
     /// The account's WebDAV root, ending in `/`, e.g. `https://cloud.example/dav/alice/`.
     public let root: String
     public let session: HTTPSession
-    /// The decoded path components of `root`, to recognise hrefs in replies.
-    let rootComponents: [String]
+    /// The decoded path components of `root`, to recognise hrefs in replies: worked out at
+    /// the first reply that needs them, since an upload makes a client per file and a small
+    /// photo's often needs none.
+    private(set) lazy var rootComponents: [String] = (try? WebDAVPath.decodedComponents(ofURL: root))
+        ?? WebDAVPath.urlPath(root).split(separator: "/").map(String.init)
 
     /// PROPFIND replies stay in memory; a folder of many thousand files still fits.
     static let replyLimit = 64 << 20
@@ -19,8 +22,6 @@ public final class WebDAVClient {
     public init(root: String, credentials: Credentials?) {
         self.root = root.hasSuffix("/") ? root : root + "/"
         self.session = HTTPSession(credentials: credentials)
-        self.rootComponents = (try? WebDAVPath.decodedComponents(ofURL: self.root))
-            ?? WebDAVPath.urlPath(self.root).split(separator: "/").map(String.init)
     }
 
     /// The URL of a remote path under this account's root.
