@@ -281,7 +281,8 @@ def main() -> int:
     parser.add_argument("--small", type=int, default=2000)
     parser.add_argument("--large", type=int, default=200_000)
     parser.add_argument("--measure", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=3, help="pairs of runs; the median ratio is reported")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="pairs of runs (short and long backlog; alone and behind held photos); the median ratio is reported")
     parser.add_argument("--gone", type=int, default=20_000,
                         help="photos queued for a server that is gone, the agent's CPU measured over 30 s (0: not measured)")
     parser.add_argument("--busy", type=int, default=20_000,
@@ -319,15 +320,21 @@ def main() -> int:
     figures = {"runs": results, "rate_ratio": ratio, "rate_ratios": ratios, "cpu_ms_per_file": cpu}
     if args.held:
         # Photos waiting for Wi-Fi ahead of another rule's: the scheduler must not read past
-        # them for each photo that goes meanwhile.
-        alone, behind = (run_behind_held(binary, held, args.measure) for held in (0, args.held))
-        figures["behind_held"] = {"alone": alone, "behind": behind, "rate_ratio": behind["files_per_s"] / alone["files_per_s"]}
-        for r in (alone, behind):
-            print(f"behind {r['held']:>6,} held: {r['files_per_s']:6.1f} files/s, agent CPU {r['cpu_ms_per_file']:.2f} ms per file "
-                  f"(a watch rule's {r['measured_files']:,} photos)")
-        held_ratio = figures["behind_held"]["rate_ratio"]
+        # them for each photo that goes meanwhile. In rounds as above: the same rule alone did
+        # 414 to 546 files/s in three runs in a row.
+        pairs = []
+        for _ in range(args.rounds):
+            alone, behind = (run_behind_held(binary, held, args.measure) for held in (0, args.held))
+            for r in (alone, behind):
+                print(f"behind {r['held']:>6,} held: {r['files_per_s']:6.1f} files/s, agent CPU {r['cpu_ms_per_file']:.2f} ms per file "
+                      f"(a watch rule's {r['measured_files']:,} photos)")
+            pairs.append((behind["files_per_s"] / alone["files_per_s"], alone, behind))
+        held_ratios = [ratio for ratio, _, _ in pairs]
+        held_ratio, alone, behind = sorted(pairs, key=lambda p: p[0])[len(pairs) // 2]
+        figures["behind_held"] = {"alone": alone, "behind": behind, "rate_ratio": held_ratio, "rate_ratios": held_ratios}
         print(f"backlog: a rule's photos behind {args.held:,} a Wi-Fi-only rule holds go at {held_ratio:.2f}x their rate alone "
-              f"(goal >= {RATE_GOAL}): {'PASS' if held_ratio >= RATE_GOAL else 'MISS'}")
+              f"(median of {len(held_ratios)} rounds: {', '.join(f'{x:.2f}x' for x in held_ratios)}; goal >= {RATE_GOAL}): "
+              f"{'PASS' if held_ratio >= RATE_GOAL else 'MISS'}")
     for key, count, run_scene, server in (("server_gone", args.gone, run_server_gone, "a server that is gone"),
                                           ("server_busy", args.busy, run_server_busy, "a server that answers 429 (Retry-After: 5)")):
         if not count:

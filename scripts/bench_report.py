@@ -160,7 +160,8 @@ def backlog_goals(goals: Goals, backlog: dict | None) -> list[str]:
     if held:
         alone, behind = held["alone"], held["behind"]
         goals.add(f"a rule's photos behind {behind['held']:,} held for Wi-Fi: >= 0.9x their files/s alone",
-                  f"{held['rate_ratio']:.2f}x ({behind['files_per_s']:.0f} vs {alone['files_per_s']:.0f} files/s)",
+                  f"{held['rate_ratio']:.2f}x ({behind['files_per_s']:.0f} vs {alone['files_per_s']:.0f} files/s"
+                  + (f"; median of {', '.join(f'{x:.2f}x' for x in held['rate_ratios'])}" if held.get("rate_ratios") else "") + ")",
                   held["rate_ratio"] >= 0.9, command)
         lines = [f"- a watch rule's {r['measured_files']:,} photos " + (f"behind {r['held']:,} a Wi-Fi-only rule holds" if r["held"] else "alone")
                  + f": {r['files_per_s']:.1f} files/s, {r['cpu_ms_per_file']:.2f} ms agent CPU per file" for r in (alone, behind)]
