@@ -366,7 +366,10 @@ WHY_MISSED = {
         "locks, threads waking) and the socket. No flush to the disk is left on this path: the server keeps each "
         "file's SHA-256, so a file whose record a power cut took back is recognised at its name. The floor is curl "
         "with nothing to record, and the server does less for its PUT: the agent's carries the photo's time "
-        "(X-OC-Mtime) and SHA-256 (OC-Checksum), which the server sets and keeps, and a condition it checks."),
+        "(X-OC-Mtime) and SHA-256 (OC-Checksum), which the server sets and keeps, and a condition it checks. "
+        "The server's own CPU per file moves from run to run by up to twice (its kernel time for the files it "
+        "writes), for curl's runs as for the agent's, which is why each side is the median of runs taken in turns; "
+        "the agent's rounds beside curl's are listed below."),
     "`--help` < 10 ms": (
         "Most of the start is the dynamic loader: relocating and mapping the C libraries (libcurl, whose thirty "
         "libraries were the largest part, is now loaded at the first request)."),
