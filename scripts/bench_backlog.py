@@ -275,6 +275,12 @@ def run_server_busy(binary: str, backlog: int, seconds: float) -> dict:
         scene.close()
 
 
+def in_turn(pair: tuple, round_number: int) -> tuple:
+    """The two runs of a pair in the order of this round: as given in even rounds, the other
+    way round in odd ones."""
+    return pair if round_number % 2 == 0 else pair[::-1]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", default=".build/release")
@@ -294,19 +300,22 @@ def main() -> int:
     args = parser.parse_args()
     binary = os.path.abspath(os.path.join(REPO, args.bin, "instant-upload"))
     # Each rate is measured over a couple of seconds, so one pair of runs on a shared machine
-    # can land on either side of the goal: the pairs are run `--rounds` times, alternating,
-    # and the round with the median ratio is the one reported.
+    # can land on either side of the goal: the pairs are run `--rounds` times, and the round
+    # with the median ratio is the one reported. The two runs of a pair take turns at going
+    # first: a machine that slows down over the bench (one did, from 729 to 537 files/s for
+    # the short backlog over three rounds) would otherwise count against the second each time.
     rounds = []
-    for _ in range(args.rounds):
-        results = []
-        for backlog in (args.small, args.large):
+    for n in range(args.rounds):
+        results = {}
+        for backlog in in_turn((args.small, args.large), n):
             r = run(binary, backlog, args.measure, profile=args.profile if backlog == args.large else None)
-            results.append(r)
+            results[backlog] = r
             print(f"backlog {backlog:>7,}: {r['files_per_s']:6.1f} files/s, agent CPU {r['cpu_ms_per_file']:.2f} ms per file, "
                   f"{r['requests_per_file']:.2f} requests per file "
                   f"(first {r['measured_files']:,} completions; files made in {r['made_s']:.1f} s, queued by `upload` in "
                   f"{r['queued_s']:.1f} s, agent start to first completion {r['start_s']:.2f} s and {r['start_cpu_s']:.2f} s CPU; "
                   f"{r['failed']} failed)")
+        results = [results[args.small], results[args.large]]
         rounds.append((results[1]["files_per_s"] / results[0]["files_per_s"], results))
     ratios = [ratio for ratio, _ in rounds]
     ratio, (small, large) = sorted(rounds, key=lambda r: r[0])[len(rounds) // 2]
@@ -323,11 +332,13 @@ def main() -> int:
         # them for each photo that goes meanwhile. In rounds as above: the same rule alone did
         # 414 to 546 files/s in three runs in a row.
         pairs = []
-        for _ in range(args.rounds):
-            alone, behind = (run_behind_held(binary, held, args.measure) for held in (0, args.held))
-            for r in (alone, behind):
+        for n in range(args.rounds):
+            pair = {}
+            for held in in_turn((0, args.held), n):
+                r = pair[held] = run_behind_held(binary, held, args.measure)
                 print(f"behind {r['held']:>6,} held: {r['files_per_s']:6.1f} files/s, agent CPU {r['cpu_ms_per_file']:.2f} ms per file "
                       f"(a watch rule's {r['measured_files']:,} photos)")
+            alone, behind = pair[0], pair[args.held]
             pairs.append((behind["files_per_s"] / alone["files_per_s"], alone, behind))
         held_ratios = [ratio for ratio, _, _ in pairs]
         held_ratio, alone, behind = sorted(pairs, key=lambda p: p[0])[len(pairs) // 2]
