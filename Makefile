@@ -118,6 +118,7 @@ fuzz: $(APT_STAMP)
 # The programs measured are the ones `make install` and the package install.
 bench: venv deb programs
 	$(SWIFT) build -c release --product Benchmarks
+	$(PYTHON) scripts/bench_machine.py --json bench/out/machine-start.json
 	$(PYTHON) scripts/bench.py --bin $(PROGRAMS)
 	@echo "running SHA-256 of 1 GiB in memory (MB/s):"
 	.build/release/Benchmarks 1024
@@ -127,6 +128,7 @@ bench: venv deb programs
 	$(PYTHON) scripts/bench_share_to.py --bin $(PROGRAMS)
 	$(PYTHON) scripts/bench_watch.py --bin $(PROGRAMS)
 	$(PYTHON) scripts/bench_tray.py --bin $(PROGRAMS) --json bench/out/tray.json
+	$(PYTHON) scripts/bench_machine.py --json bench/out/machine-end.json
 	$(PYTHON) scripts/bench_report.py
 
 # The shipped programs at length (SOAK_MINUTES, default 10): a camera folder fed while the

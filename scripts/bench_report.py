@@ -52,7 +52,20 @@ def machine() -> list[str]:
         pass
     return [f"- {os.cpu_count()} cores: {model}",
             f"- SHA-256 instructions (sha_ni): {'present' if 'sha_ni' in flags else 'absent'}",
-            f"- memory {memory}; Linux {platform.release()} ({platform.machine()})"]
+            f"- memory {memory}; Linux {platform.release()} ({platform.machine()})"] + machine_speed()
+
+
+def machine_speed() -> list[str]:
+    """The machine's speed at the start of the bench and at its end (bench_machine.py), when
+    both were measured in this run; the cores are shared, and every timed goal moves with it."""
+    start, end = load("machine-start.json"), load("machine-end.json")
+    if not start or not end or not start["time"] < end["time"] < start["time"] + 6 * 3600:
+        return ["- its speed during the run: not measured (scripts/bench_machine.py at the start and the end of make bench)"]
+    return [f"- its speed, the same fixed work timed at the start of the run and at its end (scripts/bench_machine.py): "
+            f"a Python loop in {start['loop_s']:.3f} and {end['loop_s']:.3f} s of CPU, SHA-256 in memory at "
+            f"{start['sha256_mb_per_s']:.0f} and {end['sha256_mb_per_s']:.0f} MB/s; the host took "
+            f"{end['steal_s'] - start['steal_s']:.1f} s of CPU time from it over the "
+            f"{(end['time'] - start['time']) / 60:.0f} minutes between (steal)"]
 
 
 class Goals:
