@@ -223,6 +223,13 @@ def process_stat(pid: int | str) -> list[str]:
         return f.read().rsplit(")", 1)[1].split()
 
 
+def save_json(path: str, figures) -> None:
+    """A benchmark's figures, written where its --json asked (the folder made if need be)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(figures, f, indent=2)
+
+
 def process_status(pid: int | str) -> dict[str, str]:
     """/proc/PID/status by field: "VmRSS" -> "18944 kB", "Threads" -> "7"."""
     with open(f"/proc/{pid}/status") as f:

@@ -38,6 +38,7 @@ from collections.abc import Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_watch import PASSWORD, REPO, USER, Scene, photo, tally  # noqa: E402
+from bench import save_json  # noqa: E402
 
 RATE_GOAL = 0.9
 CPU_GOAL_MS = 3.0
@@ -355,9 +356,7 @@ def main() -> int:
               f"over {r['seconds']:.0f} s, {r['tried']:,} photos tried it (goal <= {GONE_CPU_GOAL * 100:.0f}% of a core): "
               f"{'PASS' if r['cpu_share'] <= GONE_CPU_GOAL else 'MISS'}")
     if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as f:
-            json.dump(figures, f, indent=2)
+        save_json(args.json, figures)
     return 0
 
 

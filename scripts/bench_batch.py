@@ -43,7 +43,7 @@ import urllib.request
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import process_cpu, process_stat, start_server  # noqa: E402
+from bench import process_cpu, process_stat, save_json, start_server  # noqa: E402
 from bench_backlog import requests_so_far, start_apache  # noqa: E402
 from bench_report import profile_libraries, profile_parts  # noqa: E402
 from bench_watch import PASSWORD, REPO, USER, Scene, tally  # noqa: E402
@@ -377,9 +377,7 @@ def main() -> int:
             for text, ok in verdicts(r):
                 print(f"  {'PASS' if ok else 'MISS'} {text}")
     if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as f:
-            json.dump({"runs": runs}, f, indent=2)
+        save_json(args.json, {"runs": runs})
     return 0
 
 

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import statistics
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import save_json  # noqa: E402
 
 
 def loop_seconds() -> float:
@@ -62,9 +64,7 @@ def main() -> int:
     print(f"machine: a fixed Python loop in {figures['loop_s']:.3f} s of CPU, SHA-256 in memory at "
           f"{figures['sha256_mb_per_s']:.0f} MB/s of CPU")
     if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as f:
-            json.dump(figures, f, indent=2)
+        save_json(args.json, figures)
     return 0
 
 

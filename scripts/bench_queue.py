@@ -51,7 +51,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import kib, process_status  # noqa: E402
+from bench import kib, process_status, save_json  # noqa: E402
 
 # (label, arguments, target in ms on the median, or None where the command is not held to one)
 COMMANDS = [
@@ -317,12 +317,10 @@ def main() -> int:
             print(f"\nthe idle agent on this queue: {memory['VmRSS'] / 1024:.1f} MB resident "
                   f"({memory['RssAnon'] / 1024:.1f} MB anonymous), at most {memory['VmHWM'] / 1024:.1f} MB since it started")
             if a.json:
-                os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
-                with open(a.json, "w") as f:
-                    json.dump({"rows": a.rows, "agent_memory_kib": memory, "commands": [
-                        {"label": label, "args": args, "target_ms": target, **results["as is"][label],
-                         "agent_running": results["agent running"][label]}
-                        for label, args, target in COMMANDS]}, f, indent=2)
+                save_json(a.json, {"rows": a.rows, "agent_memory_kib": memory, "commands": [
+                    {"label": label, "args": args, "target_ms": target, **results["as is"][label],
+                     "agent_running": results["agent running"][label]}
+                    for label, args, target in COMMANDS]})
             if a.index:
                 print_table("On a copy, with " + "; ".join(a.index) + ":", results["with index"])
             print("\nQuery plans, as the schema is:")

@@ -13,7 +13,6 @@ its resident memory from /proc. It is not a test: figures belong in BENCHMARKS.m
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -22,7 +21,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import kib, process_status  # noqa: E402
+from bench import kib, process_status, save_json  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WATCHER = os.path.join(REPO, "Tests", "DesktopTests", "sni-watcher.py")
@@ -101,9 +100,7 @@ def main() -> int:
         print(f"tray at rest over {args.seconds:.0f} s beside an idle agent: {result['cpu_ms']:.1f} ms CPU, "
               f"{result['wakeups']} wake-ups, RSS {result['rss_kb'] / 1024:.1f} MB (peak {result['peak_rss_kb'] / 1024:.1f} MB)")
         if args.json:
-            os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-            with open(args.json, "w") as f:
-                json.dump(result, f, indent=1)
+            save_json(args.json, result)
         return 0
     finally:
         for proc in reversed(procs):
