@@ -15,6 +15,8 @@ public final class ReferenceServer: @unchecked Sendable {
     public let users: [(String, String)]
     private var process: (any ServerProcess)?
     private var extraArguments: [String]
+    /// The port kept taken while the server is stopped or killed (`LoopbackPort.hold`).
+    private var portHold: Int32?
 
     /// The network namespace the server runs in (nil: this one), and the address it listens on.
     public let namespace: String?
@@ -46,11 +48,15 @@ public final class ReferenceServer: @unchecked Sendable {
         try start(port: port)
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        releasePort()
+    }
 
     public var python: String { Repository.root + "/.venv/bin/python" }
 
     func start(port requested: Int) throws {
+        releasePort()
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw TestFailure("the reference server needs \(python): run `make test` (or `make venv`) to create it")
         }
@@ -103,6 +109,7 @@ public final class ReferenceServer: @unchecked Sendable {
 
     public func stop() {
         process?.stop(grace: 10) // SIGCONT first: a suspended server could not act on SIGTERM
+        holdPort()
     }
 
     /// SIGKILL, as a crash would.
@@ -110,6 +117,20 @@ public final class ReferenceServer: @unchecked Sendable {
         guard let process, process.isRunning else { return }
         Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+        holdPort()
+    }
+
+    /// While the server is down, its port stays taken (in this namespace; one of its own
+    /// holds no other test's server), so the agent finds nothing there rather than a server
+    /// another test started on the same port.
+    private func holdPort() {
+        guard namespace == nil, port != 0, portHold == nil else { return }
+        portHold = LoopbackPort.hold(port, host: host)
+    }
+
+    private func releasePort() {
+        if let portHold { close(portHold) }
+        portHold = nil
     }
 
     /// SIGSTOP: the kernel still accepts connections, but nothing answers, as a hung server.
