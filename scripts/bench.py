@@ -223,6 +223,12 @@ def process_stat(pid: int | str) -> list[str]:
         return f.read().rsplit(")", 1)[1].split()
 
 
+def in_turn(pair: tuple, round_number: int) -> tuple:
+    """The two runs of a pair in the order of this round: as given in even rounds, the other
+    way round in odd ones, so that neither is always the one that goes first."""
+    return pair if round_number % 2 == 0 else pair[::-1]
+
+
 def save_json(path: str, figures) -> None:
     """A benchmark's figures, written where its --json asked (the folder made if need be)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -439,7 +445,8 @@ def start_server(argv: list[str], log_path: str, env: dict | None = None) -> tup
     raise RuntimeError(f"{' '.join(argv[:3])} did not start: {line!r}\n{tail}")
 
 
-def stop_server(proc: subprocess.Popen | None) -> None:
+def stop_process(proc: subprocess.Popen | None) -> None:
+    """SIGTERM, and SIGKILL if it has not ended 10 s later."""
     if proc and proc.poll() is None:
         proc.terminate()
         try:
@@ -1206,11 +1213,11 @@ class Bench:
             failed = any(c.errors for c in self.clients)
             self.write_json(result)
         finally:
-            stop_server(self.ref_proc)
-            stop_server(getattr(self, "refsum_proc", None))
-            stop_server(self.sink_proc)
+            stop_process(self.ref_proc)
+            stop_process(getattr(self, "refsum_proc", None))
+            stop_process(self.sink_proc)
             for proc in getattr(self, "face_procs", {}).values():
-                stop_server(proc)
+                stop_process(proc)
             if self.args.keep:
                 print(f"kept {self.work}")
             else:

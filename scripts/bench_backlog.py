@@ -38,7 +38,7 @@ from collections.abc import Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_watch import PASSWORD, REPO, USER, Scene, photo, tally  # noqa: E402
-from bench import save_json  # noqa: E402
+from bench import in_turn, save_json  # noqa: E402
 
 RATE_GOAL = 0.9
 CPU_GOAL_MS = 3.0
@@ -274,12 +274,6 @@ def run_server_busy(binary: str, backlog: int, seconds: float) -> dict:
         return at_rest(scene, backlog, seconds, "/Photos")
     finally:
         scene.close()
-
-
-def in_turn(pair: tuple, round_number: int) -> tuple:
-    """The two runs of a pair in the order of this round: as given in even rounds, the other
-    way round in odd ones."""
-    return pair if round_number % 2 == 0 else pair[::-1]
 
 
 def main() -> int:

@@ -43,7 +43,7 @@ import urllib.request
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import process_cpu, process_stat, save_json, start_server  # noqa: E402
+from bench import in_turn, process_cpu, process_stat, save_json, start_server  # noqa: E402
 from bench_backlog import requests_so_far, start_apache  # noqa: E402
 from bench_report import profile_libraries, profile_parts  # noqa: E402
 from bench_watch import PASSWORD, REPO, USER, Scene, tally  # noqa: E402
@@ -278,9 +278,9 @@ def turns(tools: list[str], rounds: int) -> list[tuple[str, int]]:
     """The order the tools run in: rclone once, then curl and the agent `rounds` times each,
     taking turns at going first."""
     order = [("rclone", 0)] if "rclone" in tools else []
+    pair = tuple(t for t in ("curl", "agent") if t in tools)
     for n in range(rounds):
-        pair = [t for t in ("curl", "agent") if t in tools]
-        order += [(t, n) for t in (pair if n % 2 == 0 else pair[::-1])]
+        order += [(t, n) for t in in_turn(pair, n)]
     return order
 
 

@@ -51,7 +51,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import kib, process_status, save_json  # noqa: E402
+from bench import kib, process_status, save_json, stop_process  # noqa: E402
 
 # (label, arguments, target in ms on the median, or None where the command is not held to one)
 COMMANDS = [
@@ -138,17 +138,8 @@ def start_agent(binary: str, env: dict[str, str]) -> subprocess.Popen:
         except json.JSONDecodeError:
             pass
         time.sleep(0.2)
-    stop_agent(agent)
+    stop_process(agent)
     sys.exit("the agent did not come up within 30 s (status --json never named it)")
-
-
-def stop_agent(agent: subprocess.Popen) -> None:
-    agent.terminate()
-    try:
-        agent.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        agent.kill()
-        agent.wait()
 
 
 def resident_kib(pid: int) -> dict[str, int]:
@@ -331,7 +322,7 @@ def main() -> int:
                 print("\nQuery plans, with the index:")
                 explain(binary, copy_env)
         finally:
-            stop_agent(agent)
+            stop_process(agent)
             shutil.rmtree(agent_home, ignore_errors=True)
             if copy_home:
                 shutil.rmtree(copy_home, ignore_errors=True)

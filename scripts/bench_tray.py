@@ -21,7 +21,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import kib, process_status, save_json  # noqa: E402
+from bench import kib, process_stat, process_status, save_json  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WATCHER = os.path.join(REPO, "Tests", "DesktopTests", "sni-watcher.py")
@@ -38,8 +38,7 @@ BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Config
 
 def proc_figures(pid: int) -> dict:
     """CPU seconds (user + system), context switches and RSS of one process."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
+    fields = process_stat(pid)
     ticks = os.sysconf("SC_CLK_TCK")
     status = process_status(pid)
     return {"cpu_s": (int(fields[11]) + int(fields[12])) / ticks,

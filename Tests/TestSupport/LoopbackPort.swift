@@ -44,20 +44,26 @@ public enum LoopbackPort {
         return fd
     }
 
+    /// The errno of one TCP connection to 127.0.0.1:`port`, closed at once (0: it was accepted).
+    public static func connectError(_ port: Int) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return errno }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        return connected ? 0 : errno
+    }
+
     /// Waits until something accepts connections on the port, or throws after `timeout` seconds.
     public static func waitUntilListening(_ port: Int, timeout: Double = 15, what: String) throws {
         let deadline = Date.timeIntervalSinceReferenceDate + timeout
         while Date.timeIntervalSinceReferenceDate < deadline {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let ok = withUnsafePointer(to: &address) { p in
-                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            close(fd)
-            if ok { return }
+            if connectError(port) == 0 { return }
             usleep(50_000)
         }
         throw TestFailure("\(what) did not listen on 127.0.0.1:\(port) within \(Int(timeout)) s")

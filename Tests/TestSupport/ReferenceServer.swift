@@ -49,7 +49,7 @@ public final class ReferenceServer: @unchecked Sendable {
     }
 
     deinit {
-        stop()
+        process?.stop(grace: 10)
         releasePort()
     }
 
@@ -131,6 +131,18 @@ public final class ReferenceServer: @unchecked Sendable {
     private func releasePort() {
         if let portHold { close(portHold) }
         portHold = nil
+    }
+
+    /// The port held while the server is down, as the kernel has the holding socket bound
+    /// (nil while it runs, or when none could be bound).
+    public var heldPort: Int? {
+        guard let portHold else { return nil }
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(portHold, $0, &length) == 0 }
+        }
+        return named ? Int(UInt16(bigEndian: address.sin_port)) : nil
     }
 
     /// SIGSTOP: the kernel still accepts connections, but nothing answers, as a hung server.
