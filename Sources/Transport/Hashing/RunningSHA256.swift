@@ -110,9 +110,17 @@ extension Sequence<UInt8> {
     var lowercaseHex: String {
         var out: [UInt8] = []
         out.reserveCapacity(underestimatedCount * 2)
-        for byte in self { out += [Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0xf)]] }
+        for byte in self {
+            out.append(hexDigit(byte >> 4))
+            out.append(hexDigit(byte & 0xf))
+        }
         return String(decoding: out, as: UTF8.self)
     }
+}
 
-    private static var hexDigits: [UInt8] { Array("0123456789abcdef".utf8) }
+/// The lower-case hex digit of `value` (0-15). A digest is turned into hex several times
+/// per photo; a table built as an array at each digit made it three allocations a byte.
+@inline(__always)
+private func hexDigit(_ value: UInt8) -> UInt8 {
+    value < 10 ? UInt8(ascii: "0") &+ value : UInt8(ascii: "a") &+ (value &- 10)
 }
