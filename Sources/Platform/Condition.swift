@@ -57,6 +57,9 @@ extension timespec {
     /// This time in whole milliseconds (since the epoch, for a realtime clock or a file's times).
     public var milliseconds: Int64 { Int64(tv_sec) * 1000 + Int64(tv_nsec) / 1_000_000 }
 
+    /// This time in nanoseconds, as a file's times are kept.
+    public var nanoseconds: Int64 { Int64(tv_sec) * 1_000_000_000 + Int64(tv_nsec) }
+
     /// `seconds` from now (none when negative) on `clock`, for the pthread calls that wait
     /// until a deadline.
     static func deadline(in seconds: Double, on clock: clockid_t) -> timespec {

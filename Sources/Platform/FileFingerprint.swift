@@ -21,7 +21,7 @@ public struct FileFingerprint: Hashable, Sendable, Codable {
     /// The fingerprint `stat`, `lstat` or `fstatat` reported.
     public init(_ st: stat) {
         self.init(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),
-                  mtimeNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
+                  mtimeNanoseconds: st.st_mtim.nanoseconds)
     }
 
     /// The fingerprint of an open file.

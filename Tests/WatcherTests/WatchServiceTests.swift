@@ -163,6 +163,45 @@ struct AfterUploadTests {
         #expect(try scene.store.watchOverview(rule: "cam").kept.first?.reason.contains("changed") == true)
     }
 
+    @Test("stays when it was edited in place after it was queued, its size and time kept, on a file system whose clock runs behind this machine's (a NAS): the bytes are compared, not the clocks")
+    func editedBehindTheQueuesClock() throws {
+        let scene = try Scene(afterUpload: .trash)
+        let uploaded = try TestData.sha256(ofFile: scene.file)
+        // A tag editor that keeps the date: the same size, the time set back as it was.
+        var before = stat()
+        #expect(stat(scene.file, &before) == 0)
+        let fd = open(scene.file, O_WRONLY)
+        #expect(fd >= 0 && pwrite(fd, [UInt8](repeating: 0x5a, count: 10), 10, 100) == 10)
+        close(fd)
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, scene.file, &times, 0) == 0)
+        let edited = try TestData.sha256(ofFile: scene.file)
+        #expect(edited != uploaded)
+        // The file's change time, from the file system's clock, is a minute before the row
+        // was made by this machine's: as if the NAS's clock ran that far behind.
+        var after = stat()
+        #expect(stat(scene.file, &after) == 0)
+        _ = try scene.store.database.run("UPDATE transfers SET created_at = ? WHERE id = ?", [.int(after.st_ctim.milliseconds + 60_000), .int(scene.id)])
+
+        try scene.worker.afterUpload(try scene.completed(), store: scene.store)
+        #expect(FileManager.default.fileExists(atPath: scene.file), "the only copy of the edit stays")
+        #expect(!FileManager.default.fileExists(atPath: scene.trashed))
+        #expect(try TestData.sha256(ofFile: scene.file) == edited)
+        let kept = try scene.store.watchOverview(rule: "cam").kept
+        #expect(kept.first?.reason.contains("its content is not what was uploaded") == true, "\(kept)")
+    }
+
+    @Test("goes to the trash, on a file system whose clock runs behind, when nothing touched it since it was queued")
+    func untouchedBehindTheQueuesClock() throws {
+        let scene = try Scene(afterUpload: .trash)
+        var st = stat()
+        #expect(stat(scene.file, &st) == 0)
+        #expect(try scene.store.queuedChangeTime(of: scene.id) == st.st_ctim.nanoseconds, "the rule kept the change time it saw")
+        _ = try scene.store.database.run("UPDATE transfers SET created_at = ? WHERE id = ?", [.int(st.st_ctim.milliseconds + 60_000), .int(scene.id)])
+        try scene.worker.afterUpload(try scene.completed(), store: scene.store)
+        #expect(FileManager.default.fileExists(atPath: scene.trashed))
+    }
+
     @Test("stays when the server did not show the file after its upload, and the rule says why")
     func notVerified() throws {
         let scene = try Scene(afterUpload: .trash, verified: false)

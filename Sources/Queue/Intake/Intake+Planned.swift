@@ -25,13 +25,14 @@ extension Intake {
         var outcomes: [PlannedOutcome] = items.map { .failure(Refusal(path: $0.file, problem: "not looked at")) }
         var good: [(index: Int, fingerprint: FileFingerprint, transfer: NewTransfer)] = []
         for (index, item) in items.enumerated() {
-            switch check(item.file) {
+            switch checkedStatus(item.file) {
             case .failure(let refusal):
                 outcomes[index] = .failure(refusal)
-            case .success(let fingerprint):
+            case .success(let st):
+                let fingerprint = FileFingerprint(st)
                 good.append((index, fingerprint, NewTransfer(direction: .upload, origin: origin, accountID: account.id, localPath: item.file.absolute(),
                                                 remotePath: RemotePath.normalize(item.remotePath), bytesTotal: fingerprint.size,
-                                                fingerprint: fingerprint, watchRule: watchRule)))
+                                                fingerprint: fingerprint, changeTime: st.st_ctim.nanoseconds, watchRule: watchRule)))
             }
         }
         let ids = try store.enqueue(good.map(\.transfer))

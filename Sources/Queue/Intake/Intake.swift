@@ -105,6 +105,11 @@ public enum Intake {
 
     /// Is this something we can upload? Regular, readable files only.
     public static func check(_ file: LocalPath) -> Swift.Result<FileFingerprint, Refusal> {
+        checkedStatus(file).map(FileFingerprint.init)
+    }
+
+    /// As `check`, with the whole status of the file as opened: its change time as well.
+    static func checkedStatus(_ file: LocalPath) -> Swift.Result<stat, Refusal> {
         var st = stat()
         if file.withCString({ stat($0, &st) }) != 0 {
             let e = errno
@@ -133,8 +138,10 @@ public enum Intake {
             return .failure(Refusal(path: file, problem: LocalFileWords.unreadableFile(e)))
         }
         defer { close(fd) }
-        do { return .success(try FileFingerprint.of(descriptor: fd)) } catch {
+        var opened = stat()
+        do { try valueOrErrno("fstat") { fstat(fd, &opened) } } catch {
             return .failure(Refusal(path: file, problem: error.reason))
         }
+        return .success(opened)
     }
 }

@@ -8,6 +8,10 @@ extension FileFingerprint {
     /// `fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ?`, for an UPDATE.
     static let assignments = "fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ?"
 
+    /// The same for a row of transfers, whose file's change time when it was queued
+    /// (`queued_ctime_ns`, see `QueueStore.queuedChangeTime`) says nothing of another version.
+    static let transferAssignments = assignments + ", queued_ctime_ns = NULL"
+
     /// The values for those four columns, in that order (device and inode keep their bits).
     var columnValues: [SQLValue] {
         [.int(Int64(bitPattern: device)), .int(Int64(bitPattern: inode)), .int(size), .int(mtimeNanoseconds)]

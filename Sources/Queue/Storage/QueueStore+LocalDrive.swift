@@ -92,7 +92,7 @@ extension QueueStore {
             if let unfinished {
                 if unfinished.waiting {
                     try database.run("""
-                        UPDATE transfers SET \(FileFingerprint.assignments), bytes_total = ? WHERE id = ?
+                        UPDATE transfers SET \(FileFingerprint.transferAssignments), bytes_total = ? WHERE id = ?
                         """, fingerprint.columnValues + [.int(fingerprint.size), .int(unfinished.id)])
                 }
                 return (unfinished.id, false)

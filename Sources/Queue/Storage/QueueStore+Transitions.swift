@@ -122,7 +122,7 @@ extension QueueStore {
         var args: [SQLValue] = []
         for (column, value) in Self.reasonColumns(note) { sql += ", \(column) = ?"; args.append(value) }
         if let fingerprint {
-            sql += ", " + FileFingerprint.assignments
+            sql += ", " + FileFingerprint.transferAssignments
             args += fingerprint.columnValues
         }
         if let bytesTotal { sql += ", bytes_total = ?"; args.append(.int(bytesTotal)) }

@@ -153,7 +153,7 @@ extension QueueStore {
     /// False when the row started meanwhile; then the upload's own checks see the change.
     public func updateWaitingUpload(_ id: Int64, fingerprint: FileFingerprint, remotePath: String) throws -> Bool {
         try database.run("""
-            UPDATE transfers SET \(FileFingerprint.assignments), bytes_total = ?, remote_path = ?, sha256 = NULL
+            UPDATE transfers SET \(FileFingerprint.transferAssignments), bytes_total = ?, remote_path = ?, sha256 = NULL
             WHERE id = ? AND state IN \(TransferState.sql(.queued, .retrying)) AND checkpoint_offset = 0 AND upload_url IS NULL AND finishing = 0
             """, fingerprint.columnValues + [.int(fingerprint.size), .text(RemotePath.normalize(remotePath)), .int(id)]) == 1
     }
@@ -238,6 +238,13 @@ extension QueueStore {
         try database.query("""
             SELECT transfer_id FROM watch_taken WHERE rule = ? AND kind = 'upload' AND uploaded_at IS NOT NULL AND after_upload_done = 0
             """, [.text(rule)]) { r in try r.int64("transfer_id") }
+    }
+
+    /// The file's `st_ctime` (nanoseconds) when its rule queued this upload, from the same look
+    /// as the row's fingerprint: a time of the file system's own clock. Nil for a row queued
+    /// otherwise, or before this was kept, or whose fingerprint changed since.
+    public func queuedChangeTime(of transferID: Int64) throws -> Int64? {
+        try database.query("SELECT queued_ctime_ns FROM transfers WHERE id = ?", [.int(transferID)]) { $0.optionalInt64(0) }.first ?? nil
     }
 
     /// The original of this upload has been dealt with; `kept` says why it stayed where

@@ -143,13 +143,13 @@ public final class QueueStore: Sendable {
             for item in items {
                 try database.run("""
                     INSERT INTO transfers (direction, origin, lane, account_id, local_path, remote_path, state, bytes_total,
-                        fp_device, fp_inode, fp_size, fp_mtime_ns, ignore_rules, watch_rule, created_at, new_version_of,
+                        fp_device, fp_inode, fp_size, fp_mtime_ns, queued_ctime_ns, ignore_rules, watch_rule, created_at, new_version_of,
                         replaces_etag, track_edits, reason_code, reason_message, reason_action)
-                    VALUES (?, ?, ?, ?, ?, ?, \(TransferState.queued.sql), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    VALUES (?, ?, ?, ?, ?, ?, \(TransferState.queued.sql), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [
                         .text(item.direction.rawValue), .text(item.origin.rawValue), .int(item.origin.lane), .int(item.accountID),
                         .blob(item.localPath.bytes), .text(item.remotePath), .int(item.bytesTotal),
-                    ] + FileFingerprint.columnValues(item.fingerprint) + [
+                    ] + FileFingerprint.columnValues(item.fingerprint) + [.optionalInt(item.changeTime),
                         .int(item.ignoreRules ? 1 : 0), .optionalText(item.watchRule), .int(now),
                         .optionalText(item.newVersion ? item.remotePath : nil), .optionalText(item.replacesETag),
                         .int(item.tracksEdits ? 1 : 0),
@@ -326,12 +326,15 @@ public struct NewTransfer: Sendable {
     public var replacesETag: String?
     /// Downloads: edits of the file go back to the server as its new versions.
     public var tracksEdits: Bool
+    /// Uploads: the file's `st_ctime` (nanoseconds, the file system's clock) from the same
+    /// look as `fingerprint` (see `QueueStore.queuedChangeTime`).
+    public var changeTime: Int64?
 
     public init(direction: Direction, origin: Origin, accountID: Int64, localPath: LocalPath, remotePath: String,
-                bytesTotal: Int64 = 0, fingerprint: FileFingerprint? = nil, ignoreRules: Bool = false, watchRule: String? = nil,
-                replacesETag: String? = nil, newVersion: Bool = false, tracksEdits: Bool = false) {
+                bytesTotal: Int64 = 0, fingerprint: FileFingerprint? = nil, changeTime: Int64? = nil, ignoreRules: Bool = false,
+                watchRule: String? = nil, replacesETag: String? = nil, newVersion: Bool = false, tracksEdits: Bool = false) {
         self.direction = direction; self.origin = origin; self.accountID = accountID; self.localPath = localPath
-        self.remotePath = remotePath; self.bytesTotal = bytesTotal; self.fingerprint = fingerprint
+        self.remotePath = remotePath; self.bytesTotal = bytesTotal; self.fingerprint = fingerprint; self.changeTime = changeTime
         self.ignoreRules = ignoreRules; self.watchRule = watchRule
         self.newVersion = newVersion || replacesETag != nil; self.replacesETag = replacesETag; self.tracksEdits = tracksEdits
     }

@@ -319,6 +319,13 @@ public enum Schema {
             PRIMARY KEY (folder, device)
         ) WITHOUT ROWID;
         """,
+        // 18: the file's own change time (st_ctime) when a watch rule queued it. Before its
+        // original goes to the trash, the file system's clock alone then says whether anything
+        // touched the file since (see `WatchWorker.mayHaveBeenWritten`); the queue's clock,
+        // which a NAS's may run behind, could not.
+        """
+        ALTER TABLE transfers ADD COLUMN queued_ctime_ns INTEGER;
+        """,
     ]
 
     public static var latest: Int { migrations.count }

@@ -30,10 +30,16 @@ extension WatchWorker {
     /// changed since then (`st_ctime`). Every write moves it, and so does setting the time back
     /// or a rename; a file untouched since it was queued is the file the upload read, and is
     /// not read again (a video of some GB would hold up every rule meanwhile).
-    static func mayHaveBeenWritten(_ row: Transfer) -> Bool {
-        guard let st = try? FileIO.linkStatus(row.localPath) else { return true }
-        // A second's margin for the clocks' grain.
-        return st.st_ctim.milliseconds >= row.createdAt - 1000
+    ///
+    /// Untouched is told by the file system's clock alone: the change time is still the one
+    /// the rule saw when it queued the file (`queuedChangeTime`). Set against the queue's
+    /// clock instead, a write to a NAS whose clock runs behind this machine's looked older
+    /// than the row. Unknown (a row from before it was kept), the file is read again. And a
+    /// change time from a second before the row or later still counts as a write: one in the
+    /// same tick of a coarse clock leaves the change time as it was.
+    static func mayHaveBeenWritten(_ row: Transfer, queuedChangeTime: Int64?) -> Bool {
+        guard let queuedChangeTime, let st = try? FileIO.linkStatus(row.localPath) else { return true }
+        return st.st_ctim.nanoseconds != queuedChangeTime || st.st_ctim.milliseconds >= row.createdAt - 1000
     }
 
     /// Moves the original of an upload to the trash; returns why it stays instead, or nil
@@ -53,7 +59,8 @@ extension WatchWorker {
             kept = "the upload's content was not recorded, so this copy is kept"
         } else if now != uploaded {
             kept = "it changed or was replaced after its upload"
-        } else if Self.mayHaveBeenWritten(row), ContentHash.sha256(of: row.localPath, expecting: now) != row.sha256 {
+        } else if Self.mayHaveBeenWritten(row, queuedChangeTime: try store.queuedChangeTime(of: row.id)),
+                  ContentHash.sha256(of: row.localPath, expecting: now) != row.sha256 {
             // Rewritten where it is with its size and time kept (a tag editor preserving the
             // date): the fingerprint cannot tell, the bytes can.
             kept = "its content is not what was uploaded (changed where it is, its size and time kept), or it could not be read again to compare, so this copy is kept"
