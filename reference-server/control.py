@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import json
 
@@ -64,10 +63,7 @@ async def handle(state: State, scope, receive, send, face=None) -> None:
             with state.lock:
                 return await _json(send, 200, [f.to_json() for f in state.faults])
         if method == "DELETE":
-            with state.lock:
-                state.faults.clear()
-            state.stall_release.set()
-            state.stall_release = asyncio.Event()
+            state.clear_faults()
             return await _json(send, 200, [])
         if method == "POST":
             try:

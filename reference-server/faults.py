@@ -48,12 +48,16 @@ class Fault:
     ignore_range: bool = False
     bytes_per_second: Optional[int] = None
     id: int = 0
+    # Set when a request takes the fault: the event that clearing the faults sets then
+    # (`State.take_fault`). Bound at that moment, not when the stall begins, so a test that
+    # saw the fault taken and cleared the faults is never left with a stall nobody ends.
+    release: Optional[asyncio.Event] = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_json(cls, obj: dict) -> "Fault":
         if not isinstance(obj, dict):
             raise ValueError("fault must be a JSON object")
-        known = set(cls.__dataclass_fields__) - {"id"}
+        known = set(cls.__dataclass_fields__) - {"id", "release"}
         unknown = set(obj) - known
         if unknown:
             raise ValueError(f"unknown fault fields: {sorted(unknown)}")
@@ -106,7 +110,7 @@ class Fault:
                 and (self.user is None or self.user == user))
 
     def to_json(self) -> dict:
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "release"}
         return {k: v for k, v in d.items() if v is not None}
 
 

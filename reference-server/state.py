@@ -8,6 +8,7 @@ touch is guarded by one threading.Lock. Everything else runs on the event loop.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 import shutil
@@ -137,22 +138,33 @@ class State:
         return fault
 
     def take_fault(self, method: str, path: str, user: str) -> Optional[Fault]:
-        """Consume one use of the first matching fault (count > 0)."""
+        """Consume one use of the first matching fault (count > 0): the request's own copy,
+        with the event that clearing the faults sets from now on (`clear_faults`)."""
         with self.lock:
             for fault in self.faults:
                 if fault.count > 0 and fault.matches(method, path, user):
                     fault.count -= 1
                     if fault.count == 0:
                         self.faults.remove(fault)
-                    return fault
+                    return dataclasses.replace(fault, count=1, release=self.stall_release)
         return None
 
     def give_back_fault(self, fault: Fault) -> None:
         """Undo take_fault (the request was refused before the fault acted)."""
         with self.lock:
-            fault.count += 1
-            if fault not in self.faults:
-                self.faults.insert(0, fault)
+            kept = next((f for f in self.faults if f.id == fault.id), None)
+            if kept is not None:
+                kept.count += 1
+            else:
+                self.faults.insert(0, dataclasses.replace(fault, count=1, release=None))
+
+    def clear_faults(self) -> None:
+        """No fault is taken any more, and the stalls of those taken so far end at once,
+        whenever they begin."""
+        with self.lock:
+            self.faults.clear()
+            self.stall_release.set()
+            self.stall_release = asyncio.Event()
 
     # --- PATCH concurrency bound and stats ----------------------------------
     def try_enter_patch(self, user: str) -> bool:

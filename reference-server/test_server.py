@@ -363,6 +363,25 @@ def test_clearing_the_faults_ends_a_stall_in_progress(srv):
     assert box["r"].status_code == 204 and srv.offset(url) == len(data)
 
 
+def test_a_fault_taken_before_the_faults_are_cleared_is_released_whenever_its_stall_begins(tmp_path):
+    # A PATCH takes its fault when it arrives and may stall only later (after a takeover, or
+    # once its body reaches after_bytes); a test that saw the fault taken and cleared the
+    # faults meanwhile must not leave that stall to run its full time.
+    from faults import Fault
+    from state import Settings, State
+    state = State(Settings(data=tmp_path, users={"alice": "a"}))
+    state.add_fault(Fault.from_json({"method": "PATCH", "count": 2, "stall_seconds": 120, "after_bytes": 10}))
+    taken = state.take_fault("PATCH", "/files/1", "alice")
+    assert taken is not None and not taken.release.is_set()
+    state.give_back_fault(state.take_fault("PATCH", "/files/1", "alice"))  # refused before it acted
+    assert [f.count for f in state.faults] == [1]
+    state.clear_faults()
+    assert taken.release.is_set() and state.faults == []
+    state.add_fault(Fault.from_json({"method": "PATCH", "stall_seconds": 120, "after_bytes": 10}))
+    later = state.take_fault("PATCH", "/files/1", "alice")
+    assert not later.release.is_set() and "release" not in later.to_json()
+
+
 def test_new_patch_takes_over_a_stuck_one(srv):
     data = blob(5000, seed=4)
     url = srv.upload_url("takeover.bin", len(data))
