@@ -147,7 +147,7 @@ async def abort_connection(uvicorn_send) -> None:
     await asyncio.sleep(0)
 
 
-async def _stall_for(seconds: float, release: Optional[asyncio.Event]) -> bool:
+async def stall_for(seconds: float, release: Optional[asyncio.Event]) -> bool:
     """Sleep `seconds`, or less when `release` gets set (clearing the faults ends a
     stall in progress, so a test can hold a transfer exactly as long as it needs)."""
     if release is None:
@@ -206,7 +206,7 @@ class BodyTap:
         self.finished = False  # the whole body was passed on
 
     async def _stall(self) -> None:
-        if await _wait_or_cancel(_stall_for(self._fault.stall_seconds, self._release), self._cancel) is None:
+        if await _wait_or_cancel(stall_for(self._fault.stall_seconds, self._release), self._cancel) is None:
             self.cut = True
 
     async def __call__(self):
@@ -289,7 +289,7 @@ class ResponseTap:
             self.cut = True
             await self._abort()
             return
-        if await _wait_or_cancel(_stall_for(self._fault.stall_seconds, self._release), self._cancel) is None:
+        if await _wait_or_cancel(stall_for(self._fault.stall_seconds, self._release), self._cancel) is None:
             self.cut = True  # shutting down
             await self._abort()
             return
@@ -326,7 +326,7 @@ class ThrottledSend:
             start += len(piece)
             await self._send({"type": "http.response.body", "body": piece, "more_body": more or start < len(body)})
             if not released and piece:
-                if await _wait_or_cancel(_stall_for(len(piece) / self._rate, self._release), self._cancel) is None:
+                if await _wait_or_cancel(stall_for(len(piece) / self._rate, self._release), self._cancel) is None:
                     self.cut = True  # shutting down
                     await self._abort()
                     return

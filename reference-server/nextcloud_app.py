@@ -262,7 +262,7 @@ class NextcloudFace:
     async def anonymous_fault(self, scope, send) -> bool:
         """Fault switches for status.php, OCS and Login Flow (remote.php takes its own
         after auth). True when the fault answered (or reset) the request."""
-        from faults import abort_connection, send_fault_response
+        from faults import abort_connection, send_fault_response, stall_for
         fault = self.state.take_fault(scope["method"], scope["path"], "")
         if fault is None:
             return False
@@ -273,7 +273,7 @@ class NextcloudFace:
             await abort_connection(scope["iu.uvicorn_send"])
             return True
         if fault.kind == "stall":
-            await asyncio.sleep(fault.stall_seconds)  # then answer as usual
+            await stall_for(fault.stall_seconds, fault.release)  # then answer as usual
         return False
 
     # --- OCS --------------------------------------------------------------------
