@@ -192,9 +192,7 @@ class BodyTap:
     caller must then drop the app's response and RST the connection."""
 
     def __init__(self, receive, *, on_bytes: Callable[[int], None] = lambda n: None,
-                 fault: Optional[Fault] = None, cancels: tuple[asyncio.Event, ...] = (),
-                 release: Optional[asyncio.Event] = None):
-        self._release = release
+                 fault: Optional[Fault] = None, cancels: tuple[asyncio.Event, ...] = ()):
         self._receive = receive
         self._on_bytes = on_bytes
         self._fault = fault
@@ -206,7 +204,7 @@ class BodyTap:
         self.finished = False  # the whole body was passed on
 
     async def _stall(self) -> None:
-        if await _wait_or_cancel(stall_for(self._fault.stall_seconds, self._release), self._cancel) is None:
+        if await _wait_or_cancel(stall_for(self._fault.stall_seconds, self._fault.release), self._cancel) is None:
             self.cut = True
 
     async def __call__(self):
@@ -260,8 +258,7 @@ class ResponseTap:
     body after `fault.limit` bytes (used for GET downloads)."""
 
     def __init__(self, send, fault: Fault, abort: Callable[[], Awaitable[None]],
-                 cancels: tuple[asyncio.Event, ...] = (), release: Optional[asyncio.Event] = None):
-        self._release = release
+                 cancels: tuple[asyncio.Event, ...] = ()):
         self._send = send
         self._fault = fault
         self._abort = abort
@@ -289,7 +286,7 @@ class ResponseTap:
             self.cut = True
             await self._abort()
             return
-        if await _wait_or_cancel(stall_for(self._fault.stall_seconds, self._release), self._cancel) is None:
+        if await _wait_or_cancel(stall_for(self._fault.stall_seconds, self._fault.release), self._cancel) is None:
             self.cut = True  # shutting down
             await self._abort()
             return

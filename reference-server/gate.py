@@ -180,11 +180,10 @@ class Gate:
                 return await app(scope, receive, send)
             if fault.kind == "throttle":
                 return await app(scope, receive, ThrottledSend(send, fault.bytes_per_second, lambda: abort_connection(raw_send),
-                                                               stop[1:], release=fault.release if fault else None))
-            tap_send = ResponseTap(send, fault, lambda: abort_connection(raw_send), stop[1:],
-                                   release=fault.release if fault else None)
+                                                               stop[1:], release=fault.release))
+            tap_send = ResponseTap(send, fault, lambda: abort_connection(raw_send), stop[1:])
             return await app(scope, receive, tap_send)
-        tap = BodyTap(receive, on_bytes=on_bytes, fault=fault, cancels=stop, release=fault.release if fault else None)
+        tap = BodyTap(receive, on_bytes=on_bytes, fault=fault, cancels=stop)
         # A reset fault never lets an answer out, even when the body was
         # shorter than reset_after_bytes (then all of it is stored and only
         # the response is lost); nor does a PATCH stopped by a takeover.
@@ -395,7 +394,7 @@ class Gate:
         temp file and hashed first; only a matching body is handed over, so a
         mismatch (460) or a broken-off body leaves the offset untouched."""
         tap = BodyTap(receive, on_bytes=self.state.count_patch_bytes, fault=fault,
-                      cancels=(me.cancel, self.state.shutting_down), release=fault.release if fault else None)
+                      cancels=(me.cancel, self.state.shutting_down))
         digest = CHECKSUM_ALGORITHMS[algo]()
         with tempfile.SpooledTemporaryFile(max_size=4 << 20, dir=self.state.spool_dir) as spool:
             while True:

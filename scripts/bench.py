@@ -209,11 +209,16 @@ SERVER_PIDS: list[int] = []   # the servers' CPU is told apart from the rest of 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+def machine_ticks() -> list[int]:
+    """The whole machine's CPU time so far by kind, in ticks, as /proc/stat's first line has
+    it: user, nice, system, idle, iowait, irq, softirq, steal, ..."""
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:]]
+
+
 def machine_busy() -> float:
     """CPU seconds the whole machine has been busy (not idle, not iowait, not stolen)."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    user, nice, system, _idle, _iowait, irq, softirq = fields[:7]
+    user, nice, system, _idle, _iowait, irq, softirq = machine_ticks()[:7]
     return (user + nice + system + irq + softirq) / CLK_TCK
 
 

@@ -276,6 +276,19 @@ def run_server_busy(binary: str, backlog: int, seconds: float) -> dict:
         scene.close()
 
 
+def median_round(pair: tuple[int, int], rounds: int, run_one) -> tuple[float, list[float], dict, dict]:
+    """`run_one` of both of `pair` in each of `rounds`, taking turns at going first (`in_turn`),
+    and the ratio of the second's files/s to the first's in each round: the median ratio, every
+    round's ratio, and the two results of the round that gave the median."""
+    measured = []
+    for n in range(rounds):
+        results = {x: run_one(x) for x in in_turn(pair, n)}
+        first, second = results[pair[0]], results[pair[1]]
+        measured.append((second["files_per_s"] / first["files_per_s"], first, second))
+    ratio, first, second = sorted(measured, key=lambda m: m[0])[len(measured) // 2]
+    return ratio, [m[0] for m in measured], first, second
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", default=".build/release")
@@ -299,44 +312,34 @@ def main() -> int:
     # with the median ratio is the one reported. The two runs of a pair take turns at going
     # first: a machine that slows down over the bench (one did, from 729 to 537 files/s for
     # the short backlog over three rounds) would otherwise count against the second each time.
-    rounds = []
-    for n in range(args.rounds):
-        results = {}
-        for backlog in in_turn((args.small, args.large), n):
-            r = run(binary, backlog, args.measure, profile=args.profile if backlog == args.large else None)
-            results[backlog] = r
-            print(f"backlog {backlog:>7,}: {r['files_per_s']:6.1f} files/s, agent CPU {r['cpu_ms_per_file']:.2f} ms per file, "
-                  f"{r['requests_per_file']:.2f} requests per file "
-                  f"(first {r['measured_files']:,} completions; files made in {r['made_s']:.1f} s, queued by `upload` in "
-                  f"{r['queued_s']:.1f} s, agent start to first completion {r['start_s']:.2f} s and {r['start_cpu_s']:.2f} s CPU; "
-                  f"{r['failed']} failed)")
-        results = [results[args.small], results[args.large]]
-        rounds.append((results[1]["files_per_s"] / results[0]["files_per_s"], results))
-    ratios = [ratio for ratio, _ in rounds]
-    ratio, (small, large) = sorted(rounds, key=lambda r: r[0])[len(rounds) // 2]
-    results = [small, large]
+    def run_backlog(backlog: int) -> dict:
+        r = run(binary, backlog, args.measure, profile=args.profile if backlog == args.large else None)
+        print(f"backlog {backlog:>7,}: {r['files_per_s']:6.1f} files/s, agent CPU {r['cpu_ms_per_file']:.2f} ms per file, "
+              f"{r['requests_per_file']:.2f} requests per file "
+              f"(first {r['measured_files']:,} completions; files made in {r['made_s']:.1f} s, queued by `upload` in "
+              f"{r['queued_s']:.1f} s, agent start to first completion {r['start_s']:.2f} s and {r['start_cpu_s']:.2f} s CPU; "
+              f"{r['failed']} failed)")
+        return r
+
+    ratio, ratios, small, large = median_round((args.small, args.large), args.rounds, run_backlog)
     cpu = max(small["cpu_ms_per_file"], large["cpu_ms_per_file"])
     print(f"backlog: {large['backlog']:,} queued runs at {ratio:.2f}x the rate of {small['backlog']:,} queued "
           f"(median of {len(ratios)} rounds: {', '.join(f'{x:.2f}x' for x in ratios)}; goal >= {RATE_GOAL}): "
           f"{'PASS' if ratio >= RATE_GOAL else 'MISS'}")
     print(f"backlog: at most {cpu:.2f} ms of agent CPU per small file (goal <= {CPU_GOAL_MS} ms): "
           f"{'PASS' if cpu <= CPU_GOAL_MS else 'MISS'}")
-    figures = {"runs": results, "rate_ratio": ratio, "rate_ratios": ratios, "cpu_ms_per_file": cpu}
+    figures = {"runs": [small, large], "rate_ratio": ratio, "rate_ratios": ratios, "cpu_ms_per_file": cpu}
     if args.held:
         # Photos waiting for Wi-Fi ahead of another rule's: the scheduler must not read past
         # them for each photo that goes meanwhile. In rounds as above: the same rule alone did
         # 414 to 546 files/s in three runs in a row.
-        pairs = []
-        for n in range(args.rounds):
-            pair = {}
-            for held in in_turn((0, args.held), n):
-                r = pair[held] = run_behind_held(binary, held, args.measure)
-                print(f"behind {r['held']:>6,} held: {r['files_per_s']:6.1f} files/s, agent CPU {r['cpu_ms_per_file']:.2f} ms per file "
-                      f"(a watch rule's {r['measured_files']:,} photos)")
-            alone, behind = pair[0], pair[args.held]
-            pairs.append((behind["files_per_s"] / alone["files_per_s"], alone, behind))
-        held_ratios = [ratio for ratio, _, _ in pairs]
-        held_ratio, alone, behind = sorted(pairs, key=lambda p: p[0])[len(pairs) // 2]
+        def run_held(held: int) -> dict:
+            r = run_behind_held(binary, held, args.measure)
+            print(f"behind {r['held']:>6,} held: {r['files_per_s']:6.1f} files/s, agent CPU {r['cpu_ms_per_file']:.2f} ms per file "
+                  f"(a watch rule's {r['measured_files']:,} photos)")
+            return r
+
+        held_ratio, held_ratios, alone, behind = median_round((0, args.held), args.rounds, run_held)
         figures["behind_held"] = {"alone": alone, "behind": behind, "rate_ratio": held_ratio, "rate_ratios": held_ratios}
         print(f"backlog: a rule's photos behind {args.held:,} a Wi-Fi-only rule holds go at {held_ratio:.2f}x their rate alone "
               f"(median of {len(held_ratios)} rounds: {', '.join(f'{x:.2f}x' for x in held_ratios)}; goal >= {RATE_GOAL}): "

@@ -28,7 +28,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import save_json  # noqa: E402
+from bench import CLK_TCK, machine_ticks, save_json  # noqa: E402
 
 
 def loop_seconds() -> float:
@@ -50,9 +50,7 @@ def sha256_mb_per_s() -> float:
 
 def steal_seconds() -> float:
     """CPU time the host took from this machine since it started, all cores."""
-    with open("/proc/stat") as f:
-        fields = f.readline().split()
-    return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    return machine_ticks()[7] / CLK_TCK
 
 
 def main() -> int:

@@ -21,7 +21,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import kib, process_stat, process_status, save_json  # noqa: E402
+from bench import kib, process_cpu, process_status, save_json  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WATCHER = os.path.join(REPO, "Tests", "DesktopTests", "sni-watcher.py")
@@ -38,10 +38,8 @@ BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Config
 
 def proc_figures(pid: int) -> dict:
     """CPU seconds (user + system), context switches and RSS of one process."""
-    fields = process_stat(pid)
-    ticks = os.sysconf("SC_CLK_TCK")
     status = process_status(pid)
-    return {"cpu_s": (int(fields[11]) + int(fields[12])) / ticks,
+    return {"cpu_s": process_cpu(pid),
             "switches": int(status["voluntary_ctxt_switches"]) + int(status["nonvoluntary_ctxt_switches"]),
             "rss_kb": kib(status["VmRSS"]), "peak_rss_kb": kib(status["VmHWM"])}
 

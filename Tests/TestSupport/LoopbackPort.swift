@@ -7,16 +7,31 @@ public enum LoopbackPort {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
+        guard withAddress("127.0.0.1", 0, { bind(fd, $0, $1) == 0 }) == true, let port = boundPort(fd) else {
+            throw TestFailure("bind to 127.0.0.1:0: \(String(cString: strerror(errno)))")
+        }
+        return port
+    }
+
+    /// The port the socket `fd` is bound to (0 when it is bound to none); nil when it is no socket.
+    public static func boundPort(_ fd: Int32) -> Int? {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
+        }
+        return named ? Int(UInt16(bigEndian: address.sin_port)) : nil
+    }
+
+    /// `body` given the IPv4 address `host`:`port` and its length; nil when `host` is not one.
+    private static func withAddress<T>(_ host: String, _ port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T? {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        address.sin_port = UInt16(port).bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return nil }
+        return withUnsafePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound else { throw TestFailure("bind to 127.0.0.1:0: \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Keeps `port` on `host` (IPv4) taken while its server is down: a socket bound to it and
@@ -31,13 +46,7 @@ public enum LoopbackPort {
         // still counts this one as taken.
         var on: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        let bound = inet_pton(AF_INET, host, &address.sin_addr) == 1 && withUnsafePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard bound else {
+        guard withAddress(host, port, { bind(fd, $0, $1) == 0 }) == true else {
             close(fd)
             return nil
         }
@@ -49,14 +58,7 @@ public enum LoopbackPort {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return errno }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        return connected ? 0 : errno
+        return withAddress("127.0.0.1", port, { connect(fd, $0, $1) == 0 }) == true ? 0 : errno
     }
 
     /// Waits until something accepts connections on the port, or throws after `timeout` seconds.

@@ -135,15 +135,7 @@ public final class ReferenceServer: @unchecked Sendable {
 
     /// The port held while the server is down, as the kernel has the holding socket bound
     /// (nil while it runs, or when none could be bound).
-    public var heldPort: Int? {
-        guard let portHold else { return nil }
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(portHold, $0, &length) == 0 }
-        }
-        return named ? Int(UInt16(bigEndian: address.sin_port)) : nil
-    }
+    public var heldPort: Int? { portHold.flatMap(LoopbackPort.boundPort) }
 
     /// SIGSTOP: the kernel still accepts connections, but nothing answers, as a hung server.
     public func suspend() {
