@@ -52,17 +52,25 @@ extension WatchLoop {
     }
 
     /// Places the watches on a folder that is there, scans it, and looks again at the files
-    /// asked for while it was away. False when it vanished while being walked.
+    /// asked for while it was away. False when it vanished, or a folder above it moved,
+    /// before or while it was walked.
     private func arm(_ identity: FileIdentity) -> Bool {
         if let parent = parentWatch {
             inotify.removeWatch(parent.wd)
             parentWatch = nil
         }
+        // The folders above are watched before the walk, which takes minutes in a large
+        // library: one moved meanwhile is heard of once the walk is done. One moved before
+        // its watch was placed is seen by looking at the folder again.
+        watchAncestors()
+        guard case .folder(let now) = rootState(), now == identity else {
+            dropAncestorWatches()
+            return false
+        }
         presence = .present
         rootIdentity = identity
         sweep()
         guard presence == .present else { return false }
-        watchAncestors()
         let looks = looksWhenBack
         looksWhenBack = []
         for path in looks { lookAgain(at: path) }
