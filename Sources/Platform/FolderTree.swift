@@ -27,8 +27,9 @@ public struct FolderTree {
     public var followsRootLink = true
     /// Folders deeper than this below the root are reported (`tooDeep`), not entered.
     public var maximumDepth = 64
-    /// Names left out before anything is asked about them (hidden and temporary names).
-    public var skips: ([UInt8]) -> Bool = { _ in false }
+    /// Names left out before anything is asked about them (hidden and temporary names),
+    /// given with the folder they are in.
+    public var skips: (_ folder: LocalPath, _ name: [UInt8]) -> Bool = { _, _ in false }
     /// Every folder entered so far, by this walk or an earlier one of this value, with the
     /// path it was first entered by: two roots that overlap are walked once.
     private var visited: [FileIdentity: LocalPath] = [:]
@@ -82,7 +83,7 @@ public struct FolderTree {
             var entries: [OpenFolder.Entry] = []
             do throws(SystemError) {
                 while let entry = try folder.next() {
-                    if !tree.skips(entry.name) { entries.append(entry) }
+                    if !tree.skips(path, entry.name) { entries.append(entry) }
                 }
             } catch {
                 visit(.problem(path, error, isFolder: true, depth: depth))

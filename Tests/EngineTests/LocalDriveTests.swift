@@ -259,6 +259,28 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("a downloaded file whose name the watcher would take for a temporary one (settings.bak, draft.tmp): its edits go back all the same, made while the agent runs or while it is stopped")
+    func namesThatLookTemporary() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            for (name, seed) in [("settings.bak", 4), ("draft.tmp", 5)] {
+                _ = try scene.dav.put(.bytes(TestData.bytes(count: 100_000, seed: UInt64(seed))), to: "/Documents/" + name)
+            }
+            let backup = try scene.download("/Documents/settings.bak")
+            let temporary = try scene.download("/Documents/draft.tmp")
+            try scene.overwrite(backup, seed: 51)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("settings.bak") == (try TestData.sha256(ofFile: backup)))
+            try scene.session.stopAgent()
+            try scene.overwrite(temporary, seed: 52)
+            try scene.session.startAgent()
+            try scene.waitForUploads(2)
+            #expect(try scene.serverSHA("draft.tmp") == (try TestData.sha256(ofFile: temporary)), "the edit made while the agent was stopped")
+            #expect(try scene.uploads().map(\.newVersionOf) == ["/Documents/settings.bak", "/Documents/draft.tmp"])
+            #expect(try scene.listing() == ["draft.tmp", "notes.txt", "old.odt", "report.odt", "settings.bak"], "no copy")
+        }
+    }
+
     @Test("a new version waiting in a paused queue: queue and show name it, status counts it with the uploads, and cancelling it keeps the local edit, and does not send it when the agent starts again")
     func waitingNewVersion() async throws {
         try await offThePool {

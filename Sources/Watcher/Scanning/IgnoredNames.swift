@@ -1,3 +1,5 @@
+import Platform
+
 /// Names that are never candidates: files still being written under a temporary name,
 /// editor backups, and hidden entries.
 ///
@@ -18,6 +20,17 @@ enum IgnoredNames {
         if first == UInt8(ascii: "#"), last == UInt8(ascii: "#") { return true }  // Emacs autosave
         if first == UInt8(ascii: "~"), name.count > 1, name[1] == UInt8(ascii: "$") { return true }  // office lock files
         return suffixes.contains { hasSuffix(name, $0) }
+    }
+
+    /// Whether `name`, in `folder`, is left out: an ignored name is still looked at where
+    /// the owner remembers a file at it. A downloaded `settings.bak` or `draft.tmp` in Local
+    /// Drive is a file the person asked for, and its edits go back like any other's (an
+    /// editor's temporaries beside it are still left out); a rule never takes a file at
+    /// such a name, so the question costs it a look-up for names it leaves out anyway.
+    static func isIgnored(_ name: [UInt8], in folder: LocalPath, remembered: (any TakenFiles)?) -> Bool {
+        guard isIgnored(name) else { return false }
+        guard let remembered, name != [UInt8(ascii: ".")], name != [UInt8(ascii: "."), UInt8(ascii: ".")] else { return true }
+        return remembered.identity(takenAt: folder.appending(LocalPath(bytes: name))) == nil
     }
 
     /// Whether `name` ends with `suffix` (lower-case ASCII), ignoring ASCII case.

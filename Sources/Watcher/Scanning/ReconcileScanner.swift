@@ -15,6 +15,8 @@ public struct ReconcileScanner: Sendable {
     /// Whether the root may be a symbolic link to the folder (a rule's folder may; a
     /// subfolder the watcher walks on its own may not).
     public var followsRootLink = true
+    /// What the owner took: a file it remembers is looked at whatever its name.
+    public var remembered: (any TakenFiles)?
 
     public init(root: LocalPath) { self.root = root }
 
@@ -57,7 +59,8 @@ public struct ReconcileScanner: Sendable {
         var tree = FolderTree(links: .skipped)
         tree.followsRootLink = followsRootLink
         tree.maximumDepth = maximumDepth
-        tree.skips = IgnoredNames.isIgnored
+        let remembered = remembered
+        tree.skips = { folder, name in IgnoredNames.isIgnored(name, in: folder, remembered: remembered) }
         tree.walk(root) { event in
             switch event {
             case .folder(let path, _):

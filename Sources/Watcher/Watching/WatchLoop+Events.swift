@@ -50,7 +50,7 @@ extension WatchLoop {
         guard let name = event.name else { return }
         let path = folder.appending(LocalPath(bytes: name))
         let isFolder = event.mask.contains(.isDirectory)
-        let ignored = IgnoredNames.isIgnored(name)
+        let ignored = IgnoredNames.isIgnored(name, in: folder, remembered: taken)
 
         if event.mask.contains(.movedFrom) {
             if ignored { settler.remove(path); return }

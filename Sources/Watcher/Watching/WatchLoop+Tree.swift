@@ -103,7 +103,9 @@ extension WatchLoop {
         var visited = Set<Int32>()
         var ranOut = false
         var problems: [WatcherTrouble] = []
-        let summary = ReconcileScanner(root: root).scan(
+        var scanner = ReconcileScanner(root: root)
+        scanner.remembered = taken
+        let summary = scanner.scan(
             enteringFolder: { folder in
                 switch place(folder, isRoot: folder == root) {
                 case .placed(let wd): visited.insert(wd)
@@ -145,6 +147,7 @@ extension WatchLoop {
         let now = clock.now
         var scanner = ReconcileScanner(root: folder)
         scanner.followsRootLink = false
+        scanner.remembered = taken
         var problems: [WatcherTrouble] = []
         let summary = scanner.scan(
             enteringFolder: { path in
