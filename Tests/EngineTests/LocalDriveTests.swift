@@ -281,6 +281,32 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("two downloaded files swap names in one step (mv --exchange): each stays the download it was, under its new name; nothing is sent when the agent starts again, and an edit goes back to the file it came from")
+    func swappedNames() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let report = try scene.download("/Documents/report.odt")
+            let notes = try scene.download("/Documents/notes.txt")
+            let (reportSHA, notesSHA) = (try scene.serverSHA("report.odt"), try scene.serverSHA("notes.txt"))
+            try Renames.exchange(report, notes)
+            // Long enough for the watcher to hear it, and for a rename to be followed.
+            sleep(4)
+            try scene.session.stopAgent()
+            try scene.session.startAgent()
+            sleep(4)
+            let afterRestart = try scene.uploads()
+            #expect(afterRestart.isEmpty, "the swapped files are not edits: \(afterRestart.map(\.remotePath))")
+            // The file named notes.txt now is the download of report.odt.
+            try scene.overwrite(notes, seed: 61)
+            try scene.waitForUploads(1)
+            #expect(try scene.uploads().map(\.newVersionOf) == ["/Documents/report.odt"])
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: notes)))
+            #expect(try scene.serverSHA("notes.txt") == notesSHA, "the other server file is untouched")
+            #expect(reportSHA != notesSHA)
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no copy")
+        }
+    }
+
     @Test("a new version waiting in a paused queue: queue and show name it, status counts it with the uploads, and cancelling it keeps the local edit, and does not send it when the agent starts again")
     func waitingNewVersion() async throws {
         try await offThePool {

@@ -89,6 +89,24 @@ struct WatchMemoryTests {
                 "queued uploads of the rule follow; a completed one and another front door's are left as they were")
     }
 
+    @Test("two files that swapped names keep their records and rows, each under the other's name; neither record is dropped")
+    func swappedNames() throws {
+        let (store, account) = try makeStore()
+        try store.resetWatchMemory(rule: "cam", folder: LocalPath("/c"))
+        try store.recordTaken(rule: "cam", [TakenFile(path: LocalPath("/c/a.jpg"), fingerprint: Self.fingerprint(1), kind: .upload),
+                                            TakenFile(path: LocalPath("/c/b.jpg"), fingerprint: Self.fingerprint(2), kind: .upload)])
+        let ids = try store.enqueue([upload(account, "/c/a.jpg", rule: "cam"), upload(account, "/c/b.jpg", rule: "cam")])
+        try store.start(ids[1], resumedAt: 0)
+        #expect(try store.exchangeTaken(rule: "cam", LocalPath("/c/a.jpg"), LocalPath("/c/b.jpg")) == 1, "the row in progress is asked to move")
+        let taken = try Self.taken(store, rule: "cam")
+        #expect(taken.count == 2)
+        #expect(taken.first { $0.path == LocalPath("/c/b.jpg") }?.fingerprint == Self.fingerprint(1))
+        #expect(taken.first { $0.path == LocalPath("/c/a.jpg") }?.fingerprint == Self.fingerprint(2))
+        #expect(try store.transfer(id: ids[0])?.localPath == LocalPath("/c/b.jpg"), "the waiting upload follows its file")
+        #expect(try store.applyRequestedMoves() == 1)
+        #expect(try store.transfer(id: ids[1])?.localPath == LocalPath("/c/a.jpg"), "the agent writes where the file is now")
+    }
+
     @Test("a completed upload teaches the rule its content, and waits for its after-upload step")
     func completion() throws {
         let (store, account) = try makeStore()

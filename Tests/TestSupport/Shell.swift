@@ -26,3 +26,19 @@ public enum Shell {
         return Result(status: finished.status, stdout: finished.output, stderr: finished.errors)
     }
 }
+
+/// Renames no test can make with Glibc's module alone.
+public enum Renames {
+    /// Swaps the names of `a` and `b` in one step (`renameat2` with `RENAME_EXCHANGE`, what
+    /// `mv --exchange` does), through Python's ctypes: Swift's Glibc module has no `renameat2`.
+    public static func exchange(_ a: String, _ b: String) throws {
+        let program = """
+            import ctypes, os, sys
+            libc = ctypes.CDLL(None, use_errno=True)
+            AT_FDCWD, RENAME_EXCHANGE = -100, 2
+            if libc.renameat2(AT_FDCWD, os.fsencode(sys.argv[1]), AT_FDCWD, os.fsencode(sys.argv[2]), RENAME_EXCHANGE) != 0:
+                sys.exit(os.strerror(ctypes.get_errno()))
+            """
+        try Shell.run("/usr/bin/python3", ["-c", program, a, b])
+    }
+}

@@ -25,6 +25,61 @@ extension FolderWatcherTests {
         #expect(w.taken.status(of: try FileFingerprint.of(LocalPath(w.path("Album 2024/b.jpg"))), at: LocalPath(w.path("Album 2024/b.jpg"))) == .taken)
     }
 
+    @Test("two taken photos swap names in one step (mv --exchange): the swap is reported, each record follows its file, neither is new")
+    func swappedNames() throws {
+        let w = WatchRecorder(settle: .milliseconds(300))
+        try Files.makeFolder(w.root)
+        try w.start()
+        try Files.write(w.path("a.jpg"), Files.photo(1))
+        try Files.write(w.path("b.jpg"), Files.photo(2))
+        try w.waitForFound(2)
+        try Renames.exchange(w.path("a.jpg"), w.path("b.jpg"))
+        try w.waitFor("the swap") { events in events.contains { if case .exchanged = $0 { true } else { false } } }
+        try w.scanAndSettle()
+        #expect(w.found.count == 2, "neither is taken again: \(w.foundNames)")
+        #expect(w.moves.isEmpty, "told as a swap, not as two renames")
+        for name in ["a.jpg", "b.jpg"] {
+            let path = LocalPath(w.path(name))
+            #expect(w.taken.status(of: try FileFingerprint.of(path), at: path) == .taken, "\(name)")
+        }
+    }
+
+    @Test("two taken photos swap names while nobody watches: the next walk tells the swap, and takes neither again")
+    func swappedNamesUnwatched() throws {
+        let w = WatchRecorder(settle: .milliseconds(300))
+        try Files.makeFolder(w.root)
+        for (index, name) in ["a.jpg", "b.jpg"].enumerated() {
+            try Files.write(w.path(name), Files.photo(index + 1))
+            w.taken.insert(try FileFingerprint.of(LocalPath(w.path(name))), at: LocalPath(w.path(name)))
+        }
+        try Renames.exchange(w.path("a.jpg"), w.path("b.jpg"))
+        try w.start()
+        try w.waitFor("the swap") { events in events.contains { if case .exchanged = $0 { true } else { false } } }
+        try w.scanAndSettle()
+        #expect(w.found.isEmpty, "\(w.foundNames)")
+        #expect(w.moves.isEmpty)
+        for name in ["a.jpg", "b.jpg"] {
+            let path = LocalPath(w.path(name))
+            #expect(w.taken.status(of: try FileFingerprint.of(path), at: path) == .taken, "\(name)")
+        }
+    }
+
+    @Test("a taken photo swaps names with a new one still settling: the new one is taken once, under its new name, and the taken one is not taken again")
+    func swappedWithANewOne() throws {
+        let w = WatchRecorder(settle: .milliseconds(1500))
+        try Files.makeFolder(w.root)
+        try w.start()
+        try Files.write(w.path("a.jpg"), Files.photo(1))
+        try w.waitForFound(1)
+        try Files.write(w.path("b.jpg"), Files.photo(2))
+        try Renames.exchange(w.path("a.jpg"), w.path("b.jpg"))
+        try w.waitForFound(2)
+        try w.scanAndSettle()
+        #expect(w.found.count == 2, "\(w.foundNames)")
+        #expect(w.found.last?.path == LocalPath(w.path("a.jpg")))
+        #expect(w.found.last?.fingerprint == (try FileFingerprint.of(LocalPath(w.path("a.jpg")))))
+    }
+
     @Test("a photo moved out and another moved in at its name at once: the one moved in is taken")
     func movedOutAndAnotherIn() throws {
         let w = WatchRecorder(settle: .milliseconds(300))

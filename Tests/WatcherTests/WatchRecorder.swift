@@ -33,6 +33,7 @@ final class WatchRecorder: Sendable {
             gate.passThrough()
             if case .found(let file) = event { taken.insert(file.fingerprint, at: file.path) }
             if case .moved(let from, let to, _) = event { taken.move(from, to: to) }
+            if case .exchanged(let a, let b) = event { taken.exchange(a, b) }
             log.events.withLock { $0.append(event) }
         }
     }

@@ -54,7 +54,7 @@ public enum AgentCommand {
         let localDrive = LocalDriveWatch(paths: context.paths) { agentBox.agent?.wake() }
         options.onCompleted = { row in
             watchService.uploadCompleted(row)
-            if row.direction == .download { localDrive.start() }
+            if row.direction == .download { localDrive.downloaded(row.localPath) }
         }
         options.needsProof = { row in row.watchRule.map { watchService.trashesOriginals(rule: $0) } ?? false }
         options.onDoorbell = { watchService.lookAgain() }

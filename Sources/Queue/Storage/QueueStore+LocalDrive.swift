@@ -129,6 +129,14 @@ extension QueueStore {
         }
     }
 
+    /// Two files in Local Drive swapped names (`a` is now at `b`, `b` at `a`): each one's
+    /// tracking and new versions follow it, in one transaction.
+    public func exchangeLocalDrive(_ a: LocalPath, _ b: LocalPath) throws {
+        try database.transaction {
+            try LocalPath.exchange(a, b) { try moveLocalDrive($0, to: $1) }
+        }
+    }
+
     /// New versions leaving the queue unsent (cancelled, or failed and cleared), those of the
     /// rows `condition` picks (over `transfers t`), are declined: Local Drive remembers the
     /// file as that row was to send it, so the edit is not queued again when the agent next

@@ -222,6 +222,17 @@ extension QueueStore {
         }
     }
 
+    /// Two files the rule took swapped names (`a` is now at `b`, `b` at `a`): their records
+    /// and rows follow, in one transaction. Returns how many rows in progress were asked to move.
+    @discardableResult
+    public func exchangeTaken(rule: String, _ a: LocalPath, _ b: LocalPath) throws -> Int {
+        try database.transaction {
+            var asked = 0
+            try LocalPath.exchange(a, b) { asked += try moveTaken(rule: rule, from: $0, to: $1) }
+            return asked
+        }
+    }
+
     /// The agent writes the new paths the watcher asked for into the rows (in progress
     /// when asked); returns how many rows changed. Asked on every pass of the agent, so it
     /// only reads (through a partial index) while nothing was asked: a database another

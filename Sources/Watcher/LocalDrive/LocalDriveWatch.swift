@@ -40,6 +40,8 @@ public final class LocalDriveWatch: Sendable {
                         reader.followRenames(olderThan: reader.renameWindow)
                     }
                 }
+            case .exchanged(let a, let b):
+                reader.exchanged(a, b)
             case .notTaken(let path, let error):
                 Log.info("Local Drive: \(path.display) could not be read (\(error.reason)); an edit of it is looked at when it can be")
             case .problem, .status:
@@ -62,6 +64,15 @@ public final class LocalDriveWatch: Sendable {
             Log.warning("Local Drive: edits of downloaded files are not noticed yet (\(error)); trying again in \(Int(Self.retryDelay)) s")
             DispatchQueue.global().asyncAfter(deadline: .now() + Self.retryDelay) { [weak self] in self?.start() }
         }
+    }
+
+    /// A download completed: the file it put at `path`, if its edits go back, is known as
+    /// it was put there from now on, not only once the watcher has seen it settle: a
+    /// rename, or a swap of names with another tracked file, made right after is then
+    /// followed, not taken for a new file saved at the name. Starts watching if need be.
+    public func downloaded(_ path: LocalPath) {
+        reader.remember(path)
+        start()
     }
 
     public func stop() {
@@ -127,6 +138,14 @@ private final class StoreReader: Sendable {
         return state.store
     }
 
+    /// The tracked file at `path` as the queue knows it goes into the memory.
+    func remember(_ path: LocalPath) {
+        state.withLock { state in
+            guard let file = try? open(&state)?.localDriveFile(at: path) else { return }
+            memory.insert(file.fingerprint, at: file.localPath)
+        }
+    }
+
     /// A settled file: true when it was queued as a new version.
     func changed(_ found: FoundFile) -> Bool {
         state.withLock { take(&$0, found) }
@@ -154,6 +173,21 @@ private final class StoreReader: Sendable {
         } catch {
             Log.warning("Local Drive: \(found.path.display) changed but could not be queued (\(error)); it is looked at again when it changes")
             return false
+        }
+    }
+
+    /// Two files swapped names (`mv --exchange`): each keeps its tracking under its new
+    /// name at once. The renames waiting are followed first: none of them may later land
+    /// on a name the swap gave to another file.
+    func exchanged(_ a: LocalPath, _ b: LocalPath) {
+        state.withLock { state in
+            memory.exchange(a, b)
+            followDue(&state, olderThan: 0)
+            do {
+                try open(&state)?.exchangeLocalDrive(a, b)
+            } catch {
+                Log.warning("Local Drive: \(a.display) and \(b.display) swapped names, which could not be recorded (\(error)); edits of either may go back as the other's")
+            }
         }
     }
 

@@ -49,6 +49,14 @@ public final class TakenSet: TakenFiles {
         }
     }
 
+    /// The files at `a` and `b` swapped names.
+    public func exchange(_ a: LocalPath, _ b: LocalPath) {
+        memory.withLock { m in
+            LocalPath.exchange(a, b) { m.move($0, to: $1) }
+            m.compactNamesIfWorthIt()
+        }
+    }
+
     public func identity(takenAt path: LocalPath) -> FileIdentity? {
         memory.withLock { m in
             m.find(Store.Split(path)).map { m.records[Int($0.record)].fingerprint }

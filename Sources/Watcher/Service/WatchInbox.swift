@@ -9,6 +9,8 @@ final class WatchInbox: Sendable {
         case found(rule: String, FoundFile)
         /// A file (or folder) the rule took was renamed within its folder.
         case moved(rule: String, from: LocalPath, to: LocalPath)
+        /// Two files the rule took swapped names.
+        case exchanged(rule: String, LocalPath, LocalPath)
         /// A file the rule's watcher saw could not be taken now, and why.
         case notQueued(rule: String, LocalPath, reason: String)
         /// The files that were there when the rule's folder was first walked: its baseline.

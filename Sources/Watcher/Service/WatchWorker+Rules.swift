@@ -180,6 +180,9 @@ extension WatchWorker {
             case .moved(let from, let to, _):
                 memory.taken.move(from, to: to)
                 inbox.post(.moved(rule: id, from: from, to: to))
+            case .exchanged(let a, let b):
+                memory.taken.exchange(a, b)
+                inbox.post(.exchanged(rule: id, a, b))
             case .notTaken(let path, let error):
                 inbox.post(.notQueued(rule: id, path, reason: LocalFileWords.unreadableFile(error.errno)))
             case .status(let status):

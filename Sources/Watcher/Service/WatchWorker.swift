@@ -193,6 +193,12 @@ final class WatchWorker {
             if let reason = unqueued[rule]?.removeValue(forKey: from) { unqueued[rule]?[to] = reason }
             followVanished(rule, from: from, to: to)
             Log.debug("\(rule): \(from.display) is now \(to.display); not sent again")
+        case .exchanged(let rule, let a, let b):
+            if try store.exchangeTaken(rule: rule, a, b) > 0 { options.wake() }
+            LocalPath.exchange(a, b) { from, to in
+                if let reason = unqueued[rule]?.removeValue(forKey: from) { unqueued[rule]?[to] = reason }
+            }
+            Log.info("rule \(rule): \(a.display) and \(b.display) swapped names; neither is sent again")
         case .notQueued(let rule, let path, let reason):
             noteUnqueued(rule, path, reason)
         case .baseline(let rule, let files):

@@ -24,6 +24,7 @@ extension WatchLoop {
             Log.info("watching \(root.display): the kernel's event queue overflowed; scanning the folder to catch up")
             // A rename whose other half was lost is settled by the scan, not guessed at.
             pendingMoves = [:]
+            swapHalf = nil
             scanDue = clock.now
             return
         }
@@ -57,7 +58,9 @@ extension WatchLoop {
             pendingMoves[event.cookie] = PendingMove(path: path, isFolder: isFolder, deadline: clock.now + Self.pairingWindow)
         } else if event.mask.contains(.movedTo) {
             if let from = pendingMoves.removeValue(forKey: event.cookie) {
-                if ignored { movedOut(from) } else { renamed(from, to: path, isFolder: isFolder) }
+                if let half = swapHalf, half.from == from.path, half.to == path {
+                    swapHalf = nil
+                } else if ignored { movedOut(from) } else { renamed(from, to: path, isFolder: isFolder) }
             } else if !ignored {
                 arrived(path, isFolder: isFolder)
             }
@@ -117,6 +120,12 @@ extension WatchLoop {
             if !wasWatched { armSubtree(path) }
             return
         }
+        if followSwap(from.path, path) {
+            // The files waiting to settle are under the names they had.
+            LocalPath.exchange(from.path, path) { settler.move($0, to: $1, now: clock.now) }
+            swapHalf = (from: path, to: from.path)
+            return
+        }
         if settler.isPending(from.path) {
             settler.move(from.path, to: path, now: clock.now)
             return
@@ -135,6 +144,24 @@ extension WatchLoop {
             // Never taken under its old name: it is a candidate like any other.
             settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
         }
+    }
+
+    /// Whether the file moved from `from` to `to` traded names with the one taken at `to`,
+    /// which is now at `from` (`renameat2` with `RENAME_EXCHANGE`, `mv --exchange`, told by
+    /// inotify as two renames, `from` to `to` and back; or renames read late that came to
+    /// the same). Followed as two renames, the first would land on the other's record and
+    /// drop it, and that file would be taken again as new. If so, the owner is told of the
+    /// swap, the files handed over under either name follow, and true.
+    func followSwap(_ from: LocalPath, _ to: LocalPath) -> Bool {
+        guard let there = FileFingerprint.ofRegularFile(notFollowing: from) else { return false }
+        let identity = FileIdentity(device: there.device, inode: there.inode)
+        guard isTaken(identity, at: to) else { return false }
+        if let here = FileFingerprint.ofRegularFile(notFollowing: to), FileIdentity(device: here.device, inode: here.inode) == identity {
+            return false  // the same file under both names: hard links
+        }
+        for (known, at) in delivered where at == from || at == to { delivered[known] = at == from ? to : from }
+        handler(.exchanged(from, to))
+        return true
     }
 
     /// Whether the file handed over or taken at `path` is the one with `identity`.

@@ -100,7 +100,7 @@ extension WatchLoop {
         let (path, fingerprint) = (candidate.path, candidate.fingerprint)
         if passedOver.contains(fingerprint) { return }
         if let at = delivered[fingerprint] {
-            if at != path, FileFingerprint.ofRegularFile(notFollowing: at) != fingerprint {
+            if at != path, FileFingerprint.ofRegularFile(notFollowing: at) != fingerprint, !followSwap(at, path) {
                 delivered[fingerprint] = path
                 handler(.moved(from: at, to: path, isFolder: false))
             }
@@ -113,7 +113,7 @@ extension WatchLoop {
             // Still there with the same fingerprint: a hard link, the same file twice.
             if FileFingerprint.ofRegularFile(notFollowing: other) == fingerprint {
                 passedOver.insert(fingerprint)
-            } else {
+            } else if !followSwap(other, path) {
                 handler(.moved(from: other, to: path, isFolder: false))
             }
             return

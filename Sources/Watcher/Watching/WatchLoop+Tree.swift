@@ -210,6 +210,7 @@ extension WatchLoop {
         dropAncestorWatches()
         settler.removeAll()
         pendingMoves = [:]
+        swapHalf = nil
         rootIdentity = nil
         outOfWatches = false
         watchLimit = nil

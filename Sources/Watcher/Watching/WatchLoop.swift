@@ -46,6 +46,9 @@ final class WatchLoop {
     var writersUnknown: SystemError?
     var settler: Settler
     var pendingMoves: [UInt32: PendingMove] = [:]
+    /// The second of the two renames inotify tells a swap of names as, once the first was
+    /// followed as the swap (see `followSwap`): not followed again.
+    var swapHalf: (from: LocalPath, to: LocalPath)?
     var scanDue: ContinuousClock.Instant?
     /// A periodic look: a scan while out of watches, a look for a missing folder that cannot be watched for.
     var periodicDue: ContinuousClock.Instant?
