@@ -89,7 +89,7 @@ struct WatchMemoryTests {
                 "queued uploads of the rule follow; a completed one and another front door's are left as they were")
     }
 
-    @Test("two files that swapped names keep their records and rows, each under the other's name; neither record is dropped")
+    @Test("two files, or two folders, that swapped names keep their records and rows, each under the other's name; neither record is dropped")
     func swappedNames() throws {
         let (store, account) = try makeStore()
         try store.resetWatchMemory(rule: "cam", folder: LocalPath("/c"))
@@ -105,6 +105,15 @@ struct WatchMemoryTests {
         #expect(try store.transfer(id: ids[0])?.localPath == LocalPath("/c/b.jpg"), "the waiting upload follows its file")
         #expect(try store.applyRequestedMoves() == 1)
         #expect(try store.transfer(id: ids[1])?.localPath == LocalPath("/c/a.jpg"), "the agent writes where the file is now")
+
+        // Two folders, each with a photo of the same name.
+        try store.recordTaken(rule: "cam", [TakenFile(path: LocalPath("/c/Trip/IMG_1.jpg"), fingerprint: Self.fingerprint(3), kind: .upload),
+                                            TakenFile(path: LocalPath("/c/Home/IMG_1.jpg"), fingerprint: Self.fingerprint(4), kind: .upload)])
+        try store.exchangeTaken(rule: "cam", LocalPath("/c/Trip"), LocalPath("/c/Home"))
+        let folders = try Self.taken(store, rule: "cam")
+        #expect(folders.count == 4)
+        #expect(folders.first { $0.path == LocalPath("/c/Home/IMG_1.jpg") }?.fingerprint == Self.fingerprint(3))
+        #expect(folders.first { $0.path == LocalPath("/c/Trip/IMG_1.jpg") }?.fingerprint == Self.fingerprint(4))
     }
 
     @Test("a completed upload teaches the rule its content, and waits for its after-upload step")

@@ -25,9 +25,9 @@ public enum WatchEvent: Sendable, Equatable {
     /// A file (or a whole folder, `isFolder`) the caller took was renamed or moved within
     /// the watched folder: the same file, not a new one.
     case moved(from: LocalPath, to: LocalPath, isFolder: Bool)
-    /// Two files the caller took swapped names in one step (`renameat2` with
-    /// `RENAME_EXCHANGE`, `mv --exchange`): each is now at the other's name. Neither is new,
-    /// and neither replaced the other.
+    /// Two files the caller took, or two folders of the tree, swapped names in one step
+    /// (`renameat2` with `RENAME_EXCHANGE`, `mv --exchange`): each is now at the other's
+    /// name. Nothing in them is new, and neither replaced the other.
     case exchanged(LocalPath, LocalPath)
     /// Something inside the tree could not be looked at (an unreadable folder or file).
     /// The rest of the tree is watched as usual.

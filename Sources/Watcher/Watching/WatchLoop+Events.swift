@@ -103,6 +103,10 @@ extension WatchLoop {
     /// A rename inside the tree: the same file or folder under a new name.
     private func renamed(_ from: PendingMove, to path: LocalPath, isFolder: Bool) {
         if isFolder {
+            if followFolderSwap(from.path, path) {
+                swapHalf = (from: path, to: from.path)
+                return
+            }
             // A folder made and renamed before its IN_CREATE was handled, or renamed between
             // a sweep's listing and its walk, has no watch to follow it and was never
             // scanned: it is walked at its new name, as a folder made there would be.
@@ -160,6 +164,26 @@ extension WatchLoop {
             return false  // the same file under both names: hard links
         }
         for (known, at) in delivered where at == from || at == to { delivered[known] = at == from ? to : from }
+        handler(.exchanged(from, to))
+        return true
+    }
+
+    /// Whether the folder moved from `from` to `to` traded names with the one watched at
+    /// `to`, now at `from` (as `followSwap`, for folders). The kernel says so: asked to watch
+    /// a folder it watches already, it hands back that folder's descriptor. If so, the
+    /// watches, the files waiting to settle or handed over, and the owner follow, and true.
+    private func followFolderSwap(_ from: LocalPath, _ to: LocalPath) -> Bool {
+        guard let other = tree.watch(of: to), tree.watch(of: from) != nil,
+              let wd = try? inotify.addWatch(from, mask: InotifyMask.treeFolder.union([.dontFollow, .onlyDirectory])) else { return false }
+        guard wd == other else {
+            if tree.folder(of: wd) == nil { inotify.removeWatch(wd) }  // not one of ours: its own events will say what it is
+            return false
+        }
+        LocalPath.exchange(from, to) { old, new in
+            tree.move(old, to: new)
+            settler.move(old, to: new, now: clock.now)
+            for (known, at) in delivered where at.isWithin(old) { delivered[known] = at.moved(from: old, to: new) }
+        }
         handler(.exchanged(from, to))
         return true
     }
