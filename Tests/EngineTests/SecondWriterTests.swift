@@ -156,6 +156,11 @@ struct SecondWriterTests {
             scene.session.releasePause()
             try scene.session.waitForAll("completed", count: 1, timeout: 60)
             #expect(try TestData.sha256(ofFile: scene.onServer(Self.name)) == (try TestData.sha256(ofFile: scene.file)))
+            // The temporary went with the folder; the agent cannot know where, and says what it is.
+            let left = try FileManager.default.contentsOfDirectory(atPath: renamed)
+            let temporary = try #require(left.first { $0.hasPrefix(".") }, "\(left)")
+            #expect(scene.session.agentLog.contains("its temporary \(temporary) is no longer in /\(Self.folder) on the server"),
+                    "\(scene.session.agentLog.suffix(2000))")
         }
     }
 

@@ -283,6 +283,7 @@ final class UploadJob {
                         // What was to become the file is gone: a temporary moved away with its
                         // folder renamed, an upload expired. Ask, and go on from there.
                         askedAfterRefusal = true
+                        noteTemporaryGone(handle, row: row)
                         server = try ask(&row)
                         continue
                     }
@@ -299,6 +300,18 @@ final class UploadJob {
     }
 
     static let maxSteps = 8
+
+    /// A plain WebDAV temporary gone from the file's folder before its MOVE: most likely the
+    /// folder was renamed or moved on the server and took it along. The file goes again;
+    /// the copy left wherever the folder went is the person's to delete, since the agent
+    /// cannot tell where that is. Said in the log, with its name.
+    private func noteTemporaryGone(_ handle: String, row: Transfer) {
+        guard let put = upload as? WebDAVPutUpload, put.placement == .viaTemporary else { return }
+        let name = handle.split(separator: "/").last.map(String.init) ?? handle
+        Log.warning("upload \(row.id): its temporary \(DisplayText.escape(name)) is no longer in \(DisplayText.escape(row.remoteFolder)) on the server "
+                    + "(the folder was renamed or moved there, say, and took it along); the file is sent again, and that temporary, "
+                    + "wherever it went, is a copy that can be deleted")
+    }
 
     /// The note of a row whose file is being written to.
     var stillBeingWritten: Reason {
