@@ -349,6 +349,44 @@ struct LocalDriveTests {
             #expect(try scene.serverSHA("report.odt") == before, "the server's file is untouched")
         }
     }
+
+    @Test("a file deleted while its edit waits to go back, then downloaded again: the edit went with it and is not sent (one whose upload had begun is cancelled, and what it began removed), nothing goes back as a new version of itself, and the new download's own edits go back",
+          arguments: [false, true])
+    func deletedAndDownloadedAgain(_ begun: Bool) async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let local = try scene.download("/Documents/report.odt")
+            let before = try scene.serverSHA("report.odt")
+            #expect(try scene.session.cli(["pause", "--all"]).status == 0)
+            try scene.overwrite(local, seed: 71)
+            try scene.session.waitFor("the new version in the queue") { items in
+                items.contains { $0["direction"] as? String == "upload" && $0["state"] as? String == "queued" }
+            }
+            let temporary = "/Documents/.report.odt.begun"
+            if begun {
+                // As a PUT to a hidden temporary leaves it when the agent stopped before its MOVE.
+                _ = try scene.dav.put(.bytes(TestData.bytes(count: 1_000, seed: 73)), to: temporary)
+                try QueueStore(path: scene.session.databasePath).database.run(
+                    "UPDATE transfers SET upload_url = ? WHERE direction = 'upload'", [.text(temporary)])
+            }
+            #expect(unlink(local) == 0)
+            let download = try scene.session.cli(["download", "/Documents/report.odt"])
+            #expect(download.status == 0, "\(download.stderr)")
+            #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+            try scene.session.waitFor("the download again, and no upload left") { items in
+                items.filter { $0["direction"] as? String == "download" && $0["state"] as? String == "completed" }.count == 2
+                    && !items.contains { $0["direction"] as? String == "upload" }
+            }
+            #expect(scene.session.agentLog.contains("was downloaded again; the edit of the file deleted there"), "\(scene.session.agentLog.suffix(1500))")
+            #expect(try scene.serverSHA("report.odt") == before, "nothing went back")
+            #expect(!FileManager.default.fileExists(atPath: scene.running.tree + temporary), "what the cancelled upload began is removed")
+            #expect(try TestData.sha256(ofFile: local) == before, "the file downloaded again is the server's")
+            try scene.overwrite(local, seed: 72)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)), "the new download's edit goes back")
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no copy")
+        }
+    }
 }
 
 /// A server of a kind with `/Documents/report.odt` (and two more files) on it, a person

@@ -32,6 +32,7 @@ extension QueueStore {
                     sha256, download_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.blob(row.localPath.bytes), .int(row.accountID), .text(row.remotePath), .optionalText(row.versionETag)]
                     + placed.columnValues + [.text(sha256), .int(row.id)])
+            try dropNewVersionsOfGoneFile(at: row.localPath)
         } else if row.newVersionOf != nil, let sent = row.fingerprint, let sha256 {
             // Renamed within Local Drive while it was sent: the pass wrote the new name into
             // the row (`applyRequestedMoves`) before it recorded this outcome.
@@ -47,6 +48,28 @@ extension QueueStore {
                                      remotePath: row.remotePath, bytesTotal: now.size, fingerprint: now,
                                      replacesETag: row.versionETag, newVersion: true)])
         }
+    }
+
+    /// A download put its file at `path`, and a download takes only a free name: a tracked
+    /// file that was there is gone (deleted; a rename takes its new versions along). New
+    /// versions of it still waiting there were edits of that file, and went with it. Left,
+    /// one would send this download back to the server as its own new version (or, had the
+    /// server's copy moved on, beside it as a conflicted copy). Those with nothing on the
+    /// server are removed; one with an upload begun there is cancelled as a plain upload
+    /// (the agent removes what it began), so that its cancel does not decline this
+    /// download's own edits (`declineNewVersions`).
+    private func dropNewVersionsOfGoneFile(at path: LocalPath) throws {
+        let waiting = """
+            local_path = ? AND moved_to IS NULL AND new_version_of IS NOT NULL AND direction = 'upload'
+            AND state IN \(TransferState.sql(.queued, .retrying, .failed)) AND cancel_requested = 0
+            """
+        let ids = try database.query("SELECT id FROM transfers WHERE \(waiting)", [.blob(path.bytes)]) { try $0.int64("id") }
+        guard !ids.isEmpty else { return }
+        try database.run("DELETE FROM transfers WHERE \(waiting) AND upload_url IS NULL AND finishing = 0", [.blob(path.bytes)])
+        try database.run("UPDATE transfers SET cancel_requested = 1, new_version_of = NULL WHERE \(waiting)", [.blob(path.bytes)])
+        Log.info("Local Drive: \(path.display) was downloaded again; the edit" + (ids.count == 1 ? "" : "s")
+                 + " of the file deleted there, waiting to go back (" + ids.map { "#\($0)" }.joined(separator: ", ")
+                 + "), went with it and " + (ids.count == 1 ? "is" : "are") + " not sent")
     }
 
     /// Every file Local Drive remembers.
