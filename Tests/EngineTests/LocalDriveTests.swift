@@ -307,6 +307,34 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("a file deleted and downloaded again while its edit is being sent: the edit arrives, and the download, older, is not taken for an edit of it (it would put the old bytes back over the edit)")
+    func downloadedAgainWhileItsEditIsSent() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV, pausedAt: "upload-finishing")
+            let local = try scene.download("/Documents/report.odt")
+            let before = try scene.serverSHA("report.odt")
+            try scene.overwrite(local, seed: 81)
+            let edited = try TestData.sha256(ofFile: local)
+            try scene.session.waitForAgentLog("paused at upload-finishing")
+            #expect(unlink(local) == 0)
+            #expect(try scene.session.cli(["download", "/Documents/report.odt"]).status == 0)
+            try scene.session.waitFor("the download again") { items in
+                items.filter { $0["direction"] as? String == "download" && $0["state"] as? String == "completed" }.count == 2
+            }
+            #expect(try TestData.sha256(ofFile: local) == before, "downloaded before the edit arrived")
+            scene.session.releasePause()
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == edited)
+            // What the agent knows of the file is looked at afresh when it starts.
+            scene.session.stopAgent()
+            try scene.session.startAgent()
+            sleep(5)
+            let uploads = try scene.uploads()
+            #expect(uploads.count == 1, "nothing else went: \(uploads.map(\.id))")
+            #expect(try scene.serverSHA("report.odt") == edited, "the edit is still the server's file")
+        }
+    }
+
     @Test("a new version waiting in a paused queue: queue and show name it, status counts it with the uploads, and cancelling it keeps the local edit, and does not send it when the agent starts again")
     func waitingNewVersion() async throws {
         try await offThePool {

@@ -35,12 +35,17 @@ extension QueueStore {
             try dropNewVersionsOfGoneFile(at: row.localPath)
         } else if row.newVersionOf != nil, let sent = row.fingerprint, let sha256 {
             // Renamed within Local Drive while it was sent: the pass wrote the new name into
-            // the row (`applyRequestedMoves`) before it recorded this outcome.
+            // the row (`applyRequestedMoves`) before it recorded this outcome. Only the file
+            // it was an edit of learns of it: a download that put a file at the name after
+            // this version was queued (its file deleted and downloaded again while it was
+            // sent) holds an older version, which would otherwise be taken for a save made
+            // since, and sent over this one.
             let path = row.localPath
             let remembered = try database.run("""
                 UPDATE local_drive SET remote_path = ?, etag = ?, \(FileFingerprint.assignments), sha256 = ?
-                WHERE local_path = ?
-                """, [.text(row.remotePath), .optionalText(row.versionETag)] + sent.columnValues + [.text(sha256), .blob(path.bytes)])
+                WHERE local_path = ? AND (SELECT completed_at FROM transfers WHERE id = local_drive.download_id) <= ?
+                """, [.text(row.remotePath), .optionalText(row.versionETag)] + sent.columnValues
+                    + [.text(sha256), .blob(path.bytes), .int(row.createdAt)])
             // Saved again while this version was sent (the watcher left that edit to this
             // row): the file as it is now goes next, as the new version of the one just made.
             guard remembered > 0, let now = try? FileFingerprint.of(path), now != sent else { return }
