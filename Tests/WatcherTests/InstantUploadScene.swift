@@ -24,6 +24,17 @@ final class InstantUploadScene: @unchecked Sendable {
         files = TemporaryFolder("iu-camera")
     }
 
+    /// The scene most tests start from: the agent running, and the rule `camera` watching
+    /// the folder `Camera` (made empty) into `/Photos`.
+    static func watchingCamera() throws -> InstantUploadScene {
+        let scene = try InstantUploadScene()
+        try Camera.makeFolder(scene.path("Camera"))
+        try scene.session.startAgent()
+        try scene.addRule("Camera")
+        try scene.waitWatching("camera")
+        return scene
+    }
+
     /// A path inside the test's folder.
     func path(_ relative: String) -> String { files.path + "/" + relative }
 

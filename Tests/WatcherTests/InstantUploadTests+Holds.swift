@@ -228,11 +228,7 @@ extension InstantUploadTests {
 extension InstantUploadTests {
     @Test("a rule whose account is removed waits for it, says so, and takes what arrived meanwhile once it is back")
     func accountRemoved() throws {
-        let scene = try InstantUploadScene()
-        try Camera.makeFolder(scene.path("Camera"))
-        try scene.session.startAgent()
-        try scene.addRule("Camera")
-        try scene.waitWatching("camera")
+        let scene = try InstantUploadScene.watchingCamera()
         #expect(try scene.session.cli(["account", "remove", "home"]).status == 0)
         try Camera.write(scene.path("Camera/meanwhile.jpg"), Camera.photo(1))
         try scene.until("rule camera waiting for its account") {

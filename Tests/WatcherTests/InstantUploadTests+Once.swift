@@ -51,11 +51,7 @@ extension InstantUploadTests {
 
     @Test("a photo hard-linked into the folder (ln) is sent")
     func hardLink() throws {
-        let scene = try InstantUploadScene()
-        try Camera.makeFolder(scene.path("Camera"))
-        try scene.session.startAgent()
-        try scene.addRule("Camera")
-        try scene.waitWatching("camera")
+        let scene = try InstantUploadScene.watchingCamera()
         try Camera.write(scene.path("elsewhere/IMG_1.jpg"), Camera.photo(1))
         let ln = try Shell.capture("/bin/ln", [scene.path("elsewhere/IMG_1.jpg"), scene.path("Camera/IMG_1.jpg")])
         #expect(ln.status == 0, "\(ln.stderr)")
@@ -65,11 +61,7 @@ extension InstantUploadTests {
 
     @Test("a photo touched while its upload waits (the queue paused) reaches the server once")
     func touchedWhileWaiting() throws {
-        let scene = try InstantUploadScene()
-        try Camera.makeFolder(scene.path("Camera"))
-        try scene.session.startAgent()
-        try scene.addRule("Camera")
-        try scene.waitWatching("camera")
+        let scene = try InstantUploadScene.watchingCamera()
         #expect(try scene.session.cli(["pause", "--all"]).status == 0)
         try Camera.write(scene.path("Camera/IMG_1.jpg"), Camera.photo(1))
         try scene.session.waitFor("the photo queued") { $0.count == 1 }
@@ -88,11 +80,7 @@ extension InstantUploadTests {
 
     @Test("two photos sent swap names (mv --exchange), once while the agent runs and once while it is stopped: neither is sent again")
     func swappedNames() throws {
-        let scene = try InstantUploadScene()
-        try Camera.makeFolder(scene.path("Camera"))
-        try scene.session.startAgent()
-        try scene.addRule("Camera")
-        try scene.waitWatching("camera")
+        let scene = try InstantUploadScene.watchingCamera()
         try Camera.write(scene.path("Camera/IMG_1.jpg"), Camera.photo(1))
         try Camera.write(scene.path("Camera/IMG_2.jpg"), Camera.photo(2))
         try scene.waitUploaded(2)
@@ -149,11 +137,7 @@ extension InstantUploadScene {
     /// The queue paused, `photo` written as `Camera/IMG_1.jpg` and queued, then again as
     /// `IMG_1 copy.jpg`, which the rule recognises and lets wait on the first upload.
     static func photoAndCopyWaiting(_ photo: [UInt8]) throws -> InstantUploadScene {
-        let scene = try InstantUploadScene()
-        try Camera.makeFolder(scene.path("Camera"))
-        try scene.session.startAgent()
-        try scene.addRule("Camera")
-        try scene.waitWatching("camera")
+        let scene = try InstantUploadScene.watchingCamera()
         guard try scene.session.cli(["pause", "--all"]).status == 0 else { throw TestFailure("pause --all failed") }
         try Camera.write(scene.path("Camera/IMG_1.jpg"), photo)
         try scene.session.waitFor("the first queued") { $0.count == 1 }

@@ -6,11 +6,7 @@ import TestSupport
 extension InstantUploadTests {
     @Test("watch list and watch list --json show how many files a rule took and the last one, by name and time, once they went")
     func listShowsWhatWasTaken() throws {
-        let scene = try InstantUploadScene()
-        try Camera.makeFolder(scene.path("Camera"))
-        try scene.session.startAgent()
-        try scene.addRule("Camera")
-        try scene.waitWatching("camera")
+        let scene = try InstantUploadScene.watchingCamera()
         let started = Date()
         try Camera.write(scene.path("Camera/IMG_1.jpg"), Camera.photo(1))
         try scene.waitUploaded(1)

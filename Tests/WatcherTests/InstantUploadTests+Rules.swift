@@ -63,11 +63,7 @@ extension InstantUploadTests {
 
     @Test("two different IMG_0001.jpg from different days both survive on the server: the second as IMG_0001 (1).jpg")
     func sameNameTwice() throws {
-        let scene = try InstantUploadScene()
-        try Camera.makeFolder(scene.path("Camera"))
-        try scene.session.startAgent()
-        try scene.addRule("Camera")
-        try scene.waitWatching("camera")
+        let scene = try InstantUploadScene.watchingCamera()
         let first = MediaFiles.photo("2024:03:15 10:00:00", comment: "first card")
         try Camera.write(scene.path("Camera/IMG_0001.jpg"), first)
         try scene.waitUploaded(1)
@@ -191,11 +187,7 @@ extension InstantUploadTests {
 
     @Test("rules come, pause, resume and go without restarting the agent")
     func liveChanges() throws {
-        let scene = try InstantUploadScene()
-        try Camera.makeFolder(scene.path("Camera"))
-        try scene.session.startAgent()
-        try scene.addRule("Camera")
-        try scene.waitWatching("camera")
+        let scene = try InstantUploadScene.watchingCamera()
         let paused = try scene.session.cli(["watch", "pause", "camera"])
         #expect(paused.status == 0, "\(paused.stderr)")
         try scene.until("rule camera paused") { try scene.rule("camera")["state"] as? String == "paused" }

@@ -70,11 +70,7 @@ struct InstantUploadBurstTests {
 extension InstantUploadTests {
     @Test("the agent restarted between batches with its database kept: renamed, copied and old files are not sent again")
     func restarts() throws {
-        let scene = try InstantUploadScene()
-        try Camera.makeFolder(scene.path("Camera"))
-        try scene.session.startAgent()
-        try scene.addRule("Camera")
-        try scene.waitWatching("camera")
+        let scene = try InstantUploadScene.watchingCamera()
         var names: [String] = []
         func batch(_ range: Range<Int>) throws {
             for i in range {

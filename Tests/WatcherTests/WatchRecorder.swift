@@ -51,6 +51,13 @@ final class WatchRecorder: Sendable {
     var foundNames: [String] { found.map { $0.path.relative(to: LocalPath(root)).text }.sorted() }
     var moves: [(LocalPath, LocalPath, Bool)] { all.compactMap { if case .moved(let a, let b, let f) = $0 { (a, b, f) } else { nil } } }
     var problems: [WatcherTrouble] { all.compactMap { if case .problem(let p) = $0 { p } else { nil } } }
+    var swaps: [(LocalPath, LocalPath)] { all.compactMap { if case .exchanged(let a, let b) = $0 { (a, b) } else { nil } } }
+
+    /// Whether the memory holds the file now at `relative` as taken there.
+    func isTaken(_ relative: String) throws -> Bool {
+        let path = LocalPath(self.path(relative))
+        return taken.status(of: try FileFingerprint.of(path), at: path) == .taken
+    }
 
     /// Waits (generously) until `condition` holds over the events so far.
     func waitFor(_ what: String, timeout: Double = 60, _ condition: ([WatchEvent]) -> Bool) throws {
