@@ -177,12 +177,18 @@ private final class StoreReader: Sendable {
     }
 
     /// Two files swapped names (`mv --exchange`): each keeps its tracking under its new
-    /// name at once. The renames waiting are followed first: none of them may later land
-    /// on a name the swap gave to another file.
+    /// name at once. The renames waiting onto or away from either name are followed
+    /// first: none of them may later land on a name the swap gave to another file.
     func exchanged(_ a: LocalPath, _ b: LocalPath) {
         state.withLock { state in
             memory.exchange(a, b)
-            followDue(&state, olderThan: 0)
+            followDue(&state, olderThan: renameWindow)
+            let touches = { (rename: (from: LocalPath, to: LocalPath, at: Double)) in
+                [a, b].contains { rename.from.isWithin($0) || rename.to.isWithin($0) }
+            }
+            let touching = state.renamed.filter(touches)
+            state.renamed.removeAll(where: touches)
+            for rename in touching { try? open(&state)?.moveLocalDrive(rename.from, to: rename.to) }
             do {
                 try open(&state)?.exchangeLocalDrive(a, b)
             } catch {

@@ -57,9 +57,13 @@ extension WatchLoop {
             if ignored { settler.remove(path); return }
             pendingMoves[event.cookie] = PendingMove(path: path, isFolder: isFolder, deadline: clock.now + Self.pairingWindow)
         } else if event.mask.contains(.movedTo) {
+            // A swap's second half is the very next rename the kernel tells; whatever comes
+            // instead, the swap is over.
+            let half = swapHalf
+            swapHalf = nil
             if let from = pendingMoves.removeValue(forKey: event.cookie) {
-                if let half = swapHalf, half.from == from.path, half.to == path {
-                    swapHalf = nil
+                if let half, half.from == from.path, half.to == path {
+                    // Followed with the first.
                 } else if ignored { movedOut(from) } else { renamed(from, to: path, isFolder: isFolder) }
             } else if !ignored {
                 arrived(path, isFolder: isFolder)
@@ -156,11 +160,14 @@ extension WatchLoop {
     /// the same). Followed as two renames, the first would land on the other's record and
     /// drop it, and that file would be taken again as new. If so, the owner is told of the
     /// swap, the files handed over under either name follow, and true.
+    ///
+    /// The whole fingerprint must match, not only the inode: after `mv a b`, a file made
+    /// anew at `a` is often given the inode of the `b` the rename freed (ext4 does so), and
+    /// taken for that file it would go to the server as the other file's new version.
     func followSwap(_ from: LocalPath, _ to: LocalPath) -> Bool {
-        guard let there = FileFingerprint.ofRegularFile(notFollowing: from) else { return false }
-        let identity = FileIdentity(device: there.device, inode: there.inode)
-        guard isTaken(identity, at: to) else { return false }
-        if let here = FileFingerprint.ofRegularFile(notFollowing: to), FileIdentity(device: here.device, inode: here.inode) == identity {
+        guard let there = FileFingerprint.ofRegularFile(notFollowing: from),
+              delivered[there] == to || taken.status(of: there, at: to) == .taken else { return false }
+        if let here = FileFingerprint.ofRegularFile(notFollowing: to), here.device == there.device, here.inode == there.inode {
             return false  // the same file under both names: hard links
         }
         for (known, at) in delivered where at == from || at == to { delivered[known] = at == from ? to : from }
