@@ -307,6 +307,35 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("renamed within Local Drive while its edit waits, and downloaded again at its old name at once: the edit goes back from its new name, and the new download keeps its own tracking")
+    func renamedAndDownloadedAgain() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let local = try scene.download("/Documents/report.odt")
+            #expect(try scene.session.cli(["pause", "--all"]).status == 0)
+            try scene.overwrite(local, seed: 91)
+            let edited = try TestData.sha256(ofFile: local)
+            try scene.session.waitFor("the new version in the queue") { items in
+                items.contains { $0["direction"] as? String == "upload" && $0["state"] as? String == "queued" }
+            }
+            // Well within the seconds Local Drive waits before it follows a rename (an
+            // editor's save into the name would come in them).
+            let mine = scene.localDrive + "/report (mine).odt"
+            #expect(rename(local, mine) == 0)
+            #expect(try scene.session.cli(["download", "/Documents/report.odt"]).status == 0)
+            #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == edited, "the edit went back")
+            #expect(try scene.uploads().first?.localPath == LocalPath(mine), "from its new name")
+            // Past the window: the rename, followed already, is not followed again onto the new download.
+            sleep(10)
+            let tracked = try QueueStore(path: scene.session.databasePath).localDriveFiles()
+            #expect(Set(tracked.map(\.localPath)) == [LocalPath(local), LocalPath(mine)], "\(tracked.map(\.localPath.text))")
+            #expect(tracked.first { $0.localPath == LocalPath(local) }?.downloadID == 3, "the new download's own")
+            #expect(try scene.uploads().count == 1, "nothing else went")
+        }
+    }
+
     @Test("a file deleted and downloaded again while its edit is being sent: the edit arrives, and the download, older, is not taken for an edit of it (it would put the old bytes back over the edit)")
     func downloadedAgainWhileItsEditIsSent() async throws {
         try await offThePool {

@@ -27,6 +27,7 @@ extension QueueStore {
         if row.direction == .download {
             guard try database.query("SELECT track_edits FROM transfers WHERE id = ?", [.int(row.id)], row: { try $0.bool("track_edits") }).first == true,
                   let sha256, let placed = try? FileFingerprint.of(row.localPath) else { return }
+            try followRenamedAway(from: row.localPath, placed: placed)
             try database.run("""
                 INSERT OR REPLACE INTO local_drive (local_path, account_id, remote_path, etag, fp_device, fp_inode, fp_size, fp_mtime_ns,
                     sha256, download_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -52,6 +53,31 @@ extension QueueStore {
             try enqueue([NewTransfer(direction: .upload, origin: .manual, accountID: row.accountID, localPath: path,
                                      remotePath: row.remotePath, bytesTotal: now.size, fingerprint: now,
                                      replacesETag: row.versionETag, newVersion: true)])
+        }
+    }
+
+    /// A download put its file at `path` (`placed`), where a tracked file was. That file may
+    /// have been renamed within its folder moments ago, before the watcher followed the
+    /// rename (it waits a few seconds for an editor's save into the name): found there by
+    /// its device and inode (as last sent, or as a new version waiting takes it), its
+    /// tracking and new versions follow it now, before this download's take the name.
+    private func followRenamedAway(from path: LocalPath, placed: FileFingerprint) throws {
+        guard let old = try localDriveFile(at: path) else { return }
+        var sought: Set<FileIdentity> = [FileIdentity(device: old.fingerprint.device, inode: old.fingerprint.inode)]
+        let waiting = try database.query("""
+            SELECT fp_device, fp_inode FROM transfers WHERE local_path = ? AND moved_to IS NULL AND new_version_of IS NOT NULL
+              AND direction = 'upload' AND fp_device IS NOT NULL AND state IN \(TransferState.sql(.queued, .retrying, .failed))
+            """, [.blob(path.bytes)]) { FileIdentity(device: UInt64(bitPattern: try $0.int64("fp_device")), inode: UInt64(bitPattern: try $0.int64("fp_inode"))) }
+        sought.formUnion(waiting)
+        sought.remove(FileIdentity(device: placed.device, inode: placed.inode))
+        let folder = path.parent
+        guard !sought.isEmpty, let listing = try? OpenFolder(folder) else { return }
+        while let entry = try? listing.next() {
+            let candidate = folder.appending(LocalPath(bytes: entry.name))
+            guard candidate != path, let found = FileFingerprint.ofRegularFile(notFollowing: candidate),
+                  sought.contains(FileIdentity(device: found.device, inode: found.inode)) else { continue }
+            try moveLocalDrive(path, to: candidate)
+            return
         }
     }
 
@@ -136,10 +162,14 @@ extension QueueStore {
     /// `old` is now at `new`, and its edits still go back; so do its new versions not sent
     /// yet. Only the agent changes a row in progress: such rows are asked to move
     /// (`moved_to`, as a watch rule's are), and their completion reads the path asked for.
-    public func moveLocalDrive(_ old: LocalPath, to new: LocalPath) throws {
+    /// With `download`, only while the file at `old` is still that download's: another
+    /// download at the name since means the rename was followed when it completed.
+    public func moveLocalDrive(_ old: LocalPath, to new: LocalPath, whileTrackedBy download: Int64? = nil) throws {
         let prefix = old.bytes + [UInt8(ascii: "/")]
         let arguments: [SQLValue] = [.blob(new.bytes), .int(old.bytes.count + 1), .blob(old.bytes), .int(prefix.count), .blob(prefix)]
         try database.transaction {
+            if let download, try database.query("SELECT 1 AS one FROM local_drive WHERE local_path = ? AND download_id = ?",
+                                                [.blob(old.bytes), .int(download)], row: { _ in 1 }).isEmpty { return }
             try database.run("""
                 UPDATE OR REPLACE local_drive SET local_path = CAST(? || substr(local_path, ?) AS BLOB)
                 WHERE local_path = ? OR substr(local_path, 1, ?) = ?

@@ -95,7 +95,17 @@ private final class StoreReader: Sendable {
         /// within `renameWindow` is that save, and the tracking stays with the name.
         /// Otherwise the rename is followed (when the window has passed and anything
         /// happens, when either name settles, or when the watch stops).
-        var renamed: [(from: LocalPath, to: LocalPath, at: Double)] = []
+        var renamed: [Rename] = []
+    }
+
+    /// A tracked file renamed, and the download whose file it was: if another download
+    /// has put its file at the old name since, the queue followed the rename already
+    /// (`QueueStore.noteLocalDrive`), and the tracking at the old name is that download's.
+    private struct Rename {
+        var from: LocalPath
+        var to: LocalPath
+        var at: Double
+        var download: Int64
     }
 
     private let state = Locked(State())
@@ -119,7 +129,7 @@ private final class StoreReader: Sendable {
         let due = state.renamed.filter { now - $0.at >= age }
         guard !due.isEmpty else { return }
         state.renamed.removeAll { now - $0.at >= age }
-        for rename in due { try? open(&state)?.moveLocalDrive(rename.from, to: rename.to) }
+        for rename in due { follow(rename, &state) }
     }
 
     /// Before a file at `path` is looked at: a rename away from it within the window is an
@@ -129,7 +139,11 @@ private final class StoreReader: Sendable {
         state.renamed.removeAll { $0.from == path }
         let onto = state.renamed.filter { $0.to == path }
         state.renamed.removeAll { $0.to == path }
-        for rename in onto { try? open(&state)?.moveLocalDrive(rename.from, to: rename.to) }
+        for rename in onto { follow(rename, &state) }
+    }
+
+    private func follow(_ rename: Rename, _ state: inout State) {
+        try? open(&state)?.moveLocalDrive(rename.from, to: rename.to, whileTrackedBy: rename.download)
     }
 
     private func open(_ state: inout State) -> QueueStore? {
@@ -183,12 +197,12 @@ private final class StoreReader: Sendable {
         state.withLock { state in
             memory.exchange(a, b)
             followDue(&state, olderThan: renameWindow)
-            let touches = { (rename: (from: LocalPath, to: LocalPath, at: Double)) in
+            let touches = { (rename: Rename) in
                 [a, b].contains { rename.from.isWithin($0) || rename.to.isWithin($0) }
             }
             let touching = state.renamed.filter(touches)
             state.renamed.removeAll(where: touches)
-            for rename in touching { try? open(&state)?.moveLocalDrive(rename.from, to: rename.to) }
+            for rename in touching { follow(rename, &state) }
             do {
                 try open(&state)?.exchangeLocalDrive(a, b)
             } catch {
@@ -204,8 +218,8 @@ private final class StoreReader: Sendable {
         state.withLock { state in
             memory.move(from, to: to)
             followDue(&state, olderThan: renameWindow)
-            if (try? open(&state)?.localDriveFile(at: from)) != nil {
-                state.renamed.append((from, to, MonotonicClock.seconds()))
+            if let tracked = try? open(&state)?.localDriveFile(at: from) {
+                state.renamed.append(Rename(from: from, to: to, at: MonotonicClock.seconds(), download: tracked.downloadID))
                 return true
             }
             try? open(&state)?.moveLocalDrive(from, to: to)
