@@ -312,12 +312,7 @@ struct LocalDriveTests {
         try await offThePool {
             let scene = try LocalDriveScene(.referenceWebDAV)
             let local = try scene.download("/Documents/report.odt")
-            #expect(try scene.session.cli(["pause", "--all"]).status == 0)
-            try scene.overwrite(local, seed: 91)
-            let edited = try TestData.sha256(ofFile: local)
-            try scene.session.waitFor("the new version in the queue") { items in
-                items.contains { $0["direction"] as? String == "upload" && $0["state"] as? String == "queued" }
-            }
+            let edited = try scene.editWhilePaused(local, seed: 91)
             // Well within the seconds Local Drive waits before it follows a rename (an
             // editor's save into the name would come in them).
             let mine = scene.localDrive + "/report (mine).odt"
@@ -371,12 +366,7 @@ struct LocalDriveTests {
             let other = try scene.download("/Documents/notes.txt")
             let local = try scene.download("/Documents/report.odt")
             let before = try scene.serverSHA("report.odt")
-            #expect(try scene.session.cli(["pause", "--all"]).status == 0)
-            try scene.overwrite(local, seed: 51)
-            let edited = try TestData.sha256(ofFile: local)
-            try scene.session.waitFor("the new version in the queue") { items in
-                items.contains { $0["direction"] as? String == "upload" && $0["state"] as? String == "queued" }
-            }
+            let edited = try scene.editWhilePaused(local, seed: 51)
             let row = try #require(try scene.uploads().first)
             #expect(row.newVersionOf == "/Documents/report.odt")
 
@@ -414,11 +404,7 @@ struct LocalDriveTests {
             let scene = try LocalDriveScene(.referenceWebDAV)
             let local = try scene.download("/Documents/report.odt")
             let before = try scene.serverSHA("report.odt")
-            #expect(try scene.session.cli(["pause", "--all"]).status == 0)
-            try scene.overwrite(local, seed: 71)
-            try scene.session.waitFor("the new version in the queue") { items in
-                items.contains { $0["direction"] as? String == "upload" && $0["state"] as? String == "queued" }
-            }
+            try scene.editWhilePaused(local, seed: 71)
             let temporary = "/Documents/.report.odt.begun"
             if begun {
                 // As a PUT to a hidden temporary leaves it when the agent stopped before its MOVE.
@@ -492,6 +478,18 @@ struct LocalDriveScene {
         defer { close(fd) }
         let bytes = TestData.bytes(count: 250_000 + Int(seed), seed: seed)
         guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw TestFailure("short write") }
+    }
+
+    /// Pauses the queue, edits the file in place and waits for its new version to be queued;
+    /// the SHA-256 of the edit.
+    @discardableResult
+    func editWhilePaused(_ path: String, seed: UInt64) throws -> String {
+        guard try session.cli(["pause", "--all"]).status == 0 else { throw TestFailure("pause --all failed") }
+        try overwrite(path, seed: seed)
+        try session.waitFor("the new version in the queue") { items in
+            items.contains { $0["direction"] as? String == "upload" && $0["state"] as? String == "queued" }
+        }
+        return try TestData.sha256(ofFile: path)
     }
 
     /// The upload rows (new versions) of the queue.

@@ -45,10 +45,7 @@ extension FolderWatcherTests {
     func swappedNamesUnwatched() throws {
         let w = WatchRecorder(settle: .milliseconds(300))
         try Files.makeFolder(w.root)
-        for (index, name) in ["a.jpg", "b.jpg"].enumerated() {
-            try Files.write(w.path(name), Files.photo(index + 1))
-            w.taken.insert(try FileFingerprint.of(LocalPath(w.path(name))), at: LocalPath(w.path(name)))
-        }
+        try w.takenBeforeStart(["a.jpg", "b.jpg"])
         try Renames.exchange(w.path("a.jpg"), w.path("b.jpg"))
         try w.start()
         try w.waitFor("the swap") { _ in !w.swaps.isEmpty }
@@ -101,10 +98,7 @@ extension FolderWatcherTests {
     func renamedOverAnotherAndANewOne() throws {
         let w = WatchRecorder(settle: .milliseconds(300))
         try Files.makeFolder(w.root)
-        for (index, name) in ["a.jpg", "b.jpg"].enumerated() {
-            try Files.write(w.path(name), Files.photo(index + 1))
-            w.taken.insert(try FileFingerprint.of(LocalPath(w.path(name))), at: LocalPath(w.path(name)))
-        }
+        try w.takenBeforeStart(["a.jpg", "b.jpg"])
         // On ext4 the new b.jpg is given the inode the rename freed, a.jpg's: the case. Where
         // it is not, the test holds all the same.
         try Files.rename(w.path("b.jpg"), w.path("a.jpg"))

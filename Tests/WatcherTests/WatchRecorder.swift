@@ -53,6 +53,15 @@ final class WatchRecorder: Sendable {
     var problems: [WatcherTrouble] { all.compactMap { if case .problem(let p) = $0 { p } else { nil } } }
     var swaps: [(LocalPath, LocalPath)] { all.compactMap { if case .exchanged(let a, let b) = $0 { (a, b) } else { nil } } }
 
+    /// Writes a photo at each of `names` (relative) and puts it in the memory, as taken in an
+    /// earlier run.
+    func takenBeforeStart(_ names: [String]) throws {
+        for (index, name) in names.enumerated() {
+            try Files.write(path(name), Files.photo(index + 1))
+            taken.insert(try FileFingerprint.of(LocalPath(path(name))), at: LocalPath(path(name)))
+        }
+    }
+
     /// Whether the memory holds the file now at `relative` as taken there.
     func isTaken(_ relative: String) throws -> Bool {
         let path = LocalPath(self.path(relative))

@@ -126,10 +126,7 @@ private final class StoreReader: Sendable {
 
     private func followDue(_ state: inout State, olderThan age: Double) {
         let now = MonotonicClock.seconds()
-        let due = state.renamed.filter { now - $0.at >= age }
-        guard !due.isEmpty else { return }
-        state.renamed.removeAll { now - $0.at >= age }
-        for rename in due { follow(rename, &state) }
+        follow(&state) { now - $0.at >= age }
     }
 
     /// Before a file at `path` is looked at: a rename away from it within the window is an
@@ -137,13 +134,17 @@ private final class StoreReader: Sendable {
     private func settleRenames(_ state: inout State, at path: LocalPath) {
         followDue(&state, olderThan: renameWindow)
         state.renamed.removeAll { $0.from == path }
-        let onto = state.renamed.filter { $0.to == path }
-        state.renamed.removeAll { $0.to == path }
-        for rename in onto { follow(rename, &state) }
+        follow(&state) { $0.to == path }
     }
 
-    private func follow(_ rename: Rename, _ state: inout State) {
-        try? open(&state)?.moveLocalDrive(rename.from, to: rename.to, whileTrackedBy: rename.download)
+    /// Follows the renames waiting that `picked` picks, and forgets them.
+    private func follow(_ state: inout State, where picked: (Rename) -> Bool) {
+        let chosen = state.renamed.filter(picked)
+        guard !chosen.isEmpty else { return }
+        state.renamed.removeAll(where: picked)
+        for rename in chosen {
+            try? open(&state)?.moveLocalDrive(rename.from, to: rename.to, whileTrackedBy: rename.download)
+        }
     }
 
     private func open(_ state: inout State) -> QueueStore? {
@@ -197,12 +198,7 @@ private final class StoreReader: Sendable {
         state.withLock { state in
             memory.exchange(a, b)
             followDue(&state, olderThan: renameWindow)
-            let touches = { (rename: Rename) in
-                [a, b].contains { rename.from.isWithin($0) || rename.to.isWithin($0) }
-            }
-            let touching = state.renamed.filter(touches)
-            state.renamed.removeAll(where: touches)
-            for rename in touching { follow(rename, &state) }
+            follow(&state) { rename in [a, b].contains { rename.from.isWithin($0) || rename.to.isWithin($0) } }
             do {
                 try open(&state)?.exchangeLocalDrive(a, b)
             } catch {

@@ -29,7 +29,7 @@ enum IgnoredNames {
     /// such a name, so the question costs it a look-up for names it leaves out anyway.
     static func isIgnored(_ name: [UInt8], in folder: LocalPath, remembered: (any TakenFiles)?) -> Bool {
         guard isIgnored(name) else { return false }
-        guard let remembered, name != [UInt8(ascii: ".")], name != [UInt8(ascii: "."), UInt8(ascii: ".")] else { return true }
+        guard let remembered else { return true }
         return remembered.identity(takenAt: folder.appending(LocalPath(bytes: name))) == nil
     }
 

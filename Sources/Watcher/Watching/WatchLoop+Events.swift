@@ -170,7 +170,7 @@ extension WatchLoop {
         if let here = FileFingerprint.ofRegularFile(notFollowing: to), here.device == there.device, here.inode == there.inode {
             return false  // the same file under both names: hard links
         }
-        for (known, at) in delivered where at == from || at == to { delivered[known] = at == from ? to : from }
+        swapDelivered(from, to)
         handler(.exchanged(from, to))
         return true
     }
@@ -189,10 +189,17 @@ extension WatchLoop {
         LocalPath.exchange(from, to) { old, new in
             tree.move(old, to: new)
             settler.move(old, to: new, now: clock.now)
-            for (known, at) in delivered where at.isWithin(old) { delivered[known] = at.moved(from: old, to: new) }
         }
+        swapDelivered(from, to)
         handler(.exchanged(from, to))
         return true
+    }
+
+    /// The files handed over at `a` or below it are at `b` now, and the other way round.
+    private func swapDelivered(_ a: LocalPath, _ b: LocalPath) {
+        LocalPath.exchange(a, b) { old, new in
+            for (known, at) in delivered where at.isWithin(old) { delivered[known] = at.moved(from: old, to: new) }
+        }
     }
 
     /// Whether the file handed over or taken at `path` is the one with `identity`.
