@@ -331,6 +331,38 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("a downloaded file deleted, another file saved in Local Drive (given the inode the deletion freed, as ext4 does), and the file downloaded again: the other file is not taken for the deleted one renamed, and is never sent over the server's file")
+    func newFileGivenTheFreedInode() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let local = try scene.download("/Documents/report.odt")
+            let before = try scene.serverSHA("report.odt")
+            let freed = try FileFingerprint.of(LocalPath(local))
+            #expect(unlink(local) == 0)
+            let other = scene.localDrive + "/summary.odt"
+            try Data(TestData.bytes(count: 123_456, seed: 95)).write(to: URL(fileURLWithPath: other))
+            if try FileFingerprint.of(LocalPath(other)).inode != freed.inode {
+                print("note: this file system gave the new file another inode; the test shows less here")
+            }
+            #expect(try scene.session.cli(["download", "/Documents/report.odt"]).status == 0)
+            try scene.session.waitFor("the download again") { items in
+                items.filter { $0["direction"] as? String == "download" && $0["state"] as? String == "completed" }.count == 2
+            }
+            // The other file written again, and the agent started again: either would send it
+            // had it been taken for the tracked file.
+            try Data(TestData.bytes(count: 123_457, seed: 96)).write(to: URL(fileURLWithPath: other))
+            sleep(4)
+            scene.session.stopAgent()
+            try scene.session.startAgent()
+            sleep(4)
+            let tracked = try QueueStore(path: scene.session.databasePath).localDriveFiles()
+            #expect(tracked.map(\.localPath.text) == [local])
+            #expect(try scene.uploads().isEmpty, "nothing went")
+            #expect(try scene.serverSHA("report.odt") == before, "the server's file is untouched")
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no copy")
+        }
+    }
+
     @Test("a file deleted and downloaded again while its edit is being sent: the edit arrives, and the download, older, is not taken for an edit of it (it would put the old bytes back over the edit)")
     func downloadedAgainWhileItsEditIsSent() async throws {
         try await offThePool {

@@ -27,7 +27,7 @@ extension QueueStore {
         if row.direction == .download {
             guard try database.query("SELECT track_edits FROM transfers WHERE id = ?", [.int(row.id)], row: { try $0.bool("track_edits") }).first == true,
                   let sha256, let placed = try? FileFingerprint.of(row.localPath) else { return }
-            try followRenamedAway(from: row.localPath, placed: placed)
+            try followRenamedAway(from: row.localPath)
             try database.run("""
                 INSERT OR REPLACE INTO local_drive (local_path, account_id, remote_path, etag, fp_device, fp_inode, fp_size, fp_mtime_ns,
                     sha256, download_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -56,26 +56,31 @@ extension QueueStore {
         }
     }
 
-    /// A download put its file at `path` (`placed`), where a tracked file was. That file may
-    /// have been renamed within its folder moments ago, before the watcher followed the
-    /// rename (it waits a few seconds for an editor's save into the name): found there by
-    /// its device and inode (as last sent, or as a new version waiting takes it), its
-    /// tracking and new versions follow it now, before this download's take the name.
-    private func followRenamedAway(from path: LocalPath, placed: FileFingerprint) throws {
+    /// A download put its file at `path`, where a tracked file was. That file may have been
+    /// renamed within its folder moments ago, before the watcher followed the rename (it
+    /// waits a few seconds for an editor's save into the name): found there as it was last
+    /// sent, or as a new version waiting takes it, its tracking and new versions follow it
+    /// now, before this download's take the name.
+    ///
+    /// By the whole fingerprint: a rename keeps a file's size and time, and a file saved
+    /// after the tracked one was deleted is often given the inode the deletion freed (ext4
+    /// does), which by device and inode alone would be taken for it renamed, and sent over
+    /// the server's file as its new version.
+    private func followRenamedAway(from path: LocalPath) throws {
         guard let old = try localDriveFile(at: path) else { return }
-        var sought: Set<FileIdentity> = [FileIdentity(device: old.fingerprint.device, inode: old.fingerprint.inode)]
+        var sought: Set<FileFingerprint> = [old.fingerprint]
         let waiting = try database.query("""
-            SELECT fp_device, fp_inode FROM transfers WHERE local_path = ? AND moved_to IS NULL AND new_version_of IS NOT NULL
-              AND direction = 'upload' AND fp_device IS NOT NULL AND state IN \(TransferState.sql(.queued, .retrying, .failed))
-            """, [.blob(path.bytes)]) { FileIdentity(device: UInt64(bitPattern: try $0.int64("fp_device")), inode: UInt64(bitPattern: try $0.int64("fp_inode"))) }
+            SELECT fp_device, fp_inode, fp_size, fp_mtime_ns FROM transfers WHERE local_path = ? AND moved_to IS NULL
+              AND new_version_of IS NOT NULL AND direction = 'upload' AND fp_device IS NOT NULL
+              AND state IN \(TransferState.sql(.queued, .retrying, .failed))
+            """, [.blob(path.bytes)]) { try $0.requiredFingerprint() }
         sought.formUnion(waiting)
-        sought.remove(FileIdentity(device: placed.device, inode: placed.inode))
         let folder = path.parent
-        guard !sought.isEmpty, let listing = try? OpenFolder(folder) else { return }
+        guard let listing = try? OpenFolder(folder) else { return }
         while let entry = try? listing.next() {
             let candidate = folder.appending(LocalPath(bytes: entry.name))
             guard candidate != path, let found = FileFingerprint.ofRegularFile(notFollowing: candidate),
-                  sought.contains(FileIdentity(device: found.device, inode: found.inode)) else { continue }
+                  sought.contains(found) else { continue }
             try moveLocalDrive(path, to: candidate)
             return
         }
