@@ -307,15 +307,17 @@ struct LocalDriveTests {
         }
     }
 
-    @Test("renamed within Local Drive while its edit waits, and downloaded again at its old name at once: the edit goes back from its new name, and the new download keeps its own tracking")
-    func renamedAndDownloadedAgain() async throws {
+    @Test("renamed within Local Drive (in its folder, or into a folder below) while its edit waits, and downloaded again at its old name at once: the edit goes back from its new name, and the new download keeps its own tracking",
+          arguments: ["report (mine).odt", "kept/report.odt"])
+    func renamedAndDownloadedAgain(_ newName: String) async throws {
         try await offThePool {
             let scene = try LocalDriveScene(.referenceWebDAV)
             let local = try scene.download("/Documents/report.odt")
             let edited = try scene.editWhilePaused(local, seed: 91)
+            #expect(mkdir(scene.localDrive + "/kept", 0o755) == 0)
             // Well within the seconds Local Drive waits before it follows a rename (an
             // editor's save into the name would come in them).
-            let mine = scene.localDrive + "/report (mine).odt"
+            let mine = scene.localDrive + "/" + newName
             #expect(rename(local, mine) == 0)
             #expect(try scene.session.cli(["download", "/Documents/report.odt"]).status == 0)
             #expect(try scene.session.cli(["resume", "--all"]).status == 0)
@@ -325,7 +327,7 @@ struct LocalDriveTests {
             // Past the window: the rename, followed already, is not followed again onto the new download.
             sleep(10)
             let tracked = try QueueStore(path: scene.session.databasePath).localDriveFiles()
-            #expect(Set(tracked.map(\.localPath)) == [LocalPath(local), LocalPath(mine)], "\(tracked.map(\.localPath.text))")
+            #expect(Set(tracked.map(\.localPath.text)) == [local, mine], "\(tracked.map { ($0.localPath.text, $0.downloadID) })")
             #expect(tracked.first { $0.localPath == LocalPath(local) }?.downloadID == 3, "the new download's own")
             #expect(try scene.uploads().count == 1, "nothing else went")
         }
@@ -388,6 +390,32 @@ struct LocalDriveTests {
             let uploads = try scene.uploads()
             #expect(uploads.count == 1, "nothing else went: \(uploads.map(\.id))")
             #expect(try scene.serverSHA("report.odt") == edited, "the edit is still the server's file")
+        }
+    }
+
+    @Test("a file deleted and downloaded again while its edit is being sent, and the agent killed before the edit was made: the edit went with the deleted file; the download is not sent back as a new version of itself, and what the edit began on the server is removed")
+    func downloadedAgainWhileItsEditIsSentThenKilled() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV, pausedAt: "upload-finishing")
+            let local = try scene.download("/Documents/report.odt")
+            let before = try scene.serverSHA("report.odt")
+            try scene.overwrite(local, seed: 83)
+            try scene.session.waitForAgentLog("paused at upload-finishing")
+            #expect(unlink(local) == 0)
+            #expect(try scene.session.cli(["download", "/Documents/report.odt"]).status == 0)
+            try scene.session.waitFor("the download again") { items in
+                items.filter { $0["direction"] as? String == "download" && $0["state"] as? String == "completed" }.count == 2
+            }
+            scene.session.killAgent()
+            scene.session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
+            try scene.session.startAgent()
+            try scene.session.waitFor("no upload left") { items in !items.contains { $0["direction"] as? String == "upload" } }
+            #expect(scene.session.agentLog.contains("was deleted and downloaded again while its edit was being sent"), "\(scene.session.agentLog.suffix(1500))")
+            #expect(try scene.serverSHA("report.odt") == before)
+            #expect(try TestData.sha256(ofFile: local) == before, "the file downloaded again is the server's")
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no copy, and no temporary left")
+            let versions = try scene.session.cli(["queue", "--json"]).stdout
+            #expect(!versions.contains("\"upload\""), "\(versions)")
         }
     }
 

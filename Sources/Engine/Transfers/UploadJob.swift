@@ -162,6 +162,10 @@ final class UploadJob {
 
         var row = transfer
         if row.finishing, let made = try recogniseMadeFile(row, source: source, capabilities: capabilities) { return made }
+        if row.newVersionOf != nil, let recorded = row.fingerprint, recorded != source.fingerprint,
+           try store.cancelNewVersionOfGoneFile(row.id, fileNow: source.fingerprint) {
+            return .stopped
+        }
         if directPut {
             // A direct PUT holds nothing on the server until it has made the file: each attempt
             // begins with the look at the target, as a new upload does, and so also finds a

@@ -57,10 +57,10 @@ extension QueueStore {
     }
 
     /// A download put its file at `path`, where a tracked file was. That file may have been
-    /// renamed within its folder moments ago, before the watcher followed the rename (it
-    /// waits a few seconds for an editor's save into the name): found there as it was last
-    /// sent, or as a new version waiting takes it, its tracking and new versions follow it
-    /// now, before this download's take the name.
+    /// renamed within its folder, or into a folder below, moments ago, before the watcher
+    /// followed the rename (it waits a few seconds for an editor's save into the name):
+    /// found there as it was last sent, or as a new version waiting takes it, its tracking
+    /// and new versions follow it now, before this download's take the name.
     ///
     /// By the whole fingerprint: a rename keeps a file's size and time, and a file saved
     /// after the tracked one was deleted is often given the inode the deletion freed (ext4
@@ -75,15 +75,15 @@ extension QueueStore {
               AND state IN \(TransferState.sql(.queued, .retrying, .failed))
             """, [.blob(path.bytes)]) { try $0.requiredFingerprint() }
         sought.formUnion(waiting)
-        let folder = path.parent
-        guard let listing = try? OpenFolder(folder) else { return }
-        while let entry = try? listing.next() {
-            let candidate = folder.appending(LocalPath(bytes: entry.name))
-            guard candidate != path, let found = FileFingerprint.ofRegularFile(notFollowing: candidate),
-                  sought.contains(found) else { continue }
-            try moveLocalDrive(path, to: candidate)
-            return
+        var renamed: LocalPath?
+        var tree = FolderTree(links: .skipped)
+        tree.followsRootLink = false
+        tree.walk(path.parent) { event in
+            guard renamed == nil, case .entry(let candidate, let st, _) = event, candidate != path,
+                  FileKind.of(mode: st.st_mode) == .regular, sought.contains(FileFingerprint(st)) else { return }
+            renamed = candidate
         }
+        if let renamed { try moveLocalDrive(path, to: renamed) }
     }
 
     /// A download put its file at `path`, and a download takes only a free name: a tracked
@@ -106,6 +106,25 @@ extension QueueStore {
         Log.info("Local Drive: \(path.display) was downloaded again; the edit" + (ids.count == 1 ? "" : "s")
                  + " of the file deleted there, waiting to go back (" + ids.map { "#\($0)" }.joined(separator: ", ")
                  + "), went with it and " + (ids.count == 1 ? "is" : "are") + " not sent")
+    }
+
+    /// Whether new version `id` lost its file: the file now at its name (`fileNow`) is the
+    /// one a tracked download put there, as it was put there. The file the edit was made in
+    /// was deleted and the server's file downloaded again while the edit was being sent, and
+    /// the edit went with the deleted file: sent now, the download would go back as a new
+    /// version of itself. If so, the row is cancelled as a plain upload (the agent removes
+    /// what it began on the server), as an edit still waiting is (`dropNewVersionsOfGoneFile`),
+    /// and true.
+    public func cancelNewVersionOfGoneFile(_ id: Int64, fileNow: FileFingerprint) throws -> Bool {
+        let cancelled = try database.run("""
+            UPDATE transfers SET cancel_requested = 1, new_version_of = NULL
+            WHERE id = ? AND new_version_of IS NOT NULL AND EXISTS (SELECT 1 FROM local_drive d
+              WHERE d.local_path = transfers.local_path AND d.fp_device = ? AND d.fp_inode = ? AND d.fp_size = ? AND d.fp_mtime_ns = ?)
+            """, [.int(id)] + fileNow.columnValues) > 0
+        if cancelled, let path = try transfer(id: id)?.localPath {
+            Log.info("Local Drive: \(path.display) was deleted and downloaded again while its edit was being sent (#\(id)); the edit went with the deleted file and is not sent")
+        }
+        return cancelled
     }
 
     /// Every file Local Drive remembers.

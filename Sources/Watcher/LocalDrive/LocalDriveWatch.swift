@@ -210,11 +210,17 @@ private final class StoreReader: Sendable {
     /// A tracked file renamed within Local Drive stays the same file (a folder's files too),
     /// unless a file settles at its old name soon after (`renamed`). True when the rename
     /// waits to be followed.
+    ///
+    /// A file tracked at `from` that is still there as it was put there was not renamed: the
+    /// file told of is one a download took the name of (found at `to` afterwards), and the
+    /// download's completion followed it there already (`QueueStore.noteLocalDrive`).
     func moved(_ from: LocalPath, to: LocalPath) -> Bool {
         state.withLock { state in
-            memory.move(from, to: to)
             followDue(&state, olderThan: renameWindow)
-            if let tracked = try? open(&state)?.localDriveFile(at: from) {
+            let tracked = try? open(&state)?.localDriveFile(at: from)
+            if let tracked, FileFingerprint.ofRegularFile(notFollowing: from) == tracked.fingerprint { return false }
+            memory.move(from, to: to)
+            if let tracked {
                 state.renamed.append(Rename(from: from, to: to, at: MonotonicClock.seconds(), download: tracked.downloadID))
                 return true
             }
