@@ -89,7 +89,7 @@ struct WatchMemoryTests {
                 "queued uploads of the rule follow; a completed one and another front door's are left as they were")
     }
 
-    @Test("two files, or two folders, that swapped names keep their records and rows, each under the other's name; neither record is dropped")
+    @Test("two files, two folders, or a file and a folder, that swapped names keep their records and rows, each under the other's name; neither record is dropped")
     func swappedNames() throws {
         let (store, account) = try makeStore()
         try store.resetWatchMemory(rule: "cam", folder: LocalPath("/c"))
@@ -114,6 +114,13 @@ struct WatchMemoryTests {
         #expect(folders.count == 4)
         #expect(folders.first { $0.path == LocalPath("/c/Home/IMG_1.jpg") }?.fingerprint == Self.fingerprint(3))
         #expect(folders.first { $0.path == LocalPath("/c/Trip/IMG_1.jpg") }?.fingerprint == Self.fingerprint(4))
+
+        // A file and a folder.
+        try store.exchangeTaken(rule: "cam", LocalPath("/c/a.jpg"), LocalPath("/c/Trip"))
+        let mixed = try Self.taken(store, rule: "cam")
+        #expect(mixed.count == 4)
+        #expect(mixed.first { $0.path == LocalPath("/c/Trip") }?.fingerprint == Self.fingerprint(2))
+        #expect(mixed.first { $0.path == LocalPath("/c/a.jpg/IMG_1.jpg") }?.fingerprint == Self.fingerprint(4))
     }
 
     @Test("a completed upload teaches the rule its content, and waits for its after-upload step")

@@ -75,6 +75,31 @@ extension FolderWatcherTests {
         for name in ["Trip/IMG_1.jpg", "Home/IMG_1.jpg", "Trip/IMG_2.jpg"] { #expect(try w.isTaken(name), "\(name)") }
     }
 
+    @Test("a taken photo and a folder holding one swap names in one step (either named first): the swap is reported, every record follows its file, and the folder is still watched where it is now",
+          arguments: [true, false])
+    func swappedFileAndFolder(_ fileFirst: Bool) throws {
+        let w = WatchRecorder(settle: .milliseconds(300))
+        try Files.makeFolder(w.path("Trip"))
+        try w.start()
+        try Files.write(w.path("cover.jpg"), Files.photo(1))
+        try Files.write(w.path("Trip/IMG_1.jpg"), Files.photo(2))
+        try w.waitForFound(2)
+        if fileFirst {
+            try Renames.exchange(w.path("cover.jpg"), w.path("Trip"))
+        } else {
+            try Renames.exchange(w.path("Trip"), w.path("cover.jpg"))
+        }
+        try w.waitFor("the swap") { _ in !w.swaps.isEmpty || !w.moves.isEmpty }
+        // The folder is now at cover.jpg, the photo at Trip.
+        try Files.write(w.path("cover.jpg/IMG_2.jpg"), Files.photo(3))
+        try w.waitForFound(3)
+        try w.scanAndSettle()
+        #expect(w.found.count == 3, "only the new photo is new: \(w.foundNames)")
+        #expect(w.found.last?.path == LocalPath(w.path("cover.jpg/IMG_2.jpg")), "found where it is")
+        #expect(w.swaps.count == 1 && w.moves.isEmpty, "told as a swap, not as two renames: \(w.moves)")
+        for name in ["Trip", "cover.jpg/IMG_1.jpg", "cover.jpg/IMG_2.jpg"] { #expect(try w.isTaken(name), "\(name)") }
+    }
+
     @Test("a new photo still settling swaps names with a taken one: it is taken once, under its new name; the taken one is not taken again")
     func swappedWithANewOne() throws {
         let w = WatchRecorder(settle: .milliseconds(1500))

@@ -106,11 +106,17 @@ extension WatchLoop {
 
     /// A rename inside the tree: the same file or folder under a new name.
     private func renamed(_ from: PendingMove, to path: LocalPath, isFolder: Bool) {
-        if isFolder {
-            if followFolderSwap(from.path, path) {
-                swapHalf = (from: path, to: from.path)
-                return
+        // A swap of names, of two files, two folders, or a file and a folder: the watches,
+        // and the files waiting to settle, are under the names they had.
+        if followFolderSwap(from.path, path) || followSwap(from.path, path) {
+            LocalPath.exchange(from.path, path) { old, new in
+                tree.move(old, to: new)
+                settler.move(old, to: new, now: clock.now)
             }
+            swapHalf = (from: path, to: from.path)
+            return
+        }
+        if isFolder {
             // A folder made and renamed before its IN_CREATE was handled, or renamed between
             // a sweep's listing and its walk, has no watch to follow it and was never
             // scanned: it is walked at its new name, as a folder made there would be.
@@ -126,12 +132,6 @@ extension WatchLoop {
                 written(file.moved(from: from.path, to: path))
             }
             if !wasWatched { armSubtree(path) }
-            return
-        }
-        if followSwap(from.path, path) {
-            // The files waiting to settle are under the names they had.
-            LocalPath.exchange(from.path, path) { settler.move($0, to: $1, now: clock.now) }
-            swapHalf = (from: path, to: from.path)
             return
         }
         if settler.isPending(from.path) {
@@ -154,8 +154,8 @@ extension WatchLoop {
         }
     }
 
-    /// Whether the file moved from `from` to `to` traded names with the one taken at `to`,
-    /// which is now at `from` (`renameat2` with `RENAME_EXCHANGE`, `mv --exchange`, told by
+    /// Whether what moved from `from` to `to` (a file, or a folder) traded names with the
+    /// file taken at `to`, which is now at `from` (`renameat2` with `RENAME_EXCHANGE`, `mv --exchange`, told by
     /// inotify as two renames, `from` to `to` and back; or renames read late that came to
     /// the same). Followed as two renames, the first would land on the other's record and
     /// drop it, and that file would be taken again as new. If so, the owner is told of the
@@ -175,20 +175,16 @@ extension WatchLoop {
         return true
     }
 
-    /// Whether the folder moved from `from` to `to` traded names with the one watched at
-    /// `to`, now at `from` (as `followSwap`, for folders). The kernel says so: asked to watch
-    /// a folder it watches already, it hands back that folder's descriptor. If so, the
-    /// watches, the files waiting to settle or handed over, and the owner follow, and true.
+    /// Whether what moved from `from` to `to` (a folder, or a file) traded names with the
+    /// folder watched at `to`, now at `from` (as `followSwap`, for a folder at the old name).
+    /// The kernel says so: asked to watch a folder it watches already, it hands back that
+    /// folder's descriptor. If so, the files handed over and the owner follow, and true.
     private func followFolderSwap(_ from: LocalPath, _ to: LocalPath) -> Bool {
-        guard let other = tree.watch(of: to), tree.watch(of: from) != nil,
+        guard let other = tree.watch(of: to),
               let wd = try? inotify.addWatch(from, mask: InotifyMask.treeFolder.union([.dontFollow, .onlyDirectory])) else { return false }
         guard wd == other else {
             if tree.folder(of: wd) == nil { inotify.removeWatch(wd) }  // not one of ours: its own events will say what it is
             return false
-        }
-        LocalPath.exchange(from, to) { old, new in
-            tree.move(old, to: new)
-            settler.move(old, to: new, now: clock.now)
         }
         swapDelivered(from, to)
         handler(.exchanged(from, to))
