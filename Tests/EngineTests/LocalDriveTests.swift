@@ -307,6 +307,35 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("renamed twice, renamed back, or moved into a new folder that is then named, all within the seconds before a rename is followed: the next edit goes back from where the file is",
+          arguments: [["report.odt:draft.odt", "draft.odt:final.odt"],
+                      ["report.odt:draft.odt", "draft.odt:report.odt"],
+                      ["report.odt:new/report.odt", "new:Final"]])
+    func renamedAgainWithinTheWindow(_ steps: [String]) async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            _ = try scene.download("/Documents/report.odt")
+            #expect(mkdir(scene.localDrive + "/new", 0o755) == 0)
+            var now = ""
+            for step in steps {
+                // A second apart, as a person renaming in a file manager: each rename is heard on its own.
+                if !now.isEmpty { sleep(1) }
+                let names = step.split(separator: ":").map(String.init)
+                #expect(rename(scene.localDrive + "/" + names[0], scene.localDrive + "/" + names[1]) == 0)
+                now = names[1]
+            }
+            let local = scene.localDrive + "/" + (now == "Final" ? "Final/report.odt" : now)
+            // Past the window: the renames are followed.
+            sleep(10)
+            try scene.overwrite(local, seed: 97)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)), "the edit went back")
+            let tracked = try QueueStore(path: scene.session.databasePath).localDriveFiles()
+            #expect(tracked.map(\.localPath.text) == [local])
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no copy")
+        }
+    }
+
     @Test("renamed within Local Drive (in its folder, or into a folder below) while its edit waits, and downloaded again at its old name at once: the edit goes back from its new name, and the new download keeps its own tracking",
           arguments: ["report (mine).odt", "kept/report.odt"])
     func renamedAndDownloadedAgain(_ newName: String) async throws {

@@ -214,12 +214,24 @@ private final class StoreReader: Sendable {
     /// A file tracked at `from` that is still there as it was put there was not renamed: the
     /// file told of is one a download took the name of (found at `to` afterwards), and the
     /// download's completion followed it there already (`QueueStore.noteLocalDrive`).
+    ///
+    /// A name a waiting rename gave, or a folder it lies in, renamed again (renamed twice,
+    /// renamed back, the new folder named): the waiting rename goes on to where its file is
+    /// now, and one back onto its own name is undone. The file moved is the one that rename
+    /// put at the name: a file tracked there before it was replaced.
     func moved(_ from: LocalPath, to: LocalPath) -> Bool {
         state.withLock { state in
             followDue(&state, olderThan: renameWindow)
             let tracked = try? open(&state)?.localDriveFile(at: from)
             if let tracked, FileFingerprint.ofRegularFile(notFollowing: from) == tracked.fingerprint { return false }
             memory.move(from, to: to)
+            let onward = state.renamed.contains { $0.to == from }
+            for i in state.renamed.indices {
+                if state.renamed[i].from.isWithin(from) { state.renamed[i].from = state.renamed[i].from.moved(from: from, to: to) }
+                if state.renamed[i].to.isWithin(from) { state.renamed[i].to = state.renamed[i].to.moved(from: from, to: to) }
+            }
+            state.renamed.removeAll { $0.from == $0.to }
+            if onward { return true }
             if let tracked {
                 state.renamed.append(Rename(from: from, to: to, at: MonotonicClock.seconds(), download: tracked.downloadID))
                 return true
