@@ -16,6 +16,9 @@ final class WatchRecorder: Sendable {
     let watcher: FolderWatcher
     /// Closed, it holds the watcher's thread in the handler, away from its inotify queue.
     let gate = HandlerGate()
+    /// The same, for files handed over only: closed, the watcher waits in the middle of
+    /// taking what settled together.
+    let foundGate = HandlerGate()
     private let log = EventLog()
 
     /// A watcher on `root` (default: a new temporary folder), not started yet.
@@ -26,11 +29,12 @@ final class WatchRecorder: Sendable {
         let path = root ?? folder.path + "/Camera"
         self.root = path
         self.taken = taken
-        let (log, gate) = (self.log, self.gate)
+        let (log, gate, foundGate) = (self.log, self.gate, self.foundGate)
         let settings = WatcherSettings(folder: LocalPath(path), media: media, settleWindow: settle, unfinishedWait: unfinishedWait,
                                        fallbackScanInterval: fallbackScan, mountTable: mountTable)
         watcher = FolderWatcher(settings: settings, taken: taken) { [taken] event in
             gate.passThrough()
+            if case .found = event { foundGate.passThrough() }
             if case .found(let file) = event { taken.insert(file.fingerprint, at: file.path) }
             if case .moved(let from, let to, _) = event { taken.move(from, to: to) }
             if case .exchanged(let a, let b) = event { taken.exchange(a, b) }

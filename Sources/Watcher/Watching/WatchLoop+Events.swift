@@ -16,6 +16,7 @@ extension WatchLoop {
         }
         // Their folder's rename, if that is why they were not there, came with them.
         writtenElsewhere = []
+        deletedInRead = []
     }
 
     func handle(_ event: InotifyEvent) {
@@ -80,7 +81,10 @@ extension WatchLoop {
         } else if event.mask.contains(.closeWrite) {
             if !isFolder, !ignored { written(path) }
         } else if event.mask.contains(.delete) {
-            if !isFolder { settler.remove(path) }
+            if !isFolder {
+                settler.remove(path)
+                deletedInRead.insert(path)
+            }
         }
     }
 
@@ -96,11 +100,12 @@ extension WatchLoop {
     }
 
     /// Something new moved in from outside the tree (or from a hidden or temporary name).
+    /// A file no longer at its name is looked for as `written` does.
     private func arrived(_ path: LocalPath, isFolder: Bool) {
         if isFolder {
             armSubtree(path)
-        } else if let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path) {
-            settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
+        } else {
+            written(path)
         }
     }
 
@@ -117,10 +122,6 @@ extension WatchLoop {
             return
         }
         if isFolder {
-            // A folder made and renamed before its IN_CREATE was handled, or renamed between
-            // a sweep's listing and its walk, has no watch to follow it and was never
-            // scanned: it is walked at its new name, as a folder made there would be.
-            let wasWatched = tree.watch(of: from.path) != nil
             tree.move(from.path, to: path)
             settler.move(from.path, to: path, now: clock.now)
             for (fingerprint, at) in delivered where at.isWithin(from.path) {
@@ -131,26 +132,40 @@ extension WatchLoop {
                 writtenElsewhere.remove(file)
                 written(file.moved(from: from.path, to: path))
             }
-            if !wasWatched { armSubtree(path) }
+            // Walked at its new name, as a folder made there would be: one made and renamed
+            // before its IN_CREATE was handled, or renamed between a sweep's listing and its
+            // walk, has no watch to follow it and was never scanned; files of it that settled
+            // were looked for under the old name, found gone, and forgotten, when the rename
+            // came while they were being taken; and the watch of a folder made at the old
+            // name since (`mkdir D; mv D E; mkdir D`, read late) is the one the tree moved
+            // here. Files known already cost a look each.
+            armSubtree(path)
             return
         }
-        if settler.isPending(from.path) {
-            settler.move(from.path, to: path, now: clock.now)
-            return
+        let wasWaiting = settler.isPending(from.path)
+        if wasWaiting { settler.move(from.path, to: path, now: clock.now) }
+        if let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path) {
+            if delivered[fingerprint] == from.path || taken.status(of: fingerprint, at: from.path) == .taken {
+                if delivered[fingerprint] != nil { delivered[fingerprint] = path }
+                handler(.moved(from: from.path, to: path, isFolder: false))
+            } else if !deletedInRead.contains(from.path), isTaken(FileIdentity(device: fingerprint.device, inode: fingerprint.inode), at: from.path) {
+                // The same file, written again and renamed before it settled, or renamed and
+                // written again before this event was read (`edit a; mv a b`, `mv a b; edit
+                // b`): the rename is followed, and the edit settles as a change of it. Not
+                // if a file was deleted at the old name in this read: one made there since
+                // is another file, whatever inode it was given (ext4 gives the freed one).
+                for (known, at) in delivered where at == from.path { delivered[known] = path }
+                handler(.moved(from: from.path, to: path, isFolder: false))
+                settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
+            } else if !passedOver.contains(fingerprint) {
+                // Never taken under its old name: it is a candidate like any other.
+                settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
+            }
         }
-        guard let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path) else { return }
-        if delivered[fingerprint] == from.path || taken.status(of: fingerprint, at: from.path) == .taken {
-            if delivered[fingerprint] != nil { delivered[fingerprint] = path }
-            handler(.moved(from: from.path, to: path, isFolder: false))
-        } else if isTaken(FileIdentity(device: fingerprint.device, inode: fingerprint.inode), at: from.path) {
-            // The same file, renamed and written again before this event was read (`mv a b;
-            // edit b`): the rename is followed, and the edit settles as a change of it.
-            for (known, at) in delivered where at == from.path { delivered[known] = path }
-            handler(.moved(from: from.path, to: path, isFolder: false))
-            settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
-        } else if !passedOver.contains(fingerprint) {
-            // Never taken under its old name: it is a candidate like any other.
-            settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)
+        if wasWaiting, let left = FileFingerprint.ofRegularFile(notFollowing: from.path) {
+            // A file at the old name again, whose wait the move took along: a swap with a file
+            // neither taken nor waiting, or a file made there since. It waits as it is.
+            settler.touch(from.path, left, noticedBy: .event, now: clock.now)
         }
     }
 

@@ -68,6 +68,8 @@ final class WatchLoop {
     /// Files made or written that were not at their name when the event was read, during
     /// one read of the events (see `written`).
     var writtenElsewhere: Set<LocalPath> = []
+    /// Files deleted during one read of the events (see `renamed`).
+    var deletedInRead: Set<LocalPath> = []
     /// Files still open for writing though still, by fingerprint: since when (see `writing`).
     var heldOpen: [FileFingerprint: ContinuousClock.Instant] = [:]
     /// Pictures and videos that end before their format says (a copy interrupted), closed,
