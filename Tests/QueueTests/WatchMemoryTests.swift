@@ -123,6 +123,31 @@ struct WatchMemoryTests {
         #expect(mixed.first { $0.path == LocalPath("/c/a.jpg/IMG_1.jpg") }?.fingerprint == Self.fingerprint(4))
     }
 
+    @Test("a file renamed over another the rule took, whose upload has not completed: that upload goes with it (removed, or cancelled once begun on the server); the renamed file keeps its own, and a completed one is left")
+    func renamedOverOneWaiting() throws {
+        let (store, account) = try makeStore()
+        try store.resetWatchMemory(rule: "cam", folder: LocalPath("/c"))
+        let ids = try store.enqueue([upload(account, "/c/a.jpg", rule: "cam"), upload(account, "/c/b.jpg", rule: "cam"),
+                                     upload(account, "/c/c.jpg", rule: "cam"), upload(account, "/c/d.jpg", rule: "cam")])
+        try store.recordTaken(rule: "cam", [TakenFile(path: LocalPath("/c/a.jpg"), fingerprint: Self.fingerprint(1), kind: .upload, transferID: ids[0]),
+                                            TakenFile(path: LocalPath("/c/b.jpg"), fingerprint: Self.fingerprint(2), kind: .upload, transferID: ids[1]),
+                                            TakenFile(path: LocalPath("/c/c.jpg"), fingerprint: Self.fingerprint(3), kind: .upload, transferID: ids[2]),
+                                            TakenFile(path: LocalPath("/c/d.jpg"), fingerprint: Self.fingerprint(4), kind: .upload, transferID: ids[3])])
+        try store.database.run("UPDATE transfers SET upload_url = '/dav/.c.jpg.begun' WHERE id = ?", [.int(ids[2])])
+        try store.moveTaken(rule: "cam", from: LocalPath("/c/a.jpg"), to: LocalPath("/c/b.jpg"))
+        #expect(try store.transfer(id: ids[1]) == nil, "b.jpg's upload, nothing begun, is removed")
+        #expect(try store.transfer(id: ids[0])?.localPath == LocalPath("/c/b.jpg"), "a.jpg's follows it")
+        try store.moveTaken(rule: "cam", from: LocalPath("/c/b.jpg"), to: LocalPath("/c/c.jpg"))
+        #expect(try store.transfer(id: ids[2])?.cancelRequested == true, "c.jpg's, begun, is cancelled")
+        #expect(try store.transfer(id: ids[0])?.localPath == LocalPath("/c/c.jpg"))
+        #expect(try store.transfer(id: ids[0])?.cancelRequested == false)
+        try store.start(ids[3], resumedAt: 0)
+        _ = try store.complete(try #require(try store.transfer(id: ids[3])), sha256: nil, bytes: 100)
+        try store.moveTaken(rule: "cam", from: LocalPath("/c/c.jpg"), to: LocalPath("/c/d.jpg"))
+        #expect(try store.transfer(id: ids[3])?.state == .completed, "a completed upload is history, and stays")
+        #expect(try Self.taken(store, rule: "cam").map(\.path) == [LocalPath("/c/d.jpg")])
+    }
+
     @Test("a completed upload teaches the rule its content, and waits for its after-upload step")
     func completion() throws {
         let (store, account) = try makeStore()

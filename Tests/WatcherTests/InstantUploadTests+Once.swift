@@ -78,6 +78,25 @@ extension InstantUploadTests {
         try scene.expectEachOnce(["IMG_1.jpg"]) { scene.path("Camera/" + $0) }
     }
 
+    @Test("a photo renamed over another before either was sent (the queue paused): the one renamed arrives once, and nothing else goes")
+    func renamedOverAnotherWaiting() throws {
+        let scene = try InstantUploadScene.watchingCamera()
+        #expect(try scene.session.cli(["pause", "--all"]).status == 0)
+        try Camera.write(scene.path("Camera/IMG_1.jpg"), Camera.photo(1))
+        try Camera.write(scene.path("Camera/IMG_2.jpg"), Camera.photo(2))
+        try scene.session.waitFor("both queued") { $0.count == 2 }
+        try Files.rename(scene.path("Camera/IMG_1.jpg"), scene.path("Camera/IMG_2.jpg"))
+        sleep(3)  // heard at once; nothing waits to settle
+        #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+        try scene.waitUploaded(1)
+        sleep(3)
+        #expect(scene.session.agentLog.contains("renamed over it, before it was sent"))
+        let items = try scene.session.items()
+        #expect(items.count == 1, "\(items)")
+        #expect(scene.serverFiles().count == 1, "\(scene.serverFiles())")
+        #expect(try scene.completions().values.reduce(0, +) == 1)
+    }
+
     @Test("two photos sent swap names (mv --exchange), once while the agent runs and once while it is stopped: neither is sent again")
     func swappedNames() throws {
         let scene = try InstantUploadScene.watchingCamera()

@@ -203,6 +203,7 @@ extension QueueStore {
         let arguments: [SQLValue] = [.blob(new.bytes), .int(old.bytes.count + 1), .text(rule),
                                      .blob(old.bytes), .int(prefix.count), .blob(prefix)]
         return try database.transaction {
+            try dropUploadsOfReplaced(rule: rule, at: new, by: old)
             // A record already at a new path is of a file that is no longer there: REPLACE drops it.
             try database.run("""
                 UPDATE OR REPLACE watch_taken SET path = CAST(? || substr(path, ?) AS BLOB)
@@ -220,6 +221,31 @@ extension QueueStore {
                   AND (coalesce(moved_to, local_path) = ? OR substr(coalesce(moved_to, local_path), 1, ?) = ?)
                 """, arguments)
         }
+    }
+
+    /// A file renamed over one the rule took whose upload has not completed (`mv a.jpg
+    /// b.jpg` while both wait for Wi-Fi): that file is gone, and its upload, left, would
+    /// send the file renamed over it, which goes by its own upload, a second time. Its
+    /// uploads still waiting go with it: removed when nothing was begun on the server,
+    /// cancelled otherwise (the agent removes what they began). One in progress sends the
+    /// file it has open.
+    private func dropUploadsOfReplaced(rule: String, at path: LocalPath, by other: LocalPath) throws {
+        let prefix = path.bytes + [UInt8(ascii: "/")]
+        // The uploads of the records there, which the move drops: never one of the file moved.
+        let waiting = """
+            state IN \(TransferState.sql(.queued, .retrying, .failed)) AND moved_to IS NULL AND cancel_requested = 0
+            AND id IN (SELECT transfer_id FROM watch_taken WHERE rule = ? AND (path = ? OR substr(path, 1, ?) = ?))
+            AND local_path IN (SELECT path FROM watch_taken WHERE rule = ? AND (path = ? OR substr(path, 1, ?) = ?))
+            """
+        let there: [SQLValue] = [.text(rule), .blob(path.bytes), .int(prefix.count), .blob(prefix)]
+        let arguments = there + there
+        let ids = try database.query("SELECT id FROM transfers WHERE \(waiting)", arguments) { try $0.int64("id") }
+        guard !ids.isEmpty else { return }
+        try database.run("DELETE FROM transfers WHERE \(waiting) AND upload_url IS NULL AND finishing = 0", arguments)
+        try database.run("UPDATE transfers SET cancel_requested = 1 WHERE \(waiting)", arguments)
+        Log.info("rule \(rule): \(path.display) was replaced by \(other.display), renamed over it, before it was sent; "
+                 + (ids.count == 1 ? "its upload" : "their uploads") + " (" + ids.map { "#\($0)" }.joined(separator: ", ")
+                 + ") went with it, and \(other.lastComponent.display) goes by its own")
     }
 
     /// Two files the rule took swapped names (`a` is now at `b`, `b` at `a`): their records
