@@ -439,12 +439,66 @@ struct LocalDriveTests {
             scene.session.environment.removeValue(forKey: "INSTANT_UPLOAD_TEST_PAUSE")
             try scene.session.startAgent()
             try scene.session.waitFor("no upload left") { items in !items.contains { $0["direction"] as? String == "upload" } }
-            #expect(scene.session.agentLog.contains("was deleted and downloaded again while its edit was being sent"), "\(scene.session.agentLog.suffix(1500))")
+            #expect(scene.session.agentLog.contains("the edit went with the file it was made in"), "\(scene.session.agentLog.suffix(1500))")
             #expect(try scene.serverSHA("report.odt") == before)
             #expect(try TestData.sha256(ofFile: local) == before, "the file downloaded again is the server's")
             #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no copy, and no temporary left")
             let versions = try scene.session.cli(["queue", "--json"]).stdout
             #expect(!versions.contains("\"upload\""), "\(versions)")
+        }
+    }
+
+    @Test("a downloaded file renamed over another whose edit waits (mv report.odt notes.txt), the queue let go before the rename is followed or after: the replaced file's edit goes with it, nothing goes over notes.txt on the server, and the next edit of the file renamed goes back to report.odt",
+          arguments: [false, true])
+    func renamedOverAnotherWithAnEditWaiting(_ followedFirst: Bool) async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let report = try scene.download("/Documents/report.odt")
+            let notes = try scene.download("/Documents/notes.txt")
+            let (reportBefore, notesBefore) = (try scene.serverSHA("report.odt"), try scene.serverSHA("notes.txt"))
+            try scene.editWhilePaused(notes, seed: 61)
+            #expect(rename(report, notes) == 0)
+            if followedFirst { sleep(10) }
+            #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+            try scene.session.waitFor("no upload left") { items in !items.contains { $0["direction"] as? String == "upload" } }
+            #expect(scene.session.agentLog.contains("the edit went with the file it was made in")
+                    || scene.session.agentLog.contains("renamed over it; the edit of the file that was there"),
+                    "\(scene.session.agentLog.suffix(1500))")
+            #expect(try scene.serverSHA("notes.txt") == notesBefore, "nothing went over notes.txt")
+            #expect(try scene.serverSHA("report.odt") == reportBefore)
+            if !followedFirst { sleep(10) }
+            try scene.overwrite(notes, seed: 62)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: notes)), "the edit went back to the file it came from")
+            #expect(try scene.serverSHA("notes.txt") == notesBefore)
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no copy, no temporary")
+        }
+    }
+
+    @Test("a file deleted while its edit is being sent, another server file of the same name downloaded into its place and edited: each edit goes back to its own server file")
+    func anotherFileDownloadedIntoItsPlaceWhileItsEditIsSent() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV, pausedAt: "upload-finishing")
+            try scene.dav.makeFolders("/Work")
+            _ = try scene.dav.put(.bytes(TestData.bytes(count: 150_000, seed: 84)), to: "/Work/report.odt")
+            let local = try scene.download("/Documents/report.odt")
+            try scene.overwrite(local, seed: 85)
+            let first = try TestData.sha256(ofFile: local)
+            try scene.session.waitForAgentLog("paused at upload-finishing")
+            #expect(unlink(local) == 0)
+            #expect(try scene.session.cli(["download", "/Work/report.odt"]).status == 0)
+            try scene.session.waitFor("the other download") { items in
+                items.filter { $0["direction"] as? String == "download" && $0["state"] as? String == "completed" }.count == 2
+            }
+            try scene.overwrite(local, seed: 86)
+            let second = try TestData.sha256(ofFile: local)
+            try scene.session.waitFor("the second edit queued on its own") { items in
+                items.filter { $0["direction"] as? String == "upload" }.count == 2
+            }
+            scene.session.releasePause()
+            try scene.waitForUploads(2)
+            #expect(try scene.serverSHA("report.odt") == first, "the first edit went to its own file")
+            #expect(try TestData.sha256(ofFile: scene.running.tree + "/Work/report.odt") == second, "and the second to its own")
         }
     }
 

@@ -94,7 +94,8 @@ extension QueueStore {
     /// server are removed; one with an upload begun there is cancelled as a plain upload
     /// (the agent removes what it began), so that its cancel does not decline this
     /// download's own edits (`declineNewVersions`).
-    private func dropNewVersionsOfGoneFile(at path: LocalPath) throws {
+    private func dropNewVersionsOfGoneFile(at path: LocalPath, _ happened: String = "was downloaded again",
+                                           gone: String = "deleted there") throws {
         let waiting = """
             local_path = ? AND moved_to IS NULL AND new_version_of IS NOT NULL AND direction = 'upload'
             AND state IN \(TransferState.sql(.queued, .retrying, .failed)) AND cancel_requested = 0
@@ -103,26 +104,35 @@ extension QueueStore {
         guard !ids.isEmpty else { return }
         try database.run("DELETE FROM transfers WHERE \(waiting) AND upload_url IS NULL AND finishing = 0", [.blob(path.bytes)])
         try database.run("UPDATE transfers SET cancel_requested = 1, new_version_of = NULL WHERE \(waiting)", [.blob(path.bytes)])
-        Log.info("Local Drive: \(path.display) was downloaded again; the edit" + (ids.count == 1 ? "" : "s")
-                 + " of the file deleted there, waiting to go back (" + ids.map { "#\($0)" }.joined(separator: ", ")
+        Log.info("Local Drive: \(path.display) \(happened); the edit" + (ids.count == 1 ? "" : "s")
+                 + " of the file \(gone), waiting to go back (" + ids.map { "#\($0)" }.joined(separator: ", ")
                  + "), went with it and " + (ids.count == 1 ? "is" : "are") + " not sent")
     }
 
-    /// Whether new version `id` lost its file: the file now at its name (`fileNow`) is the
-    /// one a tracked download put there, as it was put there. The file the edit was made in
-    /// was deleted and the server's file downloaded again while the edit was being sent, and
-    /// the edit went with the deleted file: sent now, the download would go back as a new
-    /// version of itself. If so, the row is cancelled as a plain upload (the agent removes
-    /// what it began on the server), as an edit still waiting is (`dropNewVersionsOfGoneFile`),
-    /// and true.
+    /// Whether new version `id` lost its file: the file now at its name (`fileNow`, changed
+    /// since the row was queued) is not the one the edit was made in. That file was deleted
+    /// and a download put another there (the tracking at the name is of a download that
+    /// completed after the row was queued, or the file is a tracked download as it was put
+    /// there), or another tracked file was renamed over it before Local Drive followed the
+    /// rename (the file is that one as tracked, or as its waiting edit has it). The edit
+    /// went with its file: sent now, the file at the name would go as its new version. If
+    /// so, the row is cancelled as a plain upload (the agent removes what it began on the
+    /// server), as an edit still waiting is (`dropNewVersionsOfGoneFile`), and true.
     public func cancelNewVersionOfGoneFile(_ id: Int64, fileNow: FileFingerprint) throws -> Bool {
+        let isFile = "fp_device = ? AND fp_inode = ? AND fp_size = ? AND fp_mtime_ns = ?"
         let cancelled = try database.run("""
             UPDATE transfers SET cancel_requested = 1, new_version_of = NULL
-            WHERE id = ? AND new_version_of IS NOT NULL AND EXISTS (SELECT 1 FROM local_drive d
-              WHERE d.local_path = transfers.local_path AND d.fp_device = ? AND d.fp_inode = ? AND d.fp_size = ? AND d.fp_mtime_ns = ?)
-            """, [.int(id)] + fileNow.columnValues) > 0
+            WHERE id = ? AND new_version_of IS NOT NULL AND (
+              EXISTS (SELECT 1 FROM local_drive d JOIN transfers download ON download.id = d.download_id
+                      WHERE d.local_path = transfers.local_path AND download.completed_at > transfers.created_at)
+              OR EXISTS (SELECT 1 FROM local_drive WHERE \(isFile))
+              OR EXISTS (SELECT 1 FROM transfers other WHERE other.local_path != transfers.local_path
+                         AND other.new_version_of IS NOT NULL AND other.direction = 'upload'
+                         AND other.state IN \(TransferState.sql(.queued, .retrying, .failed)) AND other.fp_device = ? AND other.fp_inode = ? AND other.fp_size = ? AND other.fp_mtime_ns = ?)
+            )
+            """, [.int(id)] + fileNow.columnValues + fileNow.columnValues) > 0
         if cancelled, let path = try transfer(id: id)?.localPath {
-            Log.info("Local Drive: \(path.display) was deleted and downloaded again while its edit was being sent (#\(id)); the edit went with the deleted file and is not sent")
+            Log.info("Local Drive: the file at \(path.display) was replaced while its edit waited to be sent (#\(id)): deleted and downloaded again, or another downloaded file renamed over it; the edit went with the file it was made in and is not sent")
         }
         return cancelled
     }
@@ -160,11 +170,14 @@ extension QueueStore {
     /// and the new save goes in a row of its own. Returns the row's id, and whether it is new.
     @discardableResult
     public func queueNewVersion(of file: LocalDriveFile, as fingerprint: FileFingerprint) throws -> (id: Int64, isNew: Bool) {
-        try database.transaction(durable: true) {
+        // Only an edit of this download's file: one of a file deleted before it was put
+        // there, still being sent, would send this save as that file's new version.
+        let since = "AND t.created_at >= coalesce((SELECT completed_at FROM transfers WHERE id = \(file.downloadID)), 0)"
+        return try database.transaction(durable: true) {
             let unfinished = try database.query("""
                 SELECT id, state IN \(TransferState.sql(.queued, .retrying)) AND upload_url IS NULL AND finishing = 0 AS waiting
                 FROM (\(Self.newVersionRows(at: "?", columns: "id, state, upload_url, finishing",
-                                            where: "direction = 'upload' AND state NOT IN \(TransferState.sql(.completed, .failed))")))
+                                            where: "direction = 'upload' AND state NOT IN \(TransferState.sql(.completed, .failed)) \(since)")))
                 ORDER BY id DESC LIMIT 1
                 """, [.blob(file.localPath.bytes), .blob(file.localPath.bytes)]) { (id: try $0.int64("id"), waiting: try $0.bool("waiting")) }.first
             if let unfinished {
@@ -194,6 +207,9 @@ extension QueueStore {
         try database.transaction {
             if let download, try database.query("SELECT 1 AS one FROM local_drive WHERE local_path = ? AND download_id = ?",
                                                 [.blob(old.bytes), .int(download)], row: { _ in 1 }).isEmpty { return }
+            // A tracked file renamed over another (`mv a b`): the edits of the one replaced,
+            // still waiting, would send the one renamed over it as that file's new version.
+            try dropNewVersionsOfGoneFile(at: new, "was replaced by \(old.display), renamed over it", gone: "that was there")
             try database.run("""
                 UPDATE OR REPLACE local_drive SET local_path = CAST(? || substr(local_path, ?) AS BLOB)
                 WHERE local_path = ? OR substr(local_path, 1, ?) = ?
