@@ -336,6 +336,54 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("two downloaded files whose edits wait swap names through a temporary one (mv a t; mv b a; mv t b) within the seconds before a rename is followed: each edit goes back to the file it came from")
+    func swappedThroughATemporaryName() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let report = try scene.download("/Documents/report.odt")
+            let notes = try scene.download("/Documents/notes.txt")
+            let reportEdit = try scene.editWhilePaused(report, seed: 63)
+            try scene.overwrite(notes, seed: 64)
+            let notesEdit = try TestData.sha256(ofFile: notes)
+            try scene.session.waitFor("both edits queued") { items in items.filter { $0["direction"] as? String == "upload" }.count == 2 }
+            let aside = scene.localDrive + "/aside.odt"
+            for (from, to) in [(report, aside), (notes, report), (aside, notes)] {
+                #expect(rename(from, to) == 0)
+                usleep(300_000)  // each heard on its own
+            }
+            sleep(10)  // past the window: the renames are followed
+            #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+            try scene.waitForUploads(2)
+            #expect(try scene.serverSHA("report.odt") == reportEdit)
+            #expect(try scene.serverSHA("notes.txt") == notesEdit)
+            let tracked = try QueueStore(path: scene.session.databasePath).localDriveFiles()
+            #expect(Set(tracked.map { "\($0.localPath.lastComponent.text) <- \($0.remotePath)" })
+                    == ["notes.txt <- /Documents/report.odt", "report.odt <- /Documents/notes.txt"])
+        }
+    }
+
+    @Test("renamed, another server file of the same name downloaded at its old name, and renamed back over it, within the seconds before a rename is followed: the file is tracked as the download it is, and its edit goes back to its own server file")
+    func renamedBackOverANewDownload() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            try scene.dav.makeFolders("/Work")
+            _ = try scene.dav.put(.bytes(TestData.bytes(count: 150_000, seed: 87)), to: "/Work/report.odt")
+            let workBefore = try TestData.sha256(ofFile: scene.running.tree + "/Work/report.odt")
+            let local = try scene.download("/Documents/report.odt")
+            let mine = scene.localDrive + "/report (mine).odt"
+            #expect(rename(local, mine) == 0)
+            _ = try scene.download("/Work/report.odt")
+            #expect(rename(mine, local) == 0)
+            sleep(10)  // past the window
+            try scene.overwrite(local, seed: 88)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)), "the edit went to its own file")
+            #expect(try TestData.sha256(ofFile: scene.running.tree + "/Work/report.odt") == workBefore, "not over the other")
+            let tracked = try QueueStore(path: scene.session.databasePath).localDriveFiles()
+            #expect(tracked.map { "\($0.localPath.lastComponent.text) <- \($0.remotePath)" } == ["report.odt <- /Documents/report.odt"])
+        }
+    }
+
     @Test("renamed within Local Drive (in its folder, or into a folder below) while its edit waits, and downloaded again at its old name at once: the edit goes back from its new name, and the new download keeps its own tracking",
           arguments: ["report (mine).odt", "kept/report.odt"])
     func renamedAndDownloadedAgain(_ newName: String) async throws {

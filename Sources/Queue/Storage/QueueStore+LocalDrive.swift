@@ -57,10 +57,10 @@ extension QueueStore {
     }
 
     /// A download put its file at `path`, where a tracked file was. That file may have been
-    /// renamed within its folder, or into a folder below, moments ago, before the watcher
-    /// followed the rename (it waits a few seconds for an editor's save into the name):
-    /// found there as it was last sent, or as a new version waiting takes it, its tracking
-    /// and new versions follow it now, before this download's take the name.
+    /// renamed within its folder, or into a folder below (two down at most), moments ago,
+    /// before the watcher followed the rename (it waits a few seconds for an editor's save
+    /// into the name): found there as it was last sent, or as a new version waiting takes
+    /// it, its tracking and new versions follow it now, before this download's take the name.
     ///
     /// By the whole fingerprint: a rename keeps a file's size and time, and a file saved
     /// after the tracked one was deleted is often given the inode the deletion freed (ext4
@@ -76,8 +76,11 @@ extension QueueStore {
             """, [.blob(path.bytes)]) { try $0.requiredFingerprint() }
         sought.formUnion(waiting)
         var renamed: LocalPath?
+        // Two folders down at most: the walk runs in the transaction that completes the
+        // download, once for each file downloaded where a tracked one was.
         var tree = FolderTree(links: .skipped)
         tree.followsRootLink = false
+        tree.maximumDepth = 2
         tree.walk(path.parent) { event in
             guard renamed == nil, case .entry(let candidate, let st, _) = event, candidate != path,
                   FileKind.of(mode: st.st_mode) == .regular, sought.contains(FileFingerprint(st)) else { return }

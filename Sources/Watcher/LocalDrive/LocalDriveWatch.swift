@@ -137,14 +137,35 @@ private final class StoreReader: Sendable {
         follow(&state) { $0.to == path }
     }
 
-    /// Follows the renames waiting that `picked` picks, and forgets them.
+    /// Follows the renames waiting that `picked` picks, and forgets them. One that lands on
+    /// the old name of another (picked or not) goes after it; names rotated through a
+    /// temporary one (`mv a t; mv b a; mv t b`) go through a stand-in name, as a swap does.
     private func follow(_ state: inout State, where picked: (Rename) -> Bool) {
-        let chosen = state.renamed.filter(picked)
+        var chosen = state.renamed.filter(picked)
         guard !chosen.isEmpty else { return }
         state.renamed.removeAll(where: picked)
-        for rename in chosen {
-            try? open(&state)?.moveLocalDrive(rename.from, to: rename.to, whileTrackedBy: rename.download)
+        // A rename away from a name a chosen one lands on goes now too, first.
+        while let next = state.renamed.firstIndex(where: { waiting in chosen.contains { $0.to == waiting.from } }) {
+            chosen.append(state.renamed.remove(at: next))
         }
+        guard let store = open(&state) else { return }
+        chosen.removeAll { !isCurrent($0, store) }
+        while !chosen.isEmpty {
+            if let next = chosen.firstIndex(where: { rename in !chosen.contains { $0.from == rename.to } }) {
+                let rename = chosen.remove(at: next)
+                try? store.moveLocalDrive(rename.from, to: rename.to, whileTrackedBy: rename.download)
+            } else {
+                let aside = LocalPath(bytes: chosen[0].from.bytes + [UInt8](repeating: UInt8(ascii: "~"), count: 256))
+                try? store.moveLocalDrive(chosen[0].from, to: aside, whileTrackedBy: chosen[0].download)
+                chosen[0].from = aside
+            }
+        }
+    }
+
+    /// Whether the tracking at a waiting rename's old name is still its download's: once
+    /// another download's is there, the queue followed it already (`QueueStore.noteLocalDrive`).
+    private func isCurrent(_ rename: Rename, _ store: QueueStore) -> Bool {
+        (try? store.localDriveFile(at: rename.from))?.downloadID == rename.download
     }
 
     private func open(_ state: inout State) -> QueueStore? {
@@ -222,6 +243,7 @@ private final class StoreReader: Sendable {
     func moved(_ from: LocalPath, to: LocalPath) -> Bool {
         state.withLock { state in
             followDue(&state, olderThan: renameWindow)
+            if let store = open(&state) { state.renamed.removeAll { !isCurrent($0, store) } }
             let tracked = try? open(&state)?.localDriveFile(at: from)
             if let tracked, FileFingerprint.ofRegularFile(notFollowing: from) == tracked.fingerprint { return false }
             memory.move(from, to: to)

@@ -16,7 +16,6 @@ extension WatchLoop {
         }
         // Their folder's rename, if that is why they were not there, came with them.
         writtenElsewhere = []
-        deletedInRead = []
     }
 
     func handle(_ event: InotifyEvent) {
@@ -83,7 +82,7 @@ extension WatchLoop {
         } else if event.mask.contains(.delete) {
             if !isFolder {
                 settler.remove(path)
-                deletedInRead.insert(path)
+                deleted(path)
             }
         }
     }
@@ -98,6 +97,20 @@ extension WatchLoop {
             writtenElsewhere.insert(path)
         }
     }
+
+    /// A file deleted at `path`: remembered for a while (see `renamed`).
+    private func deleted(_ path: LocalPath) {
+        let now = clock.now
+        if deletedLately.count >= 1_024 { deletedLately = deletedLately.filter { now - $0.value < Self.deletedMemory(settings) } }
+        deletedLately[path] = now
+    }
+
+    private func wasDeletedLately(_ path: LocalPath) -> Bool {
+        deletedLately[path].map { clock.now - $0 < Self.deletedMemory(settings) } ?? false
+    }
+
+    /// How long a deletion is remembered: as long as a file made at its name waits to settle, twice.
+    static func deletedMemory(_ settings: WatcherSettings) -> Duration { settings.settleWindow * 2 + pairingWindow }
 
     /// Something new moved in from outside the tree (or from a hidden or temporary name).
     /// A file no longer at its name is looked for as `written` does.
@@ -122,6 +135,7 @@ extension WatchLoop {
             return
         }
         if isFolder {
+            let watched = tree.watch(of: from.path)
             tree.move(from.path, to: path)
             settler.move(from.path, to: path, now: clock.now)
             for (fingerprint, at) in delivered where at.isWithin(from.path) {
@@ -132,14 +146,15 @@ extension WatchLoop {
                 writtenElsewhere.remove(file)
                 written(file.moved(from: from.path, to: path))
             }
-            // Walked at its new name, as a folder made there would be: one made and renamed
-            // before its IN_CREATE was handled, or renamed between a sweep's listing and its
-            // walk, has no watch to follow it and was never scanned; files of it that settled
-            // were looked for under the old name, found gone, and forgotten, when the rename
-            // came while they were being taken; and the watch of a folder made at the old
-            // name since (`mkdir D; mv D E; mkdir D`, read late) is the one the tree moved
-            // here. Files known already cost a look each.
-            armSubtree(path)
+            // Walked at its new name, as a folder made there would be, if the watch the tree
+            // moved here is not the folder's: one made and renamed before its IN_CREATE was
+            // handled, or renamed between a sweep's listing and its walk, has none and was
+            // never scanned; and the watch at the old name may be of a folder made there
+            // since (`mkdir D; mv D E; mkdir D`, read late). The kernel says which folder a
+            // descriptor is: asked to watch one it watches already, it hands back that one.
+            if watched == nil || (try? inotify.addWatch(path, mask: InotifyMask.treeFolder.union([.dontFollow, .onlyDirectory]))) != watched {
+                armSubtree(path)
+            }
             return
         }
         let wasWaiting = settler.isPending(from.path)
@@ -148,12 +163,12 @@ extension WatchLoop {
             if delivered[fingerprint] == from.path || taken.status(of: fingerprint, at: from.path) == .taken {
                 if delivered[fingerprint] != nil { delivered[fingerprint] = path }
                 handler(.moved(from: from.path, to: path, isFolder: false))
-            } else if !deletedInRead.contains(from.path), isTaken(FileIdentity(device: fingerprint.device, inode: fingerprint.inode), at: from.path) {
+            } else if !wasDeletedLately(from.path), isTaken(FileIdentity(device: fingerprint.device, inode: fingerprint.inode), at: from.path) {
                 // The same file, written again and renamed before it settled, or renamed and
                 // written again before this event was read (`edit a; mv a b`, `mv a b; edit
                 // b`): the rename is followed, and the edit settles as a change of it. Not
-                // if a file was deleted at the old name in this read: one made there since
-                // is another file, whatever inode it was given (ext4 gives the freed one).
+                // if a file was deleted at the old name lately: one made there since is
+                // another file, whatever inode it was given (ext4 gives the freed one).
                 for (known, at) in delivered where at == from.path { delivered[known] = path }
                 handler(.moved(from: from.path, to: path, isFolder: false))
                 settler.touch(path, fingerprint, noticedBy: .event, now: clock.now)

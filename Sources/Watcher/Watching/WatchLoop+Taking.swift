@@ -152,7 +152,13 @@ extension WatchLoop {
                 Log.warning("watching \(root.display): \(path.display) is taken though a program still has it open for writing: it has not changed for \(Self.words(settings.unfinishedWait))")
             }
         } catch {
-            if [ENOENT, ELOOP, EINVAL].contains(error.errno) { return }  // gone, or no longer a regular file
+            if error.errno == ENOENT {
+                // Gone; or its folder was renamed while what settled with it was taken, and the
+                // rename, read next, finds it under the folder's new name (see `written`).
+                writtenElsewhere.insert(path)
+                return
+            }
+            if [ELOOP, EINVAL].contains(error.errno) { return }  // no longer a regular file
             // Not looked at again by scans until the owner asks (`FolderWatcher.reconsider`),
             // who says so.
             passedOver.insert(fingerprint)

@@ -65,11 +65,12 @@ final class WatchLoop {
     static let deliveredCheckFloor = 1_024
     /// Files looked at and not taken (not a picture or video of the rule's kinds, unreadable).
     var passedOver: Set<FileFingerprint> = []
-    /// Files made or written that were not at their name when the event was read, during
-    /// one read of the events (see `written`).
+    /// Files made or written that were not at their name when the event was read, and files
+    /// that settled and were gone when taken, until the end of the next read of the events:
+    /// a rename of their folder, read then, finds them under its new name (see `written`).
     var writtenElsewhere: Set<LocalPath> = []
-    /// Files deleted during one read of the events (see `renamed`).
-    var deletedInRead: Set<LocalPath> = []
+    /// Files deleted lately, and when (see `renamed`).
+    var deletedLately: [LocalPath: ContinuousClock.Instant] = [:]
     /// Files still open for writing though still, by fingerprint: since when (see `writing`).
     var heldOpen: [FileFingerprint: ContinuousClock.Instant] = [:]
     /// Pictures and videos that end before their format says (a copy interrupted), closed,
@@ -149,7 +150,12 @@ final class WatchLoop {
             periodicDue = nil
             rescan()
         }
-        for settled in settler.settle(now: clock.now, look: FileFingerprint.ofRegularFile(notFollowing:)) { take(settled) }
+        let settled = settler.settle(now: clock.now) { path in
+            let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path)
+            if fingerprint == nil { writtenElsewhere.insert(path) }  // its folder renamed, perhaps: see `written`
+            return fingerprint
+        }
+        for file in settled { take(file) }
     }
 
     /// Walks the tree if it is there; otherwise (or if it went away during the walk)
