@@ -496,27 +496,35 @@ struct LocalDriveTests {
         }
     }
 
-    @Test("a downloaded file renamed over another whose edit waits (mv report.odt notes.txt), the queue let go before the rename is followed or after: the replaced file's edit goes with it, nothing goes over notes.txt on the server, and the next edit of the file renamed goes back to report.odt",
-          arguments: [false, true])
-    func renamedOverAnotherWithAnEditWaiting(_ followedFirst: Bool) async throws {
+    @Test("a downloaded file renamed over another whose edit waits (mv report.odt notes.txt), the queue let go before the rename is followed or after, the file renamed edited or not: the replaced file's edit goes with it, nothing goes over notes.txt on the server, and the edits of the file renamed go back to report.odt",
+          arguments: [(false, false), (true, false), (false, true)])
+    func renamedOverAnotherWithAnEditWaiting(_ followedFirst: Bool, _ renamedEdited: Bool) async throws {
         try await offThePool {
             let scene = try LocalDriveScene(.referenceWebDAV)
             let report = try scene.download("/Documents/report.odt")
             let notes = try scene.download("/Documents/notes.txt")
             let (reportBefore, notesBefore) = (try scene.serverSHA("report.odt"), try scene.serverSHA("notes.txt"))
             try scene.editWhilePaused(notes, seed: 61)
+            var reportNow = reportBefore
+            if renamedEdited {
+                try scene.overwrite(report, seed: 65)
+                reportNow = try TestData.sha256(ofFile: report)
+                try scene.session.waitFor("its edit queued too") { items in items.filter { $0["direction"] as? String == "upload" }.count == 2 }
+            }
             #expect(rename(report, notes) == 0)
             if followedFirst { sleep(10) }
             #expect(try scene.session.cli(["resume", "--all"]).status == 0)
-            try scene.session.waitFor("no upload left") { items in !items.contains { $0["direction"] as? String == "upload" } }
-            #expect(scene.session.agentLog.contains("the edit went with the file it was made in")
-                    || scene.session.agentLog.contains("renamed over it; the edit of the file that was there"),
+            try scene.session.waitFor("the replaced file's edit gone") { items in
+                items.filter { $0["direction"] as? String == "upload" && $0["state"] as? String != "completed" }.isEmpty
+                    && items.filter { $0["direction"] as? String == "upload" }.count == (renamedEdited ? 1 : 0)
+            }
+            #expect(scene.session.agentLog.contains(followedFirst ? "renamed over it; the edit of the file that was there" : "the edit went with the file it was made in"),
                     "\(scene.session.agentLog.suffix(1500))")
             #expect(try scene.serverSHA("notes.txt") == notesBefore, "nothing went over notes.txt")
-            #expect(try scene.serverSHA("report.odt") == reportBefore)
+            #expect(try scene.serverSHA("report.odt") == reportNow, "report.odt is as it was, or its edit")
             if !followedFirst { sleep(10) }
             try scene.overwrite(notes, seed: 62)
-            try scene.waitForUploads(1)
+            try scene.waitForUploads(renamedEdited ? 2 : 1)
             #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: notes)), "the edit went back to the file it came from")
             #expect(try scene.serverSHA("notes.txt") == notesBefore)
             #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no copy, no temporary")

@@ -131,7 +131,7 @@ extension QueueStore {
               OR EXISTS (SELECT 1 FROM local_drive WHERE \(isFile))
               OR EXISTS (SELECT 1 FROM transfers other WHERE other.local_path != transfers.local_path
                          AND other.new_version_of IS NOT NULL AND other.direction = 'upload'
-                         AND other.state IN \(TransferState.sql(.queued, .retrying, .failed)) AND other.fp_device = ? AND other.fp_inode = ? AND other.fp_size = ? AND other.fp_mtime_ns = ?)
+                         AND other.state != \(TransferState.completed.sql) AND other.fp_device = ? AND other.fp_inode = ? AND other.fp_size = ? AND other.fp_mtime_ns = ?)
             )
             """, [.int(id)] + fileNow.columnValues + fileNow.columnValues) > 0
         if cancelled, let path = try transfer(id: id)?.localPath {
