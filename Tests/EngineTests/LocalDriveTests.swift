@@ -336,8 +336,9 @@ struct LocalDriveTests {
         }
     }
 
-    @Test("two downloaded files whose edits wait swap names through a temporary one (mv a t; mv b a; mv t b) within the seconds before a rename is followed: each edit goes back to the file it came from")
-    func swappedThroughATemporaryName() async throws {
+    @Test("two downloaded files whose edits wait swap names through a third name (mv a t; mv b a; mv t b) within the seconds before a rename is followed, the third an ordinary name or one the watcher leaves out as temporary: each edit goes back to the file it came from",
+          arguments: ["aside.odt", "swap.tmp"])
+    func swappedThroughATemporaryName(_ third: String) async throws {
         try await offThePool {
             let scene = try LocalDriveScene(.referenceWebDAV)
             let report = try scene.download("/Documents/report.odt")
@@ -346,7 +347,7 @@ struct LocalDriveTests {
             try scene.overwrite(notes, seed: 64)
             let notesEdit = try TestData.sha256(ofFile: notes)
             try scene.session.waitFor("both edits queued") { items in items.filter { $0["direction"] as? String == "upload" }.count == 2 }
-            let aside = scene.localDrive + "/aside.odt"
+            let aside = scene.localDrive + "/" + third
             for (from, to) in [(report, aside), (notes, report), (aside, notes)] {
                 #expect(rename(from, to) == 0)
                 usleep(300_000)  // each heard on its own
@@ -362,25 +363,31 @@ struct LocalDriveTests {
         }
     }
 
-    @Test("renamed, another server file of the same name downloaded at its old name, and renamed back over it, within the seconds before a rename is followed: the file is tracked as the download it is, and its edit goes back to its own server file")
-    func renamedBackOverANewDownload() async throws {
+    @Test("two downloaded files whose edits wait trade names while the agent is stopped, in one step or through a name the watcher leaves out: each edit goes back to the file it came from when it starts again",
+          arguments: [true, false])
+    func tradedNamesWhileStopped(_ inOneStep: Bool) async throws {
         try await offThePool {
             let scene = try LocalDriveScene(.referenceWebDAV)
-            try scene.dav.makeFolders("/Work")
-            _ = try scene.dav.put(.bytes(TestData.bytes(count: 150_000, seed: 87)), to: "/Work/report.odt")
-            let workBefore = try TestData.sha256(ofFile: scene.running.tree + "/Work/report.odt")
-            let local = try scene.download("/Documents/report.odt")
-            let mine = scene.localDrive + "/report (mine).odt"
-            #expect(rename(local, mine) == 0)
-            _ = try scene.download("/Work/report.odt")
-            #expect(rename(mine, local) == 0)
-            sleep(10)  // past the window
-            try scene.overwrite(local, seed: 88)
-            try scene.waitForUploads(1)
-            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)), "the edit went to its own file")
-            #expect(try TestData.sha256(ofFile: scene.running.tree + "/Work/report.odt") == workBefore, "not over the other")
-            let tracked = try QueueStore(path: scene.session.databasePath).localDriveFiles()
-            #expect(tracked.map { "\($0.localPath.lastComponent.text) <- \($0.remotePath)" } == ["report.odt <- /Documents/report.odt"])
+            let report = try scene.download("/Documents/report.odt")
+            let notes = try scene.download("/Documents/notes.txt")
+            let reportEdit = try scene.editWhilePaused(report, seed: 66)
+            try scene.overwrite(notes, seed: 67)
+            let notesEdit = try TestData.sha256(ofFile: notes)
+            try scene.session.waitFor("both edits queued") { items in items.filter { $0["direction"] as? String == "upload" }.count == 2 }
+            scene.session.stopAgent()
+            if inOneStep {
+                try Renames.exchange(report, notes)
+            } else {
+                let aside = scene.localDrive + "/swap.tmp"
+                for (from, to) in [(report, aside), (notes, report), (aside, notes)] { #expect(rename(from, to) == 0) }
+            }
+            try scene.session.startAgent()
+            sleep(4)  // the walk at the start, and the files settled
+            #expect(try scene.session.cli(["resume", "--all"]).status == 0)
+            try scene.waitForUploads(2)
+            #expect(try scene.serverSHA("report.odt") == reportEdit)
+            #expect(try scene.serverSHA("notes.txt") == notesEdit)
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no copy")
         }
     }
 

@@ -140,6 +140,22 @@ extension QueueStore {
         return cancelled
     }
 
+    /// The name Local Drive knows the file with `fingerprint` at, other than `path`: the
+    /// tracked file there is it, as last sent, or its edit, waiting or being sent, is.
+    public func localDrivePath(of fingerprint: FileFingerprint, otherThan path: LocalPath) throws -> LocalPath? {
+        let isFile = "fp_device = ? AND fp_inode = ? AND fp_size = ? AND fp_mtime_ns = ?"
+        return try database.query("""
+            SELECT local_path FROM local_drive WHERE \(isFile) AND local_path != ?
+            UNION ALL
+            SELECT coalesce(moved_to, local_path) AS local_path FROM transfers
+            WHERE new_version_of IS NOT NULL AND direction = 'upload' AND state != \(TransferState.completed.sql)
+              AND \(isFile) AND coalesce(moved_to, local_path) != ?
+            LIMIT 1
+            """, fingerprint.columnValues + [.blob(path.bytes)] + fingerprint.columnValues + [.blob(path.bytes)]) {
+            LocalPath(bytes: try $0.blob("local_path"))
+        }.first
+    }
+
     /// Every file Local Drive remembers.
     public func localDriveFiles() throws -> [LocalDriveFile] {
         try database.query("SELECT * FROM local_drive", row: Self.localDriveFile)

@@ -106,6 +106,9 @@ private final class StoreReader: Sendable {
         var to: LocalPath
         var at: Double
         var download: Int64
+        /// The file it put at `to` (device and inode), so that a rename of that name later
+        /// is known to be of this file, not of another the watcher tells of by its own memory.
+        var file: FileIdentity?
     }
 
     private let state = Locked(State())
@@ -194,6 +197,7 @@ private final class StoreReader: Sendable {
         }
         settleRenames(&state, at: found.path)
         do {
+            try followArrival(store, found)
             guard let tracked = try store.localDriveFile(at: found.path) else { return false }
             memory.insert(found.fingerprint, at: found.path)
             guard tracked.fingerprint != found.fingerprint else { return false }
@@ -209,6 +213,26 @@ private final class StoreReader: Sendable {
         } catch {
             Log.warning("Local Drive: \(found.path.display) changed but could not be queued (\(error)); it is looked at again when it changes")
             return false
+        }
+    }
+
+    /// A tracked file that arrived at its name through a name the watcher leaves out (`mv a
+    /// a.tmp; mv a.tmp c`, or two names rotated through one) was not told as a rename: it
+    /// is known by its whole fingerprint (as tracked, or as its edit has it) at the name it
+    /// left, and its tracking follows it. If the file now at that name is the one tracked
+    /// here, the two traded names. Taken as a new file at the name instead, it would go to
+    /// the server as the new version of the file tracked there.
+    private func followArrival(_ store: QueueStore, _ found: FoundFile) throws {
+        guard let origin = try store.localDrivePath(of: found.fingerprint, otherThan: found.path) else { return }
+        let there = FileFingerprint.ofRegularFile(notFollowing: origin)
+        if there == found.fingerprint { return }  // the same file under both names: a hard link
+        if let there {
+            guard try store.localDrivePath(of: there, otherThan: origin) == found.path else { return }
+            try store.exchangeLocalDrive(origin, found.path)
+            Log.info("Local Drive: \(origin.display) and \(found.path.display) traded names (through a name that is not followed); each keeps its own")
+        } else {
+            try store.moveLocalDrive(origin, to: found.path)
+            Log.info("Local Drive: \(origin.display) was renamed to \(found.path.display) (through a name that is not followed); it keeps its own")
         }
     }
 
@@ -238,8 +262,8 @@ private final class StoreReader: Sendable {
     ///
     /// A name a waiting rename gave, or a folder it lies in, renamed again (renamed twice,
     /// renamed back, the new folder named): the waiting rename goes on to where its file is
-    /// now, and one back onto its own name is undone. The file moved is the one that rename
-    /// put at the name: a file tracked there before it was replaced.
+    /// now, and one back onto its own name is undone; if the file moved is the one that
+    /// rename put at the name (by device and inode), not one the watcher knew there before.
     func moved(_ from: LocalPath, to: LocalPath) -> Bool {
         state.withLock { state in
             followDue(&state, olderThan: renameWindow)
@@ -247,15 +271,17 @@ private final class StoreReader: Sendable {
             let tracked = try? open(&state)?.localDriveFile(at: from)
             if let tracked, FileFingerprint.ofRegularFile(notFollowing: from) == tracked.fingerprint { return false }
             memory.move(from, to: to)
-            let onward = state.renamed.contains { $0.to == from }
+            let moving = FileFingerprint.ofRegularFile(notFollowing: to).map { FileIdentity(device: $0.device, inode: $0.inode) }
+            let onward = moving != nil && state.renamed.contains { $0.to == from && $0.file == moving }
             for i in state.renamed.indices {
-                if state.renamed[i].from.isWithin(from) { state.renamed[i].from = state.renamed[i].from.moved(from: from, to: to) }
-                if state.renamed[i].to.isWithin(from) { state.renamed[i].to = state.renamed[i].to.moved(from: from, to: to) }
+                let rename = state.renamed[i]
+                if rename.from.isWithin(from), rename.from != from { state.renamed[i].from = rename.from.moved(from: from, to: to) }
+                if rename.to.isWithin(from), rename.to != from || onward { state.renamed[i].to = rename.to.moved(from: from, to: to) }
             }
             state.renamed.removeAll { $0.from == $0.to }
             if onward { return true }
             if let tracked {
-                state.renamed.append(Rename(from: from, to: to, at: MonotonicClock.seconds(), download: tracked.downloadID))
+                state.renamed.append(Rename(from: from, to: to, at: MonotonicClock.seconds(), download: tracked.downloadID, file: moving))
                 return true
             }
             try? open(&state)?.moveLocalDrive(from, to: to)
