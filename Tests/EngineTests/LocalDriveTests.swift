@@ -382,7 +382,7 @@ struct LocalDriveTests {
                 for (from, to) in [(report, aside), (notes, report), (aside, notes)] { #expect(rename(from, to) == 0) }
             }
             try scene.session.startAgent()
-            sleep(4)  // the walk at the start, and the files settled
+            // Let go at once: the edits may run before Local Drive has seen the trade.
             #expect(try scene.session.cli(["resume", "--all"]).status == 0)
             try scene.waitForUploads(2)
             #expect(try scene.serverSHA("report.odt") == reportEdit)

@@ -122,6 +122,7 @@ extension QueueStore {
     /// so, the row is cancelled as a plain upload (the agent removes what it began on the
     /// server), as an edit still waiting is (`dropNewVersionsOfGoneFile`), and true.
     public func cancelNewVersionOfGoneFile(_ id: Int64, fileNow: FileFingerprint) throws -> Bool {
+        if try tradedNames(id, fileNow: fileNow) != nil { return false }
         let isFile = "fp_device = ? AND fp_inode = ? AND fp_size = ? AND fp_mtime_ns = ?"
         let cancelled = try database.run("""
             UPDATE transfers SET cancel_requested = 1, new_version_of = NULL
@@ -138,6 +139,16 @@ extension QueueStore {
             Log.info("Local Drive: the file at \(path.display) was replaced while its edit waited to be sent (#\(id)): deleted and downloaded again, or another downloaded file renamed over it; the edit went with the file it was made in and is not sent")
         }
         return cancelled
+    }
+
+    /// Where the file of new version `id` is, if it traded names with another tracked file
+    /// (the file now at its name, `fileNow`, is that one, and the other's name holds this
+    /// row's file) before Local Drive followed it: the row waits for that, and goes from there.
+    public func tradedNames(_ id: Int64, fileNow: FileFingerprint) throws -> LocalPath? {
+        guard let row = try transfer(id: id), row.newVersionOf != nil, let mine = row.fingerprint,
+              let other = try localDrivePath(of: fileNow, otherThan: row.localPath),
+              FileFingerprint.ofRegularFile(notFollowing: other) == mine else { return nil }
+        return other
     }
 
     /// The name Local Drive knows the file with `fingerprint` at, other than `path`: the
