@@ -18,6 +18,10 @@ public struct FileFingerprint: Hashable, Sendable, Codable {
         self.device = device; self.inode = inode; self.size = size; self.mtimeNanoseconds = mtimeNanoseconds
     }
 
+    /// The device and inode alone: the same file across a rename (and, since a deleted
+    /// file's inode is handed to the next file made, not proof of it across a delete).
+    public var identity: FileIdentity { FileIdentity(device: device, inode: inode) }
+
     /// The fingerprint `stat`, `lstat` or `fstatat` reported.
     public init(_ st: stat) {
         self.init(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),

@@ -63,12 +63,16 @@ public struct LocalPath: Hashable, Sendable, Comparable {
 }
 
 extension LocalPath {
+    /// A name beside this one that no file can have (longer than any file system allows):
+    /// where something keyed by path steps aside while names are traded.
+    public var standIn: LocalPath { LocalPath(bytes: bytes + [UInt8](repeating: UInt8(ascii: "~"), count: 256)) }
+
     /// Swaps the names `a` and `b` in something keyed by path, by three of its own renames:
     /// `a` to a name no file can have (longer than any file system allows), `b` to `a`, then
     /// that name to `b`, so that neither lands on the other's record. For two files that
     /// swapped names in one step (`renameat2` with `RENAME_EXCHANGE`, `mv --exchange`).
     public static func exchange(_ a: LocalPath, _ b: LocalPath, by move: (LocalPath, LocalPath) throws -> Void) rethrows {
-        let aside = LocalPath(bytes: a.bytes + [UInt8](repeating: UInt8(ascii: "~"), count: 256))
+        let aside = a.standIn
         try move(a, aside)
         try move(b, a)
         try move(aside, b)

@@ -163,7 +163,7 @@ final class UploadJob {
         var row = transfer
         if row.finishing, let made = try recogniseMadeFile(row, source: source, capabilities: capabilities) { return made }
         if row.newVersionOf != nil, let recorded = row.fingerprint, recorded != source.fingerprint {
-            if let there = try store.tradedNames(row.id, fileNow: source.fingerprint) {
+            if let there = try store.tradedNames(row, fileNow: source.fingerprint) {
                 // Local Drive moves the row to its file once it has seen the trade.
                 let reason = Reason(.sourceChanged, "the file traded names with \(there.lastComponent.display), another downloaded file; it waits until Local Drive has followed that")
                 return .retry(Classification(reason: reason, retryAfter: settings.settleSeconds + 2), progressed: false)

@@ -8,6 +8,13 @@ extension FileFingerprint {
     /// `fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ?`, for an UPDATE.
     static let assignments = "fp_device = ?, fp_inode = ?, fp_size = ?, fp_mtime_ns = ?"
 
+    /// `fp_device = ? AND fp_inode = ? AND fp_size = ? AND fp_mtime_ns = ?`, for a WHERE that
+    /// asks for this fingerprint (with `columnValues`), of the table `alias` names if given.
+    static func matching(_ alias: String = "") -> String {
+        let prefix = alias.isEmpty ? "" : alias + "."
+        return ["fp_device", "fp_inode", "fp_size", "fp_mtime_ns"].map { "\(prefix)\($0) = ?" }.joined(separator: " AND ")
+    }
+
     /// The same for a row of transfers, whose file's change time when it was queued
     /// (`queued_ctime_ns`, see `QueueStore.queuedChangeTime`) says nothing of another version.
     static let transferAssignments = assignments + ", queued_ctime_ns = NULL"

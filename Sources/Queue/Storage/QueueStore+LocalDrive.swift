@@ -99,14 +99,9 @@ extension QueueStore {
     /// download's own edits (`declineNewVersions`).
     private func dropNewVersionsOfGoneFile(at path: LocalPath, _ happened: String = "was downloaded again",
                                            gone: String = "deleted there") throws {
-        let waiting = """
-            local_path = ? AND moved_to IS NULL AND new_version_of IS NOT NULL AND direction = 'upload'
-            AND state IN \(TransferState.sql(.queued, .retrying, .failed)) AND cancel_requested = 0
-            """
-        let ids = try database.query("SELECT id FROM transfers WHERE \(waiting)", [.blob(path.bytes)]) { try $0.int64("id") }
+        let ids = try withdrawWaitingUploads(where: "local_path = ? AND new_version_of IS NOT NULL", [.blob(path.bytes)],
+                                             alsoSet: "new_version_of = NULL")
         guard !ids.isEmpty else { return }
-        try database.run("DELETE FROM transfers WHERE \(waiting) AND upload_url IS NULL AND finishing = 0", [.blob(path.bytes)])
-        try database.run("UPDATE transfers SET cancel_requested = 1, new_version_of = NULL WHERE \(waiting)", [.blob(path.bytes)])
         Log.info("Local Drive: \(path.display) \(happened); the edit" + (ids.count == 1 ? "" : "s")
                  + " of the file \(gone), waiting to go back (" + ids.map { "#\($0)" }.joined(separator: ", ")
                  + "), went with it and " + (ids.count == 1 ? "is" : "are") + " not sent")
@@ -121,18 +116,18 @@ extension QueueStore {
     /// went with its file: sent now, the file at the name would go as its new version. If
     /// so, the row is cancelled as a plain upload (the agent removes what it began on the
     /// server), as an edit still waiting is (`dropNewVersionsOfGoneFile`), and true.
+    ///
+    /// Asked once `tradedNames` has said the file did not trade names with another.
     public func cancelNewVersionOfGoneFile(_ id: Int64, fileNow: FileFingerprint) throws -> Bool {
-        if try tradedNames(id, fileNow: fileNow) != nil { return false }
-        let isFile = "fp_device = ? AND fp_inode = ? AND fp_size = ? AND fp_mtime_ns = ?"
         let cancelled = try database.run("""
             UPDATE transfers SET cancel_requested = 1, new_version_of = NULL
             WHERE id = ? AND new_version_of IS NOT NULL AND (
               EXISTS (SELECT 1 FROM local_drive d JOIN transfers download ON download.id = d.download_id
                       WHERE d.local_path = transfers.local_path AND download.completed_at > transfers.created_at)
-              OR EXISTS (SELECT 1 FROM local_drive WHERE \(isFile))
+              OR EXISTS (SELECT 1 FROM local_drive WHERE \(FileFingerprint.matching()))
               OR EXISTS (SELECT 1 FROM transfers other WHERE other.local_path != transfers.local_path
                          AND other.new_version_of IS NOT NULL AND other.direction = 'upload'
-                         AND other.state != \(TransferState.completed.sql) AND other.fp_device = ? AND other.fp_inode = ? AND other.fp_size = ? AND other.fp_mtime_ns = ?)
+                         AND other.state != \(TransferState.completed.sql) AND \(FileFingerprint.matching("other")))
             )
             """, [.int(id)] + fileNow.columnValues + fileNow.columnValues) > 0
         if cancelled, let path = try transfer(id: id)?.localPath {
@@ -141,11 +136,11 @@ extension QueueStore {
         return cancelled
     }
 
-    /// Where the file of new version `id` is, if it traded names with another tracked file
+    /// Where the file of new version `row` is, if it traded names with another tracked file
     /// (the file now at its name, `fileNow`, is that one, and the other's name holds this
     /// row's file) before Local Drive followed it: the row waits for that, and goes from there.
-    public func tradedNames(_ id: Int64, fileNow: FileFingerprint) throws -> LocalPath? {
-        guard let row = try transfer(id: id), row.newVersionOf != nil, let mine = row.fingerprint,
+    public func tradedNames(_ row: Transfer, fileNow: FileFingerprint) throws -> LocalPath? {
+        guard row.newVersionOf != nil, let mine = row.fingerprint,
               let other = try localDrivePath(of: fileNow, otherThan: row.localPath),
               FileFingerprint.ofRegularFile(notFollowing: other) == mine else { return nil }
         return other
@@ -154,7 +149,7 @@ extension QueueStore {
     /// The name Local Drive knows the file with `fingerprint` at, other than `path`: the
     /// tracked file there is it, as last sent, or its edit, waiting or being sent, is.
     public func localDrivePath(of fingerprint: FileFingerprint, otherThan path: LocalPath) throws -> LocalPath? {
-        let isFile = "fp_device = ? AND fp_inode = ? AND fp_size = ? AND fp_mtime_ns = ?"
+        let isFile = FileFingerprint.matching()
         return try database.query("""
             SELECT local_path FROM local_drive WHERE \(isFile) AND local_path != ?
             UNION ALL

@@ -13,6 +13,21 @@ extension QueueStore {
         }
     }
 
+    /// Uploads still waiting whose file went away (deleted, or replaced by another renamed
+    /// over it), those `condition` picks over `transfers`, leave as a cancel would take them:
+    /// removed at once when nothing was begun on the server, asked to cancel otherwise (the
+    /// agent removes what they began). `alsoSet` is written into those asked. Their ids.
+    func withdrawWaitingUploads(where condition: String, _ arguments: [SQLValue], alsoSet: String = "") throws -> [Int64] {
+        let states: [TransferState] = [.queued, .retrying, .failed]
+        for state in states { try state.removing(by: .cancel) }
+        let waiting = "direction = 'upload' AND state IN \(TransferState.sql(.queued, .retrying, .failed)) AND moved_to IS NULL AND cancel_requested = 0 AND \(condition)"
+        let ids = try database.query("SELECT id FROM transfers WHERE \(waiting)", arguments) { try $0.int64("id") }
+        guard !ids.isEmpty else { return [] }
+        try database.run("DELETE FROM transfers WHERE \(waiting) AND upload_url IS NULL AND finishing = 0", arguments)
+        try database.run("UPDATE transfers SET cancel_requested = 1\(alsoSet.isEmpty ? "" : ", " + alsoSet) WHERE \(waiting)", arguments)
+        return ids
+    }
+
     /// Removes a row for good, if the table lets `removal` take it from its state.
     /// Returns false when it was already gone.
     @discardableResult

@@ -232,17 +232,12 @@ extension QueueStore {
     private func dropUploadsOfReplaced(rule: String, at path: LocalPath, by other: LocalPath) throws {
         let prefix = path.bytes + [UInt8(ascii: "/")]
         // The uploads of the records there, which the move drops: never one of the file moved.
-        let waiting = """
-            state IN \(TransferState.sql(.queued, .retrying, .failed)) AND moved_to IS NULL AND cancel_requested = 0
-            AND id IN (SELECT transfer_id FROM watch_taken WHERE rule = ? AND (path = ? OR substr(path, 1, ?) = ?))
-            AND local_path IN (SELECT path FROM watch_taken WHERE rule = ? AND (path = ? OR substr(path, 1, ?) = ?))
-            """
         let there: [SQLValue] = [.text(rule), .blob(path.bytes), .int(prefix.count), .blob(prefix)]
-        let arguments = there + there
-        let ids = try database.query("SELECT id FROM transfers WHERE \(waiting)", arguments) { try $0.int64("id") }
+        let ids = try withdrawWaitingUploads(where: """
+            id IN (SELECT transfer_id FROM watch_taken WHERE rule = ? AND (path = ? OR substr(path, 1, ?) = ?))
+            AND local_path IN (SELECT path FROM watch_taken WHERE rule = ? AND (path = ? OR substr(path, 1, ?) = ?))
+            """, there + there)
         guard !ids.isEmpty else { return }
-        try database.run("DELETE FROM transfers WHERE \(waiting) AND upload_url IS NULL AND finishing = 0", arguments)
-        try database.run("UPDATE transfers SET cancel_requested = 1 WHERE \(waiting)", arguments)
         Log.info("rule \(rule): \(path.display) was replaced by \(other.display), renamed over it, before it was sent; "
                  + (ids.count == 1 ? "its upload" : "their uploads") + " (" + ids.map { "#\($0)" }.joined(separator: ", ")
                  + ") went with it, and \(other.lastComponent.display) goes by its own")

@@ -158,7 +158,7 @@ private final class StoreReader: Sendable {
                 let rename = chosen.remove(at: next)
                 try? store.moveLocalDrive(rename.from, to: rename.to, whileTrackedBy: rename.download)
             } else {
-                let aside = LocalPath(bytes: chosen[0].from.bytes + [UInt8](repeating: UInt8(ascii: "~"), count: 256))
+                let aside = chosen[0].from.standIn
                 try? store.moveLocalDrive(chosen[0].from, to: aside, whileTrackedBy: chosen[0].download)
                 chosen[0].from = aside
             }
@@ -271,7 +271,7 @@ private final class StoreReader: Sendable {
             let tracked = try? open(&state)?.localDriveFile(at: from)
             if let tracked, FileFingerprint.ofRegularFile(notFollowing: from) == tracked.fingerprint { return false }
             memory.move(from, to: to)
-            let moving = FileFingerprint.ofRegularFile(notFollowing: to).map { FileIdentity(device: $0.device, inode: $0.inode) }
+            let moving = FileFingerprint.ofRegularFile(notFollowing: to)?.identity
             let onward = moving != nil && state.renamed.contains { $0.to == from && $0.file == moving }
             for i in state.renamed.indices {
                 let rename = state.renamed[i]

@@ -60,7 +60,7 @@ public final class TakenSet: TakenFiles {
     public func identity(takenAt path: LocalPath) -> FileIdentity? {
         memory.withLock { m in
             m.find(Store.Split(path)).map { m.records[Int($0.record)].fingerprint }
-        }.map { FileIdentity(device: $0.device, inode: $0.inode) }
+        }?.identity
     }
 
     public func status(of fingerprint: FileFingerprint, at path: LocalPath) -> TakenStatus {

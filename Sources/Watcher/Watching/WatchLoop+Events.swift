@@ -150,9 +150,8 @@ extension WatchLoop {
             // moved here is not the folder's: one made and renamed before its IN_CREATE was
             // handled, or renamed between a sweep's listing and its walk, has none and was
             // never scanned; and the watch at the old name may be of a folder made there
-            // since (`mkdir D; mv D E; mkdir D`, read late). The kernel says which folder a
-            // descriptor is: asked to watch one it watches already, it hands back that one.
-            if watched == nil || (try? inotify.addWatch(path, mask: InotifyMask.treeFolder.union([.dontFollow, .onlyDirectory]))) != watched {
+            // since (`mkdir D; mv D E; mkdir D`, read late).
+            if watched == nil || kernelWatch(of: path) != watched {
                 armSubtree(path)
             }
             return
@@ -163,7 +162,7 @@ extension WatchLoop {
             if delivered[fingerprint] == from.path || taken.status(of: fingerprint, at: from.path) == .taken {
                 if delivered[fingerprint] != nil { delivered[fingerprint] = path }
                 handler(.moved(from: from.path, to: path, isFolder: false))
-            } else if !wasDeletedLately(from.path), isTaken(FileIdentity(device: fingerprint.device, inode: fingerprint.inode), at: from.path) {
+            } else if !wasDeletedLately(from.path), isTaken(fingerprint.identity, at: from.path) {
                 // The same file, written again and renamed before it settled, or renamed and
                 // written again before this event was read (`edit a; mv a b`, `mv a b; edit
                 // b`): the rename is followed, and the edit settles as a change of it. Not
@@ -197,7 +196,7 @@ extension WatchLoop {
     func followSwap(_ from: LocalPath, _ to: LocalPath) -> Bool {
         guard let there = FileFingerprint.ofRegularFile(notFollowing: from),
               delivered[there] == to || taken.status(of: there, at: to) == .taken else { return false }
-        if let here = FileFingerprint.ofRegularFile(notFollowing: to), here.device == there.device, here.inode == there.inode {
+        if FileFingerprint.ofRegularFile(notFollowing: to)?.identity == there.identity {
             return false  // the same file under both names: hard links
         }
         swapDelivered(from, to)
@@ -207,11 +206,10 @@ extension WatchLoop {
 
     /// Whether what moved from `from` to `to` (a folder, or a file) traded names with the
     /// folder watched at `to`, now at `from` (as `followSwap`, for a folder at the old name).
-    /// The kernel says so: asked to watch a folder it watches already, it hands back that
-    /// folder's descriptor. If so, the files handed over and the owner follow, and true.
+    /// The kernel says so (`kernelWatch`). If so, the files handed over and the owner
+    /// follow, and true.
     private func followFolderSwap(_ from: LocalPath, _ to: LocalPath) -> Bool {
-        guard let other = tree.watch(of: to),
-              let wd = try? inotify.addWatch(from, mask: InotifyMask.treeFolder.union([.dontFollow, .onlyDirectory])) else { return false }
+        guard let other = tree.watch(of: to), let wd = kernelWatch(of: from) else { return false }
         guard wd == other else {
             if tree.folder(of: wd) == nil { inotify.removeWatch(wd) }  // not one of ours: its own events will say what it is
             return false
@@ -219,6 +217,14 @@ extension WatchLoop {
         swapDelivered(from, to)
         handler(.exchanged(from, to))
         return true
+    }
+
+    /// The descriptor of the folder at `path` now, as the kernel tells it: asked to watch a
+    /// folder it watches already, it hands back that folder's descriptor (with the mask a
+    /// folder of the tree has); a folder it did not watch is watched from now on. Nil when
+    /// no folder is there.
+    private func kernelWatch(of path: LocalPath) -> Int32? {
+        try? inotify.addWatch(path, mask: InotifyMask.treeFolder.union([.dontFollow, .onlyDirectory]))
     }
 
     /// The files handed over at `a` or below it are at `b` now, and the other way round.
@@ -233,7 +239,7 @@ extension WatchLoop {
         if taken.identity(takenAt: path) == identity { return true }
         // Handed over in this run, perhaps not recorded yet (rare: read only for a rename of a
         // file neither taken nor settling).
-        return delivered.contains { $0.value == path && FileIdentity(device: $0.key.device, inode: $0.key.inode) == identity }
+        return delivered.contains { $0.value == path && $0.key.identity == identity }
     }
 
     /// An `IN_MOVED_FROM` without its pair: it left the tree.
