@@ -341,12 +341,7 @@ struct LocalDriveTests {
     func swappedThroughATemporaryName(_ third: String) async throws {
         try await offThePool {
             let scene = try LocalDriveScene(.referenceWebDAV)
-            let report = try scene.download("/Documents/report.odt")
-            let notes = try scene.download("/Documents/notes.txt")
-            let reportEdit = try scene.editWhilePaused(report, seed: 63)
-            try scene.overwrite(notes, seed: 64)
-            let notesEdit = try TestData.sha256(ofFile: notes)
-            try scene.session.waitFor("both edits queued") { items in items.filter { $0["direction"] as? String == "upload" }.count == 2 }
+            let (report, notes, reportEdit, notesEdit) = try scene.twoEditsWaiting(seeds: (63, 64))
             let aside = scene.localDrive + "/" + third
             for (from, to) in [(report, aside), (notes, report), (aside, notes)] {
                 #expect(rename(from, to) == 0)
@@ -368,12 +363,7 @@ struct LocalDriveTests {
     func tradedNamesWhileStopped(_ inOneStep: Bool) async throws {
         try await offThePool {
             let scene = try LocalDriveScene(.referenceWebDAV)
-            let report = try scene.download("/Documents/report.odt")
-            let notes = try scene.download("/Documents/notes.txt")
-            let reportEdit = try scene.editWhilePaused(report, seed: 66)
-            try scene.overwrite(notes, seed: 67)
-            let notesEdit = try TestData.sha256(ofFile: notes)
-            try scene.session.waitFor("both edits queued") { items in items.filter { $0["direction"] as? String == "upload" }.count == 2 }
+            let (report, notes, reportEdit, notesEdit) = try scene.twoEditsWaiting(seeds: (66, 67))
             scene.session.stopAgent()
             if inOneStep {
                 try Renames.exchange(report, notes)
@@ -696,6 +686,17 @@ struct LocalDriveScene {
             items.contains { $0["direction"] as? String == "upload" && $0["state"] as? String == "queued" }
         }
         return try TestData.sha256(ofFile: path)
+    }
+
+    /// Downloads report.odt and notes.txt, pauses the queue and edits both, and waits for
+    /// both edits in the queue: the two local paths and the SHA-256 of each edit.
+    func twoEditsWaiting(seeds: (UInt64, UInt64)) throws -> (report: String, notes: String, reportEdit: String, notesEdit: String) {
+        let report = try download("/Documents/report.odt")
+        let notes = try download("/Documents/notes.txt")
+        let reportEdit = try editWhilePaused(report, seed: seeds.0)
+        try overwrite(notes, seed: seeds.1)
+        try session.waitFor("both edits queued") { items in items.filter { $0["direction"] as? String == "upload" }.count == 2 }
+        return (report, notes, reportEdit, try TestData.sha256(ofFile: notes))
     }
 
     /// The upload rows (new versions) of the queue.

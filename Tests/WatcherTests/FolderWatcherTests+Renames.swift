@@ -122,9 +122,7 @@ extension FolderWatcherTests {
         try Files.makeFolder(w.path("Inbox"))
         try w.start()
         try Files.write(outside.path + "/p.jpg", Files.photo(1))
-        w.gate.close()
-        try Files.write(w.path("first.jpg"), Files.photo(2))
-        try w.waitFor("the watcher held in its handler") { _ in w.gate.isHolding }
+        try w.holdWithAPhoto(Files.photo(2))
         try Files.rename(outside.path + "/p.jpg", w.path("Inbox/p.jpg"))
         try Files.rename(w.path("Inbox"), w.path("Sorted"))
         w.gate.open()
@@ -137,9 +135,7 @@ extension FolderWatcherTests {
         let w = WatchRecorder(settle: .milliseconds(300))
         try Files.makeFolder(w.root)
         try w.start()
-        w.gate.close()
-        try Files.write(w.path("first.jpg"), Files.photo(1))
-        try w.waitFor("the watcher held in its handler") { _ in w.gate.isHolding }
+        try w.holdWithAPhoto(Files.photo(1))
         try Files.makeFolder(w.path("New"))
         try Files.rename(w.path("New"), w.path("Trip"))
         try Files.makeFolder(w.path("New"))
@@ -174,9 +170,7 @@ extension FolderWatcherTests {
         try w.start()
         try Files.write(w.path("a.jpg"), Files.photo(1))
         try w.waitForFound(1)
-        w.gate.close()
-        try Files.write(w.path("first.jpg"), Files.photo(2))
-        try w.waitFor("the watcher held in its handler") { _ in w.gate.isHolding }
+        try w.holdWithAPhoto(Files.photo(2))
         let freed = try FileFingerprint.of(LocalPath(w.path("a.jpg"))).inode
         #expect(unlink(w.path("a.jpg")) == 0)
         try Files.write(w.path("a.jpg"), Files.photo(3))
@@ -337,9 +331,7 @@ extension FolderWatcherTests {
         try w.start()
         // The watcher's thread is held in the handler, so the folder's IN_CREATE waits in the
         // queue until the folder is renamed: no watch can be placed on it at its first name.
-        w.gate.close()
-        try Files.write(w.path("first.jpg"), Files.photo(1))
-        try w.waitFor("the watcher held in its handler") { _ in w.gate.isHolding }
+        try w.holdWithAPhoto(Files.photo(1))
         try Files.makeFolder(w.path("Import"))
         try Files.write(w.path("Import/a.jpg"), Files.photo(2))
         try Files.rename(w.path("Import"), w.path("Trip"))
@@ -360,9 +352,7 @@ extension FolderWatcherTests {
         w.taken.insert(try FileFingerprint.of(LocalPath(w.path("a.jpg"))), at: LocalPath(w.path("a.jpg")))
         try w.start()
         // Held in its handler, the watcher reads the rename only after the edit.
-        w.gate.close()
-        try Files.write(w.path("first.jpg"), Files.photo(2))
-        try w.waitFor("the watcher held in its handler") { _ in w.gate.isHolding }
+        try w.holdWithAPhoto(Files.photo(2))
         try Files.rename(w.path("a.jpg"), w.path("b.jpg"))
         try Files.write(w.path("b.jpg"), Files.photo(3), append: true)
         w.gate.open()
@@ -381,9 +371,7 @@ extension FolderWatcherTests {
         try w.waitFor("the folders watched") { _ in w.watcher.status.watchedFolders >= 3 }
         // The watcher's thread is held in the handler, so the photo's events wait in the
         // queue until its folder has been renamed twice: its first name leads nowhere then.
-        w.gate.close()
-        try Files.write(w.path("first.jpg"), Files.photo(1))
-        try w.waitFor("the watcher held in its handler") { _ in w.gate.isHolding }
+        try w.holdWithAPhoto(Files.photo(1))
         try Files.write(w.path("Import/Day 1/a.jpg"), Files.photo(2))
         try Files.rename(w.path("Import"), w.path("Trip"))
         try Files.rename(w.path("Trip/Day 1"), w.path("Trip/Monday"))

@@ -90,6 +90,14 @@ final class WatchRecorder: Sendable {
         try waitFor("state \(state)", timeout: timeout) { _ in watcher.status.state == state }
     }
 
+    /// Closes the gate, writes `photo` at first.jpg, and waits until the watcher is held in
+    /// its handler by it: what happens meanwhile is read late, in one go.
+    func holdWithAPhoto(_ photo: [UInt8]) throws {
+        gate.close()
+        try Files.write(path("first.jpg"), photo)
+        try waitFor("the watcher held in its handler") { _ in gate.isHolding }
+    }
+
     /// Asks for a full scan and waits for it, then for anything it put to settle.
     func scanAndSettle() throws {
         let before = watcher.status.scans

@@ -23,9 +23,7 @@ struct WholeMachineTests {
         try w.waitFor("the first scan") { _ in w.watcher.status.scans >= 1 }
         // The watcher's thread is held in the handler while the burst arrives, as a starved
         // one would be: far more than four events wait, so the queue overflows for certain.
-        w.gate.close()
-        try Files.write(w.path("first.jpg"), Files.photo(1000))
-        try w.waitFor("the watcher held in its handler") { _ in w.gate.isHolding }
+        try w.holdWithAPhoto(Files.photo(1000))
         try Files.makeFolder(w.path("burst"))
         for i in 0..<300 { try Files.write(w.path(i % 2 == 0 ? "IMG_\(i).jpg" : "burst/IMG_\(i).jpg"), Files.photo(i)) }
         w.gate.open()
