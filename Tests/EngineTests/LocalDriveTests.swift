@@ -439,6 +439,53 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("edited in the moment between a download's file being put in place and its row completing: the edit goes back (it was taken for the download as it came)")
+    func editedAsItIsPlaced() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV, pausedAt: "download-in-place")
+            #expect(try scene.session.cli(["download", "/Documents/report.odt"]).status == 0)
+            try scene.session.waitForAgentLog("paused at download-in-place")
+            let local = scene.localDrive + "/report.odt"
+            try scene.overwrite(local, seed: 97)
+            let edited = try TestData.sha256(ofFile: local)
+            scene.session.releasePause()
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == edited, "the edit went back")
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no copy")
+        }
+    }
+
+    @Test("renamed, another server file of the same name downloaded at its old name, and renamed back over that download before its row completed: the file keeps its own server file, and its edit goes there, not over the other")
+    func renamedBackAsADownloadIsPlaced() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            try scene.dav.makeFolders("/Work")
+            _ = try scene.dav.put(.bytes(TestData.bytes(count: 150_000, seed: 98)), to: "/Work/report.odt")
+            let workBefore = try TestData.sha256(ofFile: scene.running.tree + "/Work/report.odt")
+            let local = try scene.download("/Documents/report.odt")
+            // The next download waits with its file in place, its row not completed yet.
+            scene.session.stopAgent()
+            scene.session.pause(at: "download-in-place")
+            try scene.session.startAgent()
+            let mine = scene.localDrive + "/report (mine).odt"
+            #expect(rename(local, mine) == 0)
+            #expect(try scene.session.cli(["download", "/Work/report.odt"]).status == 0)
+            try scene.session.waitForAgentLog("paused at download-in-place")
+            #expect(rename(mine, local) == 0)
+            scene.session.releasePause()
+            try scene.session.waitFor("the second download") { items in
+                items.filter { $0["direction"] as? String == "download" && $0["state"] as? String == "completed" }.count == 2
+            }
+            try scene.overwrite(local, seed: 99)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)), "the edit went to its own file")
+            #expect(try TestData.sha256(ofFile: scene.running.tree + "/Work/report.odt") == workBefore, "not over the other")
+            let tracked = try QueueStore(path: scene.session.databasePath).localDriveFiles()
+            #expect(tracked.map { "\($0.localPath.lastComponent.text) <- \($0.remotePath)" } == ["report.odt <- /Documents/report.odt"])
+            #expect(scene.session.agentLog.contains("renamed over it at once"), "the log says why the download is not followed")
+        }
+    }
+
     @Test("a file deleted and downloaded again while its edit is being sent: the edit arrives, and the download, older, is not taken for an edit of it (it would put the old bytes back over the edit)")
     func downloadedAgainWhileItsEditIsSent() async throws {
         try await offThePool {

@@ -50,7 +50,7 @@ public enum TransferDetail {
         add("this run", "from byte \(HumanFormat.grouped(t.counters.resumedAt)): "
             + "\(HumanFormat.grouped(t.counters.bytesRead)) bytes read, \(HumanFormat.grouped(t.counters.bytesHashed)) hashed")
         if let fp = t.fingerprint {
-            add("source file", "device \(fp.device), inode \(fp.inode), \(HumanFormat.grouped(fp.size)) bytes, modified "
+            add(t.direction == .download ? "file placed" : "source file", "device \(fp.device), inode \(fp.inode), \(HumanFormat.grouped(fp.size)) bytes, modified "
                 + HumanFormat.timestamp(fp.mtimeNanoseconds / 1_000_000, timeZone: timeZone))
         }
         add("rules", t.ignoreRules ? "ignored for this transfer (--now)" : nil)

@@ -119,8 +119,10 @@ final class DownloadJob {
             throw Classified(Reason(.integrity, "the downloaded bytes do not match the server's checksum; the partial file was removed"))
         }
         // On the disk, or not complete: a failed fsync or close is the only news of lost bytes.
+        let written: FileFingerprint
         do {
             try file.sync()
+            written = FileFingerprint(try file.status())
             try file.close()
         } catch {
             // After a failed fsync Linux may keep the pages and call them clean: the .part's
@@ -128,9 +130,13 @@ final class DownloadJob {
             discardPartial(part)
             throw error
         }
-        // Recorded before the file moves, so that an agent killed after the move knows it.
-        try store.recordDownloadedFile(transfer.id, sha256: digest, bytes: result.fileSize, etag: result.etag ?? item.etag)
+        // Recorded before the file moves, so that an agent killed after the move knows it;
+        // with the file as written (a link or a rename puts that very file in place), so that
+        // whatever happens at its name before the row completes is not taken for the download.
+        try store.recordDownloadedFile(transfer.id, sha256: digest, bytes: result.fileSize, etag: result.etag ?? item.etag,
+                                       placed: written)
         let placed = try moveIntoPlace(part, as: final, item: item)
+        if let copy = placed.copy { try store.recordPlacedFile(transfer.id, copy) }
         CrashWindow.downloadInPlace.pauseIfTesting(transfer: transfer.id, cancellation: cancellation)
         if let left = placed.part { try FileIO.unlink(left, ifPresent: true) }
         return .completed(sha256: digest, bytes: result.fileSize)
@@ -216,8 +222,9 @@ final class DownloadJob {
     /// goes along (`name (1).ext.part`), so that a restart after a kill finds it by the name
     /// recorded, and removes it.
     ///
-    /// `part` is the `.part` still there (linked or copied), nil when it was renamed.
-    private func moveIntoPlace(_ part: LocalPath, as final: LocalPath, item: RemoteItem) throws -> (path: LocalPath, part: LocalPath?) {
+    /// `part` is the `.part` still there (linked or copied), nil when it was renamed; `copy`
+    /// the file put in place when it is a copy (another file than the one written).
+    private func moveIntoPlace(_ part: LocalPath, as final: LocalPath, item: RemoteItem) throws -> (path: LocalPath, part: LocalPath?, copy: FileFingerprint?) {
         var destination = final
         var part = part
         var way = Placement.link
@@ -226,13 +233,12 @@ final class DownloadJob {
                 switch way {
                 case .link:
                     try FileIO.link(part, to: destination)
-                    return (destination, part)
+                    return (destination, part, nil)
                 case .renameNoReplace:
                     try FileIO.renameNoReplace(part, to: destination)
-                    return (destination, nil)
+                    return (destination, nil, nil)
                 case .exclusiveCopy:
-                    try copyExclusively(part, to: destination)
-                    return (destination, part)
+                    return (destination, part, try copyExclusively(part, to: destination))
                 }
             } catch {
                 switch (way, error.errno) {
@@ -276,7 +282,8 @@ final class DownloadJob {
     /// fails removes the half-made file (ours: it was created exclusively). A kill in the
     /// middle can leave it; this is the one way in that is not a single step, used only
     /// where the file system offers neither hard links nor a rename that refuses to replace.
-    private func copyExclusively(_ part: LocalPath, to destination: LocalPath) throws(SystemError) {
+    /// The copy's fingerprint.
+    private func copyExclusively(_ part: LocalPath, to destination: LocalPath) throws(SystemError) -> FileFingerprint {
         let target = try OpenFile(destination, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
         do throws(SystemError) {
             let source = try OpenFile(part, O_RDONLY)
@@ -291,8 +298,10 @@ final class DownloadJob {
                 throw SystemError("copy", errno: EIO, path: destination.display)
             }
             try target.sync()
+            let copy = FileFingerprint(try target.status())
             try target.close()
             try source.close()
+            return copy
         } catch {
             do { try FileIO.unlink(destination, ifPresent: true) } catch let left {
                 Log.warning("download \(transfer.id): the half-made \(destination.display) could not be removed: \(left)")
@@ -316,6 +325,8 @@ final class DownloadJob {
         guard sha.hexDigest == expected else { return nil }
         try file.close()
         try FileIO.unlink(Self.partPath(of: path), ifPresent: true)
+        // Its bytes: the file as placed (a copy is another file than the one written).
+        if transfer.fingerprint != FileFingerprint(st) { try store.recordPlacedFile(transfer.id, FileFingerprint(st)) }
         Log.info("download \(transfer.id): \(path.display) is already in place from an earlier run")
         return .completed(sha256: expected, bytes: Int64(st.st_size))
     }

@@ -25,8 +25,16 @@ extension QueueStore {
     /// server file it stands for from now on).
     func noteLocalDrive(completed row: Transfer, sha256: String?) throws {
         if row.direction == .download {
-            guard try database.query("SELECT track_edits FROM transfers WHERE id = ?", [.int(row.id)], row: { try $0.bool("track_edits") }).first == true,
-                  let sha256, let placed = try? FileFingerprint.of(row.localPath) else { return }
+            // The file as the download wrote it (`recordDownloadedFile`; a run before that
+            // recorded none: as it is now), read here, not from a row read before the job ran.
+            guard let download = try database.query("""
+                      SELECT track_edits, fp_device, fp_inode, fp_size, fp_mtime_ns FROM transfers WHERE id = ?
+                      """, [.int(row.id)], row: { (tracked: try $0.bool("track_edits"), written: try $0.fingerprint()) }).first,
+                  download.tracked, let sha256 else { return }
+            let written = download.written
+            let now = FileFingerprint.ofRegularFile(notFollowing: row.localPath)
+            guard let placed = written ?? now else { return }
+            if let now, now != placed, try replacedByTrackedFile(row.localPath, now: now) { return }
             try followRenamedAway(from: row.localPath)
             try database.run("""
                 INSERT OR REPLACE INTO local_drive (local_path, account_id, remote_path, etag, fp_device, fp_inode, fp_size, fp_mtime_ns,
@@ -54,6 +62,19 @@ extension QueueStore {
                                      remotePath: row.remotePath, bytesTotal: now.size, fingerprint: now,
                                      replacesETag: row.versionETag, newVersion: true)])
         }
+    }
+
+    /// Whether the file at `path` (`now`), where a download put its own moments ago, is a
+    /// file Local Drive tracks: the tracked file the name was taken from, renamed back over
+    /// the download before its row completed (`mv report.odt mine.odt`, the download, `mv
+    /// mine.odt report.odt`), or another tracked one renamed over it. Then the download's
+    /// file is gone, and the tracking stays the tracked file's: recorded for the download,
+    /// with the file at the name taken for it, the tracked file's edits would go to the
+    /// server file just downloaded.
+    private func replacedByTrackedFile(_ path: LocalPath, now: FileFingerprint) throws -> Bool {
+        guard try localDrivePath(of: now) != nil else { return false }
+        Log.info("Local Drive: \(path.display) was downloaded, and a downloaded file Local Drive follows was renamed over it at once; that file keeps its own server file, and the download's edits are not followed")
+        return true
     }
 
     /// A download put its file at `path`, where a tracked file was. That file may have been
@@ -146,18 +167,19 @@ extension QueueStore {
         return other
     }
 
-    /// The name Local Drive knows the file with `fingerprint` at, other than `path`: the
-    /// tracked file there is it, as last sent, or its edit, waiting or being sent, is.
-    public func localDrivePath(of fingerprint: FileFingerprint, otherThan path: LocalPath) throws -> LocalPath? {
+    /// The name Local Drive knows the file with `fingerprint` at, other than `path` if given:
+    /// the tracked file there is it, as last sent, or its edit, waiting or being sent, is.
+    public func localDrivePath(of fingerprint: FileFingerprint, otherThan path: LocalPath? = nil) throws -> LocalPath? {
         let isFile = FileFingerprint.matching()
+        let other: SQLValue = path.map { .blob($0.bytes) } ?? .null
         return try database.query("""
-            SELECT local_path FROM local_drive WHERE \(isFile) AND local_path != ?
+            SELECT local_path FROM local_drive WHERE \(isFile) AND local_path IS NOT ?
             UNION ALL
             SELECT coalesce(moved_to, local_path) AS local_path FROM transfers
             WHERE new_version_of IS NOT NULL AND direction = 'upload' AND state != \(TransferState.completed.sql)
-              AND \(isFile) AND coalesce(moved_to, local_path) != ?
+              AND \(isFile) AND coalesce(moved_to, local_path) IS NOT ?
             LIMIT 1
-            """, fingerprint.columnValues + [.blob(path.bytes)] + fingerprint.columnValues + [.blob(path.bytes)]) {
+            """, fingerprint.columnValues + [other] + fingerprint.columnValues + [other]) {
             LocalPath(bytes: try $0.blob("local_path"))
         }.first
     }

@@ -1,3 +1,5 @@
+import Platform
+
 /// What a transfer records so that a later attempt, or an agent started after a crash,
 /// finds its way back: restarts in a row, the remote name an upload claimed, the file a
 /// download finished. None of these change a row's state.
@@ -56,9 +58,20 @@ extension QueueStore {
 
     /// A download whose bytes are whole: their SHA-256 and size, kept before the file moves
     /// into place, so that an agent killed right after the move recognises its own file.
-    /// `etag` is the server's ETag of the version downloaded, for edits that go back.
-    public func recordDownloadedFile(_ id: Int64, sha256: String, bytes: Int64, etag: String? = nil) throws {
-        try database.run("UPDATE transfers SET sha256 = ?, bytes_total = ?, version_etag = ? WHERE id = ?",
-                         [.text(sha256), .int(bytes), .optionalText(etag), .int(id)])
+    /// `etag` is the server's ETag of the version downloaded, for edits that go back;
+    /// `placed` the file written (`fstat` after its last byte), which is what Local Drive
+    /// tracks, not what is at the name when the row completes (an edit, or another file
+    /// renamed there, in between).
+    public func recordDownloadedFile(_ id: Int64, sha256: String, bytes: Int64, etag: String? = nil,
+                                     placed: FileFingerprint? = nil) throws {
+        try database.run("UPDATE transfers SET sha256 = ?, bytes_total = ?, version_etag = ?, \(FileFingerprint.transferAssignments) WHERE id = ?",
+                         [.text(sha256), .int(bytes), .optionalText(etag)] + FileFingerprint.columnValues(placed) + [.int(id)])
+    }
+
+    /// The file a download put in place is another than the one written (a copy, where the
+    /// file system could neither link nor rename without replacing): its fingerprint.
+    public func recordPlacedFile(_ id: Int64, _ placed: FileFingerprint) throws {
+        try database.run("UPDATE transfers SET \(FileFingerprint.transferAssignments) WHERE id = ? AND direction = 'download'",
+                         placed.columnValues + [.int(id)])
     }
 }
