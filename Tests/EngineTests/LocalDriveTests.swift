@@ -407,6 +407,24 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("renamed within Local Drive, edited under its new name, and downloaded again at its old name before the edit settled: the edit goes back from the new name, and the new download keeps its own tracking")
+    func renamedEditedAndDownloadedAgain() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let local = try scene.download("/Documents/report.odt")
+            let mine = scene.localDrive + "/report (mine).odt"
+            // All within the seconds a saved file takes to settle, and Local Drive waits before it follows a rename.
+            #expect(rename(local, mine) == 0)
+            try scene.overwrite(mine, seed: 93)
+            #expect(try scene.session.cli(["download", "/Documents/report.odt"]).status == 0)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: mine)), "the edit went back")
+            #expect(try scene.uploads().first?.localPath == LocalPath(mine), "from its new name")
+            let tracked = try QueueStore(path: scene.session.databasePath).localDriveFiles()
+            #expect(Set(tracked.map { "\($0.localPath.lastComponent.text) <- #\($0.downloadID)" }) == ["report (mine).odt <- #1", "report.odt <- #2"])
+        }
+    }
+
     @Test("a downloaded file deleted, another file saved in Local Drive (given the inode the deletion freed, as ext4 does), and the file downloaded again: the other file is not taken for the deleted one renamed, and is never sent over the server's file")
     func newFileGivenTheFreedInode() async throws {
         try await offThePool {

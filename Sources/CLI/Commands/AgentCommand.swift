@@ -56,6 +56,7 @@ public enum AgentCommand {
             watchService.uploadCompleted(row)
             if row.direction == .download { localDrive.downloaded(row.localPath) }
         }
+        options.onDownloadPlaced = { localDrive.placed($0) }
         options.needsProof = { row in row.watchRule.map { watchService.trashesOriginals(rule: $0) } ?? false }
         options.onDoorbell = { watchService.lookAgain() }
         options.onStarted = {

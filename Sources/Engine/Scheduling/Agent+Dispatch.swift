@@ -158,7 +158,8 @@ extension Agent {
                                         settings: settings, serverInfo: serverInfo, cancellation: cancellation).run()
                 case .download:
                     outcome = DownloadJob(transfer: transfer, account: account, credentials: credentials, store: store,
-                                          settings: settings, downloads: options.paths.localDrive, cancellation: cancellation).run()
+                                          settings: settings, downloads: options.paths.localDrive, cancellation: cancellation,
+                                          placed: options.onDownloadPlaced).run()
                 }
             } catch {
                 // The job could not begin (an account it cannot use).

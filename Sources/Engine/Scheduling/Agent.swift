@@ -39,6 +39,10 @@ public final class Agent: Sendable {
         public var folderAway: (@Sendable (_ rule: String, _ file: LocalPath, _ device: UInt64?) -> Reason?)?
         /// Told of each transfer that just completed, with its row as recorded.
         public var onCompleted: (@Sendable (Transfer) -> Void)?
+        /// Told, on the transfer's own thread, where a download has just put its file, before
+        /// its row completes: whatever waited to follow a file away from that name must do
+        /// so now (the name was free, so that file was renamed, not saved over).
+        public var onDownloadPlaced: (@Sendable (LocalPath) -> Void)?
         /// Whether something relies on an upload's file being on the server once it completes
         /// (its watch rule moves originals to the trash): the server is then asked to show it.
         public var needsProof: (@Sendable (Transfer) -> Bool)?

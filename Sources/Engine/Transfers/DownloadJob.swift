@@ -19,13 +19,15 @@ final class DownloadJob {
     let settings: TransferSettings
     let downloads: String
     let cancellation: CancellationFlag
+    /// Told where the file went, once it is in place (`Agent.Options.onDownloadPlaced`).
+    let placed: (@Sendable (LocalPath) -> Void)?
     let dav: WebDAVClient
     var progressed = false
 
     init(transfer: Transfer, account: Account, credentials: Credentials?, store: QueueStore, settings: TransferSettings,
-         downloads: String, cancellation: CancellationFlag) {
+         downloads: String, cancellation: CancellationFlag, placed: (@Sendable (LocalPath) -> Void)? = nil) {
         self.transfer = transfer; self.account = account; self.store = store
-        self.settings = settings; self.downloads = downloads; self.cancellation = cancellation
+        self.settings = settings; self.downloads = downloads; self.cancellation = cancellation; self.placed = placed
         dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
         settings.prepare(dav.session, for: account, cancellation: cancellation)
     }
@@ -135,10 +137,11 @@ final class DownloadJob {
         // whatever happens at its name before the row completes is not taken for the download.
         try store.recordDownloadedFile(transfer.id, sha256: digest, bytes: result.fileSize, etag: result.etag ?? item.etag,
                                        placed: written)
-        let placed = try moveIntoPlace(part, as: final, item: item)
-        if let copy = placed.copy { try store.recordPlacedFile(transfer.id, copy) }
+        let moved = try moveIntoPlace(part, as: final, item: item)
+        if let copy = moved.copy { try store.recordPlacedFile(transfer.id, copy) }
+        placed?(moved.path)
         CrashWindow.downloadInPlace.pauseIfTesting(transfer: transfer.id, cancellation: cancellation)
-        if let left = placed.part { try FileIO.unlink(left, ifPresent: true) }
+        if let left = moved.part { try FileIO.unlink(left, ifPresent: true) }
         return .completed(sha256: digest, bytes: result.fileSize)
     }
 

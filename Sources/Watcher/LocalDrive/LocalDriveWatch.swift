@@ -75,6 +75,15 @@ public final class LocalDriveWatch: Sendable {
         start()
     }
 
+    /// A download has just put its file at `path`, and a download takes only a free name: a
+    /// tracked file renamed away from it moments ago was renamed, not an editor's save into
+    /// the name, and its tracking follows it now, before the download's takes the name. The
+    /// download's completion looks for it too (`QueueStore.noteLocalDrive`), but only as it
+    /// was tracked: edited since the rename, it is found here, by the rename itself.
+    public func placed(_ path: LocalPath) {
+        reader.followRenames(awayFrom: path)
+    }
+
     public func stop() {
         stopped.withLock { $0 = true }
         watcher.stop()
@@ -125,6 +134,11 @@ private final class StoreReader: Sendable {
     /// Follows the renames waiting longer than `age` seconds.
     func followRenames(olderThan age: Double) {
         state.withLock { followDue(&$0, olderThan: age) }
+    }
+
+    /// Follows the renames waiting away from `path` now.
+    func followRenames(awayFrom path: LocalPath) {
+        state.withLock { follow(&$0) { $0.from == path } }
     }
 
     private func followDue(_ state: inout State, olderThan age: Double) {
