@@ -259,6 +259,53 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("a downloaded file deleted, and a file saved at its name later (once the seconds an editor's save takes have passed): the later file is another, never sent, and the server's file is untouched; one deleted and written anew at once is an editor's save, and goes back")
+    func deletedAndNameLeftEmpty() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let report = try scene.download("/Documents/report.odt")
+            let notes = try scene.download("/Documents/notes.txt")
+            let reportBefore = try scene.serverSHA("report.odt")
+            #expect(unlink(report) == 0)
+            try scene.session.waitForAgentLog("report.odt was deleted; its edits no longer go back")
+            try Data(TestData.bytes(count: 222_222, seed: 61)).write(to: URL(fileURLWithPath: report))
+            // Deleted and written anew, as some editors save.
+            #expect(unlink(notes) == 0)
+            try Data(TestData.bytes(count: 111_111, seed: 62)).write(to: URL(fileURLWithPath: notes))
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("notes.txt") == (try TestData.sha256(ofFile: notes)), "the editor's save went back")
+            // Past the window of the save at report.odt's name, and the agent started again.
+            sleep(4)
+            scene.session.stopAgent()
+            try scene.session.startAgent()
+            sleep(4)
+            #expect(try scene.uploads().map(\.remotePath) == ["/Documents/notes.txt"], "the later report.odt was never sent")
+            #expect(try scene.serverSHA("report.odt") == reportBefore)
+            let tracked = try QueueStore(path: scene.session.databasePath).localDriveFiles()
+            #expect(tracked.map(\.localPath.text) == [notes])
+        }
+    }
+
+    @Test("a downloaded file deleted while the agent was stopped: its tracking ends once the agent has looked, and a file saved at its name afterwards is never sent")
+    func deletedWhileStopped() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let report = try scene.download("/Documents/report.odt")
+            let kept = try scene.download("/Documents/notes.txt")
+            let reportBefore = try scene.serverSHA("report.odt")
+            scene.session.stopAgent()
+            #expect(unlink(report) == 0)
+            try scene.session.startAgent()
+            try scene.session.waitForAgentLog("report.odt was deleted; its edits no longer go back")
+            try Data(TestData.bytes(count: 222_222, seed: 63)).write(to: URL(fileURLWithPath: report))
+            try scene.overwrite(kept, seed: 64)
+            try scene.waitForUploads(1)
+            sleep(2)
+            #expect(try scene.uploads().map(\.remotePath) == ["/Documents/notes.txt"], "only the tracked file's edit went")
+            #expect(try scene.serverSHA("report.odt") == reportBefore)
+        }
+    }
+
     @Test("a downloaded file whose name the watcher would take for a temporary one (settings.bak, draft.tmp): its edits go back all the same, made while the agent runs or while it is stopped")
     func namesThatLookTemporary() async throws {
         try await offThePool {

@@ -242,6 +242,20 @@ extension QueueStore {
         }
     }
 
+    /// The tracked file at `path`, put there by `download`, was deleted, and nothing came
+    /// back at its name within the seconds an editor's save by writing anew takes: its round
+    /// trip ends, and its edits still waiting went with it. Kept, the name would stay
+    /// tracked for ever, and a file saved there weeks later would go over the server's file
+    /// as its new version. The file that was tracked, nil when the tracking was not that.
+    public func forgetDeletedLocalDrive(_ path: LocalPath, download: Int64) throws -> LocalDriveFile? {
+        try database.transaction {
+            guard let file = try localDriveFile(at: path), file.downloadID == download else { return nil }
+            try database.run("DELETE FROM local_drive WHERE local_path = ?", [.blob(path.bytes)])
+            try dropNewVersionsOfGoneFile(at: path, "was deleted and nothing was saved at its name again", gone: "deleted")
+            return file
+        }
+    }
+
     /// Follows a rename within Local Drive: the file (or every file below the folder) at
     /// `old` is now at `new`, and its edits still go back; so do its new versions not sent
     /// yet. Only the agent changes a row in progress: such rows are asked to move

@@ -42,9 +42,14 @@ public final class LocalDriveWatch: Sendable {
                 }
             case .exchanged(let a, let b):
                 reader.exchanged(a, b)
+            case .deleted(let path):
+                if reader.deleted(path) { reader.endTrackingLater() }
             case .notTaken(let path, let error):
                 Log.info("Local Drive: \(path.display) could not be read (\(error.reason)); an edit of it is looked at when it can be")
-            case .problem, .status:
+            case .status(let status):
+                // The walk at the start is done: tracked files not found by it were deleted while the agent was stopped.
+                if status.state == .watching, reader.missingAtStart() { reader.endTrackingLater() }
+            case .problem:
                 break
             }
         }
@@ -87,8 +92,10 @@ public final class LocalDriveWatch: Sendable {
     public func stop() {
         stopped.withLock { $0 = true }
         watcher.stop()
-        // The watcher's thread has ended: its renames still waiting are followed now.
+        // The watcher's thread has ended: its renames still waiting are followed now, and
+        // deleted files whose names are still empty are no longer tracked.
         reader.followRenames(olderThan: 0)
+        reader.endTracking(olderThan: 0)
     }
 }
 
@@ -105,6 +112,18 @@ private final class StoreReader: Sendable {
         /// Otherwise the rename is followed (when the window has passed and anything
         /// happens, when either name settles, or when the watch stops).
         var renamed: [Rename] = []
+        /// Tracked files deleted, by the name their tracking is at, and when: a file made at
+        /// the name within `renameWindow` is an editor's save by writing anew, and the edit.
+        /// Otherwise the tracking ends: a file saved there weeks later is another file, and
+        /// would go over the server's as its new version.
+        var deleted: [LocalPath: Deletion] = [:]
+        /// The tracked files missing from the first walk have been noted.
+        var startChecked = false
+    }
+
+    private struct Deletion {
+        var at: Double
+        var download: Int64
     }
 
     /// A tracked file renamed, and the download whose file it was: if another download
@@ -144,6 +163,72 @@ private final class StoreReader: Sendable {
     private func followDue(_ state: inout State, olderThan age: Double) {
         let now = MonotonicClock.seconds()
         follow(&state) { now - $0.at >= age }
+    }
+
+    /// A file was deleted at `path`. If it is a tracked file (at its name, or where a rename
+    /// waiting to be followed put it), its tracking ends unless a file is at the tracked name
+    /// once the window has passed (`endTracking`): true then. A rename waiting that put the
+    /// file at `path` is done with (the file it would follow is gone, and the name it left
+    /// may yet take an editor's save); one of a folder it lies in is followed first.
+    func deleted(_ path: LocalPath) -> Bool {
+        state.withLock { state in
+            var name = path
+            if let i = state.renamed.firstIndex(where: { $0.to == path }) {
+                name = state.renamed.remove(at: i).from
+            } else if state.renamed.contains(where: { path.isWithin($0.to) }) {
+                // In a folder renamed moments ago: its files' tracking follows it first.
+                follow(&state) { path.isWithin($0.to) }
+            }
+            // A file made at a tracked name and deleted again: the tracked file was renamed away.
+            guard !renamedAway(state, name), let tracked = try? open(&state)?.localDriveFile(at: name) else { return false }
+            state.deleted[name] = Deletion(at: MonotonicClock.seconds(), download: tracked.downloadID)
+            return true
+        }
+    }
+
+    /// The walk at the start is done: tracked files not at their names then were deleted
+    /// (or renamed, which the files found at their new names follow within the window)
+    /// while the agent was stopped. True when some were, the first time only.
+    func missingAtStart() -> Bool {
+        state.withLock { state in
+            guard !state.startChecked, let store = open(&state), let files = try? store.localDriveFiles() else { return false }
+            state.startChecked = true
+            let now = MonotonicClock.seconds()
+            for file in files where FileFingerprint.ofRegularFile(notFollowing: file.localPath) == nil {
+                state.deleted[file.localPath] = Deletion(at: now, download: file.downloadID)
+            }
+            return !state.deleted.isEmpty
+        }
+    }
+
+    /// Runs `endTracking` once the window has passed.
+    func endTrackingLater() {
+        DispatchQueue.global().asyncAfter(deadline: .now() + renameWindow + 0.1) { [self] in endTracking(olderThan: renameWindow) }
+    }
+
+    /// Ends the tracking of the files deleted longer than `age` seconds ago whose names are
+    /// still empty, if it is still theirs.
+    func endTracking(olderThan age: Double) {
+        state.withLock { state in
+            let now = MonotonicClock.seconds()
+            for (name, deletion) in state.deleted where now - deletion.at >= age {
+                state.deleted[name] = nil
+                guard FileFingerprint.ofRegularFile(notFollowing: name) == nil, !renamedAway(state, name),
+                      let store = open(&state) else { continue }
+                do {
+                    if let file = try store.forgetDeletedLocalDrive(name, download: deletion.download) {
+                        Log.info("Local Drive: \(name.display) was deleted; its edits no longer go back to \(file.remotePath), and a file saved at its name from now on is a new file, never sent")
+                    }
+                } catch {
+                    Log.warning("Local Drive: \(name.display) was deleted, which could not be recorded (\(error)); a file saved at its name may still go back as its new version")
+                }
+            }
+        }
+    }
+
+    /// Whether a rename waiting to be followed takes the file at `name` (or its folder) away.
+    private func renamedAway(_ state: State, _ name: LocalPath) -> Bool {
+        state.renamed.contains { name.isWithin($0.from) }
     }
 
     /// Before a file at `path` is looked at: a rename away from it within the window is an

@@ -196,6 +196,9 @@ extension WatchWorker {
                 inbox.post(.status(rule: id))
             case .problem:
                 inbox.post(.status(rule: id))
+            case .deleted:
+                // A rule's records stay: a file deleted is never deleted on the server.
+                break
             }
         }
     }

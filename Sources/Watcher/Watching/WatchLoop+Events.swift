@@ -98,11 +98,12 @@ extension WatchLoop {
         }
     }
 
-    /// A file deleted at `path`: remembered for a while (see `renamed`).
+    /// A file deleted at `path`: remembered for a while (see `renamed`), and told.
     private func deleted(_ path: LocalPath) {
         let now = clock.now
         if deletedLately.count >= 1_024 { deletedLately = deletedLately.filter { now - $0.value < Self.deletedMemory(settings) } }
         deletedLately[path] = now
+        handler(.deleted(path))
     }
 
     private func wasDeletedLately(_ path: LocalPath) -> Bool {
