@@ -296,7 +296,7 @@ struct LocalDriveTests {
             scene.session.stopAgent()
             #expect(unlink(report) == 0)
             try scene.session.startAgent()
-            try scene.session.waitForAgentLog("report.odt was deleted; its edits no longer go back")
+            try scene.session.waitForAgentLog("report.odt was not there when the agent started")
             try Data(TestData.bytes(count: 222_222, seed: 63)).write(to: URL(fileURLWithPath: report))
             try scene.overwrite(kept, seed: 64)
             try scene.waitForUploads(1)

@@ -124,6 +124,8 @@ private final class StoreReader: Sendable {
     private struct Deletion {
         var at: Double
         var download: Int64
+        /// Not found by the walk at the start (rather than told deleted by the kernel).
+        var atStart = false
     }
 
     /// A tracked file renamed, and the download whose file it was: if another download
@@ -195,7 +197,7 @@ private final class StoreReader: Sendable {
             state.startChecked = true
             let now = MonotonicClock.seconds()
             for file in files where FileFingerprint.ofRegularFile(notFollowing: file.localPath) == nil {
-                state.deleted[file.localPath] = Deletion(at: now, download: file.downloadID)
+                state.deleted[file.localPath] = Deletion(at: now, download: file.downloadID, atStart: true)
             }
             return !state.deleted.isEmpty
         }
@@ -217,7 +219,8 @@ private final class StoreReader: Sendable {
                       let store = open(&state) else { continue }
                 do {
                     if let file = try store.forgetDeletedLocalDrive(name, download: deletion.download) {
-                        Log.info("Local Drive: \(name.display) was deleted; its edits no longer go back to \(file.remotePath), and a file saved at its name from now on is a new file, never sent")
+                        let gone = deletion.atStart ? "was not there when the agent started (deleted, or renamed and changed while it was stopped)" : "was deleted"
+                        Log.info("Local Drive: \(name.display) \(gone); its edits no longer go back to \(file.remotePath), and a file saved at its name from now on is a new file, never sent")
                     }
                 } catch {
                     Log.warning("Local Drive: \(name.display) was deleted, which could not be recorded (\(error)); a file saved at its name may still go back as its new version")
