@@ -259,16 +259,22 @@ struct LocalDriveTests {
         }
     }
 
-    @Test("a downloaded file deleted, and a file saved at its name later (once the seconds an editor's save takes have passed): the later file is another, never sent, and the server's file is untouched; one deleted and written anew at once is an editor's save, and goes back")
+    @Test("a downloaded file deleted, or moved to the trash, and a file saved at its name later (once the seconds an editor's save takes have passed): the later file is another, never sent, and the server's file is untouched; one deleted and written anew at once is an editor's save, and goes back")
     func deletedAndNameLeftEmpty() async throws {
         try await offThePool {
             let scene = try LocalDriveScene(.referenceWebDAV)
             let report = try scene.download("/Documents/report.odt")
+            let old = try scene.download("/Documents/old.odt")
             let notes = try scene.download("/Documents/notes.txt")
-            let reportBefore = try scene.serverSHA("report.odt")
+            let before = (report: try scene.serverSHA("report.odt"), old: try scene.serverSHA("old.odt"))
+            let trash = scene.session.home.path + "/Trash"
+            #expect(mkdir(trash, 0o700) == 0)
             #expect(unlink(report) == 0)
-            try scene.session.waitForAgentLog("report.odt was deleted; its edits no longer go back")
+            #expect(rename(old, trash + "/old.odt") == 0)
+            try scene.session.waitForAgentLog("report.odt is gone (deleted, or moved out of Local Drive); its edits no longer go back")
+            try scene.session.waitForAgentLog("old.odt is gone (deleted, or moved out of Local Drive); its edits no longer go back")
             try Data(TestData.bytes(count: 222_222, seed: 61)).write(to: URL(fileURLWithPath: report))
+            try Data(TestData.bytes(count: 222_223, seed: 65)).write(to: URL(fileURLWithPath: old))
             // Deleted and written anew, as some editors save.
             #expect(unlink(notes) == 0)
             try Data(TestData.bytes(count: 111_111, seed: 62)).write(to: URL(fileURLWithPath: notes))
@@ -279,22 +285,26 @@ struct LocalDriveTests {
             scene.session.stopAgent()
             try scene.session.startAgent()
             sleep(4)
-            #expect(try scene.uploads().map(\.remotePath) == ["/Documents/notes.txt"], "the later report.odt was never sent")
-            #expect(try scene.serverSHA("report.odt") == reportBefore)
+            #expect(try scene.uploads().map(\.remotePath) == ["/Documents/notes.txt"], "the later report.odt and old.odt were never sent")
+            #expect(try scene.serverSHA("report.odt") == before.report)
+            #expect(try scene.serverSHA("old.odt") == before.old)
             let tracked = try QueueStore(path: scene.session.databasePath).localDriveFiles()
             #expect(tracked.map(\.localPath.text) == [notes])
         }
     }
 
-    @Test("a downloaded file deleted while the agent was stopped: its tracking ends once the agent has looked, and a file saved at its name afterwards is never sent")
+    @Test("a downloaded file deleted while the agent was stopped: its tracking ends once the agent has looked, and a file saved at its name afterwards is never sent; one moved into a folder meanwhile stays tracked")
     func deletedWhileStopped() async throws {
         try await offThePool {
             let scene = try LocalDriveScene(.referenceWebDAV)
             let report = try scene.download("/Documents/report.odt")
-            let kept = try scene.download("/Documents/notes.txt")
+            let notes = try scene.download("/Documents/notes.txt")
             let reportBefore = try scene.serverSHA("report.odt")
             scene.session.stopAgent()
             #expect(unlink(report) == 0)
+            #expect(mkdir(scene.localDrive + "/kept", 0o755) == 0)
+            let kept = scene.localDrive + "/kept/notes.txt"
+            #expect(rename(notes, kept) == 0)
             try scene.session.startAgent()
             try scene.session.waitForAgentLog("report.odt was not there when the agent started")
             try Data(TestData.bytes(count: 222_222, seed: 63)).write(to: URL(fileURLWithPath: report))
@@ -302,7 +312,25 @@ struct LocalDriveTests {
             try scene.waitForUploads(1)
             sleep(2)
             #expect(try scene.uploads().map(\.remotePath) == ["/Documents/notes.txt"], "only the tracked file's edit went")
+            #expect(try scene.serverSHA("notes.txt") == (try TestData.sha256(ofFile: kept)))
             #expect(try scene.serverSHA("report.odt") == reportBefore)
+        }
+    }
+
+    @Test("a downloaded file given a second name (a hard link) and deleted under the first: its tracking follows the name left, and an edit there goes back")
+    func hardLinkLeftBehind() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let report = try scene.download("/Documents/report.odt")
+            let second = scene.localDrive + "/report (copy).odt"
+            #expect(link(report, second) == 0)
+            #expect(unlink(report) == 0)
+            let store = try QueueStore(path: scene.session.databasePath)
+            try scene.session.waitFor("the tracking at the second name") { _ in (try? store.localDriveFile(at: LocalPath(second))) != nil }
+            try scene.overwrite(second, seed: 66)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: second)))
+            #expect(try scene.uploads().first?.localPath == LocalPath(second))
         }
     }
 
@@ -504,19 +532,44 @@ struct LocalDriveTests {
         }
     }
 
-    @Test("edited in the moment between a download's file being put in place and its row completing: the edit goes back (it was taken for the download as it came)")
-    func editedAsItIsPlaced() async throws {
+    @Test("edited between a download's file being put in place and its row completing, the edit settled by then or not: the edit goes back (it was taken for the download as it came, or let go as a file not tracked)",
+          arguments: [0, 5])
+    func editedAsItIsPlaced(settling: UInt32) async throws {
         try await offThePool {
-            let scene = try LocalDriveScene(.referenceWebDAV, pausedAt: "download-in-place")
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            // Local Drive watched already (another file tracked), and the next download held with its file in place.
+            _ = try scene.download("/Documents/notes.txt")
+            scene.session.stopAgent()
+            scene.session.pause(at: "download-in-place")
+            try scene.session.startAgent()
             #expect(try scene.session.cli(["download", "/Documents/report.odt"]).status == 0)
             try scene.session.waitForAgentLog("paused at download-in-place")
             let local = scene.localDrive + "/report.odt"
             try scene.overwrite(local, seed: 97)
             let edited = try TestData.sha256(ofFile: local)
+            sleep(settling)
             scene.session.releasePause()
             try scene.waitForUploads(1)
             #expect(try scene.serverSHA("report.odt") == edited, "the edit went back")
             #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no copy")
+        }
+    }
+
+    @Test("deleted between a download's file being put in place and its row completing: the name is not tracked once the window has passed, and a file saved there later is never sent")
+    func deletedAsItIsPlaced() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV, pausedAt: "download-in-place")
+            let before = try scene.serverSHA("report.odt")
+            #expect(try scene.session.cli(["download", "/Documents/report.odt"]).status == 0)
+            try scene.session.waitForAgentLog("paused at download-in-place")
+            let local = scene.localDrive + "/report.odt"
+            #expect(unlink(local) == 0)
+            scene.session.releasePause()
+            try scene.session.waitForAgentLog("report.odt is gone")
+            try Data(TestData.bytes(count: 222_222, seed: 67)).write(to: URL(fileURLWithPath: local))
+            sleep(5)
+            #expect(try scene.uploads().isEmpty, "nothing went")
+            #expect(try scene.serverSHA("report.odt") == before)
         }
     }
 

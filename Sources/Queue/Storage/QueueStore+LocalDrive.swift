@@ -88,14 +88,8 @@ extension QueueStore {
     /// does), which by device and inode alone would be taken for it renamed, and sent over
     /// the server's file as its new version.
     private func followRenamedAway(from path: LocalPath) throws {
-        guard let old = try localDriveFile(at: path) else { return }
-        var sought: Set<FileFingerprint> = [old.fingerprint]
-        let waiting = try database.query("""
-            SELECT fp_device, fp_inode, fp_size, fp_mtime_ns FROM transfers WHERE local_path = ? AND moved_to IS NULL
-              AND new_version_of IS NOT NULL AND direction = 'upload' AND fp_device IS NOT NULL
-              AND state IN \(TransferState.sql(.queued, .retrying, .failed))
-            """, [.blob(path.bytes)]) { try $0.requiredFingerprint() }
-        sought.formUnion(waiting)
+        let sought = try trackedFingerprints(at: path)
+        guard !sought.isEmpty else { return }
         var renamed: LocalPath?
         // Two folders down at most: the walk runs in the transaction that completes the
         // download, once for each file downloaded where a tracked one was.
@@ -108,6 +102,19 @@ extension QueueStore {
             renamed = candidate
         }
         if let renamed { try moveLocalDrive(path, to: renamed) }
+    }
+
+    /// The file tracked at `path` as it was last sent, and as each of its edits waiting to
+    /// go back has it: what it is found by elsewhere, renamed (a rename keeps size and time).
+    /// Empty when nothing is tracked there.
+    public func trackedFingerprints(at path: LocalPath) throws -> Set<FileFingerprint> {
+        guard let tracked = try localDriveFile(at: path) else { return [] }
+        let waiting = try database.query("""
+            SELECT fp_device, fp_inode, fp_size, fp_mtime_ns FROM transfers WHERE local_path = ? AND moved_to IS NULL
+              AND new_version_of IS NOT NULL AND direction = 'upload' AND fp_device IS NOT NULL
+              AND state IN \(TransferState.sql(.queued, .retrying, .failed))
+            """, [.blob(path.bytes)]) { try $0.requiredFingerprint() }
+        return Set(waiting).union([tracked.fingerprint])
     }
 
     /// A download put its file at `path`, and a download takes only a free name: a tracked
@@ -191,6 +198,14 @@ extension QueueStore {
 
     public func localDriveFile(at path: LocalPath) throws -> LocalDriveFile? {
         try database.query("SELECT * FROM local_drive WHERE local_path = ?", [.blob(path.bytes)], row: Self.localDriveFile).first
+    }
+
+    /// The files Local Drive remembers at `path`, or below it if it was a folder (a range of
+    /// the table's key: names below `a` sort between `a/` and `a0`).
+    public func localDriveFiles(atOrBelow path: LocalPath) throws -> [LocalDriveFile] {
+        let below = path.bytes + [UInt8(ascii: "/")], past = path.bytes + [UInt8(ascii: "/") + 1]
+        return try database.query("SELECT * FROM local_drive WHERE local_path = ? OR (local_path >= ? AND local_path < ?)",
+                                  [.blob(path.bytes), .blob(below), .blob(past)], row: Self.localDriveFile)
     }
 
     static func localDriveFile(_ r: Row) throws -> LocalDriveFile {

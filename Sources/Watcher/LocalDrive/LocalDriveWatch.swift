@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import Platform
 import Queue
 
@@ -24,7 +25,7 @@ public final class LocalDriveWatch: Sendable {
         let memory = TakenSet()
         self.memory = memory
         queuePath = paths.queueDatabase
-        let reader = StoreReader(path: paths.queueDatabase, memory: memory,
+        let reader = StoreReader(path: paths.queueDatabase, root: LocalPath(paths.localDrive), memory: memory,
                                  renameWindow: Double(settleWindow.components.seconds) * 2 + 2)
         self.reader = reader
         watcher = FolderWatcher(settings: WatcherSettings(folder: LocalPath(paths.localDrive), media: nil, settleWindow: settleWindow),
@@ -42,8 +43,8 @@ public final class LocalDriveWatch: Sendable {
                 }
             case .exchanged(let a, let b):
                 reader.exchanged(a, b)
-            case .deleted(let path):
-                if reader.deleted(path) { reader.endTrackingLater() }
+            case .left(let path):
+                if reader.left(path) { reader.endTrackingLater() }
             case .notTaken(let path, let error):
                 Log.info("Local Drive: \(path.display) could not be read (\(error.reason)); an edit of it is looked at when it can be")
             case .status(let status):
@@ -75,16 +76,27 @@ public final class LocalDriveWatch: Sendable {
     /// it was put there from now on, not only once the watcher has seen it settle: a
     /// rename, or a swap of names with another tracked file, made right after is then
     /// followed, not taken for a new file saved at the name. Starts watching if need be.
+    ///
+    /// Whatever happened at the name between the file being put there and the row
+    /// completing is looked at now: a file gone from it (deleted or renamed in that moment)
+    /// waits as a deleted one does, and one that changed (an edit the watcher saw settle
+    /// before the file was tracked, and let go) is looked at again.
     public func downloaded(_ path: LocalPath) {
-        reader.remember(path)
+        switch reader.remember(path) {
+        case .gone: reader.endTrackingLater()
+        case .changed: watcher.reconsider([path])
+        case .asPlaced, .untracked: break
+        }
         start()
     }
 
-    /// A download has just put its file at `path`, and a download takes only a free name: a
-    /// tracked file renamed away from it moments ago was renamed, not an editor's save into
-    /// the name, and its tracking follows it now, before the download's takes the name. The
-    /// download's completion looks for it too (`QueueStore.noteLocalDrive`), but only as it
-    /// was tracked: edited since the rename, it is found here, by the rename itself.
+    /// A download has just put its file at `path`, which was free: a tracked file renamed
+    /// away from it moments ago (a rename waiting to be followed) is followed now, before
+    /// the download's tracking takes the name. The download's completion looks for it too
+    /// (`QueueStore.noteLocalDrive`), but only as it was tracked: edited since the rename,
+    /// it is found here, by the rename itself. (An editor's save by renaming the file away
+    /// and writing anew, with the download landing between the two, is taken for a rename:
+    /// the save then lands in the download's file.)
     public func placed(_ path: LocalPath) {
         reader.followRenames(awayFrom: path)
     }
@@ -92,10 +104,10 @@ public final class LocalDriveWatch: Sendable {
     public func stop() {
         stopped.withLock { $0 = true }
         watcher.stop()
-        // The watcher's thread has ended: its renames still waiting are followed now, and
-        // deleted files whose names are still empty are no longer tracked.
+        // The watcher's thread has ended: its renames still waiting are followed now. Files
+        // deleted within the window keep their tracking (an editor's save may be half done);
+        // the walk at the next start finds whether their names are still empty.
         reader.followRenames(olderThan: 0)
-        reader.endTracking(olderThan: 0)
     }
 }
 
@@ -143,11 +155,14 @@ private final class StoreReader: Sendable {
 
     private let state = Locked(State())
     let path: String
+    /// Local Drive itself.
+    let root: LocalPath
     let memory: TakenSet
     let renameWindow: Double
 
-    init(path: String, memory: TakenSet, renameWindow: Double) {
+    init(path: String, root: LocalPath, memory: TakenSet, renameWindow: Double) {
         self.path = path
+        self.root = root
         self.memory = memory
         self.renameWindow = renameWindow
     }
@@ -167,36 +182,37 @@ private final class StoreReader: Sendable {
         follow(&state) { now - $0.at >= age }
     }
 
-    /// A file was deleted at `path`. If it is a tracked file (at its name, or where a rename
-    /// waiting to be followed put it), its tracking ends unless a file is at the tracked name
-    /// once the window has passed (`endTracking`): true then. A rename waiting that put the
-    /// file at `path` is done with (the file it would follow is gone, and the name it left
-    /// may yet take an editor's save); one of a folder it lies in is followed first.
-    func deleted(_ path: LocalPath) -> Bool {
+    /// A file or folder left `path` (deleted, moved out of Local Drive, to the trash, or to
+    /// a name the watcher leaves out). The tracked files that were there, at their names or
+    /// where a rename waiting to be followed put them, stop being tracked unless a file is
+    /// at their names once the window has passed, or they are found elsewhere then
+    /// (`endTracking`): true when any wait so. A rename waiting that put the file at `path`
+    /// is done with: the file it would follow went, and the name it left may yet take an
+    /// editor's save.
+    func left(_ path: LocalPath) -> Bool {
         state.withLock { state in
             var name = path
-            if let i = state.renamed.firstIndex(where: { $0.to == path }) {
-                name = state.renamed.remove(at: i).from
-            } else if state.renamed.contains(where: { path.isWithin($0.to) }) {
-                // In a folder renamed moments ago: its files' tracking follows it first.
-                follow(&state) { path.isWithin($0.to) }
+            if let i = state.renamed.firstIndex(where: { $0.to == path }) { name = state.renamed.remove(at: i).from }
+            // A file made at a tracked name and gone again: the tracked file was renamed away.
+            guard let store = open(&state), let files = try? store.localDriveFiles(atOrBelow: name) else { return false }
+            let now = MonotonicClock.seconds()
+            for file in files where !renamedAway(state, file.localPath) {
+                state.deleted[file.localPath] = Deletion(at: now, download: file.downloadID)
             }
-            // A file made at a tracked name and deleted again: the tracked file was renamed away.
-            guard !renamedAway(state, name), let tracked = try? open(&state)?.localDriveFile(at: name) else { return false }
-            state.deleted[name] = Deletion(at: MonotonicClock.seconds(), download: tracked.downloadID)
-            return true
+            return !files.isEmpty
         }
     }
 
-    /// The walk at the start is done: tracked files not at their names then were deleted
-    /// (or renamed, which the files found at their new names follow within the window)
-    /// while the agent was stopped. True when some were, the first time only.
+    /// The walk at the start is done: tracked files not at their names then were deleted,
+    /// or renamed, while the agent was stopped; they wait as deleted ones do, and those
+    /// renamed are found where they are, unchanged, by the files found at their new names
+    /// settling, or else by `endTracking`'s own look. True when some were, the first time only.
     func missingAtStart() -> Bool {
         state.withLock { state in
             guard !state.startChecked, let store = open(&state), let files = try? store.localDriveFiles() else { return false }
             state.startChecked = true
             let now = MonotonicClock.seconds()
-            for file in files where FileFingerprint.ofRegularFile(notFollowing: file.localPath) == nil {
+            for file in files where state.deleted[file.localPath] == nil && Self.nameIsEmpty(file.localPath) {
                 state.deleted[file.localPath] = Deletion(at: now, download: file.downloadID, atStart: true)
             }
             return !state.deleted.isEmpty
@@ -208,24 +224,68 @@ private final class StoreReader: Sendable {
         DispatchQueue.global().asyncAfter(deadline: .now() + renameWindow + 0.1) { [self] in endTracking(olderThan: renameWindow) }
     }
 
-    /// Ends the tracking of the files deleted longer than `age` seconds ago whose names are
-    /// still empty, if it is still theirs.
+    /// The tracked files gone longer than `age` seconds ago whose names are still empty: each
+    /// found elsewhere in Local Drive as it was last sent or as an edit waiting has it (renamed
+    /// while nobody watched, or told late; a hard link left behind) is followed there; the
+    /// others are no longer tracked, and their edits still waiting went with them.
     func endTracking(olderThan age: Double) {
         state.withLock { state in
             let now = MonotonicClock.seconds()
-            for (name, deletion) in state.deleted where now - deletion.at >= age {
-                state.deleted[name] = nil
-                guard FileFingerprint.ofRegularFile(notFollowing: name) == nil, !renamedAway(state, name),
-                      let store = open(&state) else { continue }
+            let due = state.deleted.filter { now - $0.value.at >= age }
+            for name in due.keys { state.deleted[name] = nil }
+            let gone = due.filter { Self.nameIsEmpty($0.key) && !renamedAway(state, $0.key) }
+            guard !gone.isEmpty, let store = open(&state) else { return }
+            let found = find(gone.keys, store)
+            for (name, deletion) in gone {
                 do {
-                    if let file = try store.forgetDeletedLocalDrive(name, download: deletion.download) {
-                        let gone = deletion.atStart ? "was not there when the agent started (deleted, or renamed and changed while it was stopped)" : "was deleted"
-                        Log.info("Local Drive: \(name.display) \(gone); its edits no longer go back to \(file.remotePath), and a file saved at its name from now on is a new file, never sent")
+                    if let there = found[name], try store.localDriveFile(at: there) == nil {
+                        try store.moveLocalDrive(name, to: there, whileTrackedBy: deletion.download)
+                        Log.info("Local Drive: \(name.display) is at \(there.display) now; it keeps its own server file")
+                    } else if let file = try store.forgetDeletedLocalDrive(name, download: deletion.download) {
+                        let went = deletion.atStart ? "was not there when the agent started (deleted, or renamed and changed while it was stopped)" : "is gone (deleted, or moved out of Local Drive)"
+                        Log.info("Local Drive: \(name.display) \(went); its edits no longer go back to \(file.remotePath), and a file saved at its name from now on is a new file, never sent")
                     }
                 } catch {
-                    Log.warning("Local Drive: \(name.display) was deleted, which could not be recorded (\(error)); a file saved at its name may still go back as its new version")
+                    Log.warning("Local Drive: \(name.display) is gone, which could not be recorded (\(error)); a file saved at its name may still go back as its new version")
                 }
             }
+        }
+    }
+
+    /// Where in Local Drive the files tracked at `names` are, by their whole fingerprints (as
+    /// last sent, or as an edit waiting has it): one walk for all of them.
+    private func find(_ names: some Sequence<LocalPath>, _ store: QueueStore) -> [LocalPath: LocalPath] {
+        var sought: [FileFingerprint: LocalPath] = [:]
+        for name in names {
+            for fingerprint in (try? store.trackedFingerprints(at: name)) ?? [] { sought[fingerprint] = name }
+        }
+        var found: [LocalPath: LocalPath] = [:]
+        guard !sought.isEmpty else { return found }
+        var tree = FolderTree(links: .skipped)
+        tree.followsRootLink = false
+        tree.walk(root) { event in
+            guard case .entry(let candidate, let st, _) = event, FileKind.of(mode: st.st_mode) == .regular,
+                  let name = sought[FileFingerprint(st)], found[name] == nil else { return }
+            found[name] = candidate
+        }
+        return found
+    }
+
+    /// The names of tracked files gone from a folder renamed from `folder` to `new` go with it.
+    private static func rename(_ deleted: inout [LocalPath: Deletion], inFolder folder: LocalPath, to new: LocalPath) {
+        deleted = Dictionary(deleted.map { name, deletion in
+            (name.isWithin(folder) && name != folder ? name.moved(from: folder, to: new) : name, deletion)
+        }, uniquingKeysWith: { _, later in later })
+    }
+
+    /// Whether nothing is at `name`: only a name the system says is not there. One that
+    /// cannot be looked at (no permission, a file system not answering) may still hold the file.
+    private static func nameIsEmpty(_ name: LocalPath) -> Bool {
+        do throws(SystemError) {
+            _ = try FileIO.linkStatus(name)
+            return false
+        } catch {
+            return error.errno == ENOENT || error.errno == ENOTDIR
         }
     }
 
@@ -280,10 +340,20 @@ private final class StoreReader: Sendable {
     }
 
     /// The tracked file at `path` as the queue knows it goes into the memory.
-    func remember(_ path: LocalPath) {
+    /// What is at `path` as `remember` found it.
+    enum AtName { case untracked, asPlaced, changed, gone }
+
+    /// The tracked file at `path` as the queue knows it goes into the memory. One gone from
+    /// the name already waits as a deleted one does; what is at the name otherwise is said.
+    func remember(_ path: LocalPath) -> AtName {
         state.withLock { state in
-            guard let file = try? open(&state)?.localDriveFile(at: path) else { return }
+            guard let file = try? open(&state)?.localDriveFile(at: path) else { return .untracked }
             memory.insert(file.fingerprint, at: file.localPath)
+            if Self.nameIsEmpty(path) {
+                state.deleted[path] = Deletion(at: MonotonicClock.seconds(), download: file.downloadID)
+                return .gone
+            }
+            return FileFingerprint.ofRegularFile(notFollowing: path) == file.fingerprint ? .asPlaced : .changed
         }
     }
 
@@ -344,6 +414,7 @@ private final class StoreReader: Sendable {
     func exchanged(_ a: LocalPath, _ b: LocalPath) {
         state.withLock { state in
             memory.exchange(a, b)
+            LocalPath.exchange(a, b) { Self.rename(&state.deleted, inFolder: $0, to: $1) }
             followDue(&state, olderThan: renameWindow)
             follow(&state) { rename in [a, b].contains { rename.from.isWithin($0) || rename.to.isWithin($0) } }
             do {
@@ -373,6 +444,8 @@ private final class StoreReader: Sendable {
             let tracked = try? open(&state)?.localDriveFile(at: from)
             if let tracked, FileFingerprint.ofRegularFile(notFollowing: from) == tracked.fingerprint { return false }
             memory.move(from, to: to)
+            // Tracked files gone from a folder renamed: their names went with it.
+            Self.rename(&state.deleted, inFolder: from, to: to)
             let moving = FileFingerprint.ofRegularFile(notFollowing: to)?.identity
             let onward = moving != nil && state.renamed.contains { $0.to == from && $0.file == moving }
             for i in state.renamed.indices {

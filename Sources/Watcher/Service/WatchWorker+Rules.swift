@@ -196,7 +196,7 @@ extension WatchWorker {
                 inbox.post(.status(rule: id))
             case .problem:
                 inbox.post(.status(rule: id))
-            case .deleted:
+            case .left:
                 // A rule's records stay: a file deleted is never deleted on the server.
                 break
             }

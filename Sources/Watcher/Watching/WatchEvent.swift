@@ -29,9 +29,11 @@ public enum WatchEvent: Sendable, Equatable {
     /// (`renameat2` with `RENAME_EXCHANGE`, `mv --exchange`): each is now at the other's
     /// name. Nothing in them is new, and neither replaced the other.
     case exchanged(LocalPath, LocalPath)
-    /// A file in the tree was deleted (not renamed): told of every one, taken or not. A new
-    /// file may be made at its name a moment later (an editor saving by writing anew).
-    case deleted(LocalPath)
+    /// A file or folder left its name without taking another in the tree: a file deleted (a
+    /// folder deleted tells of its files one by one), or either moved out of the tree (to
+    /// the trash) or to a name the watcher leaves out. Told of every one, taken or not; a
+    /// new file may be made at the name a moment later (an editor saving by writing anew).
+    case left(LocalPath)
     /// Something inside the tree could not be looked at (an unreadable folder or file).
     /// The rest of the tree is watched as usual.
     case problem(WatcherTrouble)

@@ -103,7 +103,7 @@ extension WatchLoop {
         let now = clock.now
         if deletedLately.count >= 1_024 { deletedLately = deletedLately.filter { now - $0.value < Self.deletedMemory(settings) } }
         deletedLately[path] = now
-        handler(.deleted(path))
+        handler(.left(path))
     }
 
     private func wasDeletedLately(_ path: LocalPath) -> Bool {
@@ -243,8 +243,10 @@ extension WatchLoop {
         return delivered.contains { $0.value == path && $0.key.identity == identity }
     }
 
-    /// An `IN_MOVED_FROM` without its pair: it left the tree.
+    /// An `IN_MOVED_FROM` without its pair (it left the tree), or paired with a name the
+    /// watcher leaves out.
     func movedOut(_ move: PendingMove) {
+        handler(.left(move.path))
         if move.isFolder {
             for wd in tree.watches(under: move.path) {
                 inotify.removeWatch(wd)
