@@ -230,12 +230,14 @@ public enum AccountCommands {
             }
             return line
         }
-        context.error("Password for \(DisplayText.escape(user)) at \(DisplayText.escape(host)): ")
+        // Silent before the prompt shows: what is typed once it shows is neither echoed nor
+        // thrown away with what was typed before it (TCSAFLUSH).
         var old = termios()
         tcgetattr(0, &old)
         var silent = old
         silent.c_lflag &= ~tcflag_t(ECHO)
         tcsetattr(0, TCSAFLUSH, &silent)
+        context.error("Password for \(DisplayText.escape(user)) at \(DisplayText.escape(host)): ")
         let line = readLine(strippingNewline: true)
         tcsetattr(0, TCSAFLUSH, &old)
         context.error("\n")
