@@ -306,7 +306,7 @@ struct LocalDriveTests {
             let kept = scene.localDrive + "/kept/notes.txt"
             #expect(rename(notes, kept) == 0)
             try scene.session.startAgent()
-            try scene.session.waitForAgentLog("report.odt was not there when the agent started")
+            try scene.session.waitForAgentLog("report.odt was not there when Local Drive's watch started")
             try Data(TestData.bytes(count: 222_222, seed: 63)).write(to: URL(fileURLWithPath: report))
             try scene.overwrite(kept, seed: 64)
             try scene.waitForUploads(1)
@@ -314,6 +314,52 @@ struct LocalDriveTests {
             #expect(try scene.uploads().map(\.remotePath) == ["/Documents/notes.txt"], "only the tracked file's edit went")
             #expect(try scene.serverSHA("notes.txt") == (try TestData.sha256(ofFile: kept)))
             #expect(try scene.serverSHA("report.odt") == reportBefore)
+        }
+    }
+
+    @Test("renamed, then saved by an editor that renames the file to a backup name and writes anew (vim, Emacs), within the seconds before the rename is followed: the save goes back from the new name")
+    func renamedThenSavedWithABackup() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let report = try scene.download("/Documents/report.odt")
+            let mine = scene.localDrive + "/mine.odt"
+            #expect(rename(report, mine) == 0)
+            sleep(1)
+            #expect(rename(mine, mine + "~") == 0)
+            try Data(TestData.bytes(count: 210_000, seed: 68)).write(to: URL(fileURLWithPath: mine))
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: mine)), "the save went back")
+            #expect(try scene.uploads().first?.localPath == LocalPath(mine))
+            sleep(9)  // past the window: the name is not empty, the tracking stays
+            #expect(try QueueStore(path: scene.session.databasePath).localDriveFiles().map(\.localPath) == [LocalPath(mine)])
+        }
+    }
+
+    @Test("Local Drive on a file system not mounted when the agent starts (a disk or share that comes later): its files keep their tracking, and an edit goes back once they are there again")
+    func localDriveNotMountedAtStart() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let home = scene.session.home.path
+            defer { TestMounts.unmountAll(below: home) }
+            scene.session.stopAgent()
+            let disk = home + "/disk"
+            for folder in [disk, scene.localDrive] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            try TestMounts.mountTmpfs(at: disk)
+            try TestMounts.bind(disk, at: scene.localDrive)
+            try scene.session.startAgent()
+            let report = try scene.download("/Documents/report.odt")
+            scene.session.stopAgent()
+            try TestMounts.unmount(scene.localDrive)
+            try scene.session.startAgent()
+            sleep(12)  // past the look after the walk at the start
+            scene.session.stopAgent()
+            #expect(try QueueStore(path: scene.session.databasePath).localDriveFiles().map(\.localPath) == [LocalPath(report)])
+            #expect(!scene.session.agentLog.contains("was not there"))
+            try TestMounts.bind(disk, at: scene.localDrive)
+            try scene.session.startAgent()
+            try scene.overwrite(report, seed: 69)
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: report)))
         }
     }
 

@@ -266,7 +266,8 @@ extension QueueStore {
         try database.transaction {
             guard let file = try localDriveFile(at: path), file.downloadID == download else { return nil }
             try database.run("DELETE FROM local_drive WHERE local_path = ?", [.blob(path.bytes)])
-            try dropNewVersionsOfGoneFile(at: path, "was deleted and nothing was saved at its name again", gone: "deleted")
+            try dropNewVersionsOfGoneFile(at: path, "is gone (deleted, or moved out of Local Drive) and nothing was saved at its name again",
+                                          gone: "gone")
             return file
         }
     }
@@ -276,13 +277,15 @@ extension QueueStore {
     /// yet. Only the agent changes a row in progress: such rows are asked to move
     /// (`moved_to`, as a watch rule's are), and their completion reads the path asked for.
     /// With `download`, only while the file at `old` is still that download's: another
-    /// download at the name since means the rename was followed when it completed.
-    public func moveLocalDrive(_ old: LocalPath, to new: LocalPath, whileTrackedBy download: Int64? = nil) throws {
+    /// download at the name since means the rename was followed when it completed. False
+    /// when it was not followed for that reason.
+    @discardableResult
+    public func moveLocalDrive(_ old: LocalPath, to new: LocalPath, whileTrackedBy download: Int64? = nil) throws -> Bool {
         let prefix = old.bytes + [UInt8(ascii: "/")]
         let arguments: [SQLValue] = [.blob(new.bytes), .int(old.bytes.count + 1), .blob(old.bytes), .int(prefix.count), .blob(prefix)]
-        try database.transaction {
+        return try database.transaction {
             if let download, try database.query("SELECT 1 AS one FROM local_drive WHERE local_path = ? AND download_id = ?",
-                                                [.blob(old.bytes), .int(download)], row: { _ in 1 }).isEmpty { return }
+                                                [.blob(old.bytes), .int(download)], row: { _ in 1 }).isEmpty { return false }
             // A tracked file renamed over another (`mv a b`): the edits of the one replaced,
             // still waiting, would send the one renamed over it as that file's new version.
             try dropNewVersionsOfGoneFile(at: new, "was replaced by \(old.display), renamed over it", gone: "that was there")
@@ -300,6 +303,7 @@ extension QueueStore {
                 WHERE new_version_of IS NOT NULL AND direction = 'upload' AND (state = \(TransferState.inProgress.sql) OR moved_to IS NOT NULL)
                   AND (coalesce(moved_to, local_path) = ? OR substr(coalesce(moved_to, local_path), 1, ?) = ?)
                 """, arguments)
+            return true
         }
     }
 
