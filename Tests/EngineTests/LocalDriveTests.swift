@@ -306,7 +306,7 @@ struct LocalDriveTests {
             let kept = scene.localDrive + "/kept/notes.txt"
             #expect(rename(notes, kept) == 0)
             try scene.session.startAgent()
-            try scene.session.waitForAgentLog("report.odt was not there when Local Drive's watch started")
+            try scene.session.waitForAgentLog("report.odt was not there when Local Drive looked")
             try Data(TestData.bytes(count: 222_222, seed: 63)).write(to: URL(fileURLWithPath: report))
             try scene.overwrite(kept, seed: 64)
             try scene.waitForUploads(1)

@@ -15,8 +15,8 @@ extension LocalDriveReader {
         /// The device the tracked file was on: a name whose folder is now on another (a
         /// mount point with nothing mounted) is not empty, only out of reach.
         var device: UInt64?
-        /// Not found by the walk at the start of the watch (not told gone by the kernel).
-        var atStart = false
+        /// Not found when the tree was walked (not told gone by the kernel).
+        var unseen = false
     }
 
     /// A file or folder left `path` (deleted, moved out of Local Drive, to the trash, or to
@@ -45,19 +45,21 @@ extension LocalDriveReader {
         }
     }
 
-    /// The walk at the start of the watch is done: tracked files not at their names then
-    /// were deleted, or renamed, while nobody watched; they wait as deleted ones do (those
-    /// renamed are followed by the files found at their new names settling, or else found
-    /// by `endTracking`'s own look). Once only; true when some wait.
-    func missingAtStart() -> Bool {
+    /// The watcher walked the tree again (`scans` walks so far: at the start of the watch,
+    /// after the kernel's queue overflowed and events were lost, periodically while out of
+    /// watches): tracked files not at their names went while nobody watched (deleted, or
+    /// renamed); they wait as deleted ones do (those renamed are followed by the files found
+    /// at their new names settling, or else found by `endTracking`'s own look). True when
+    /// some wait.
+    func lookForMissing(afterScans scans: Int) -> Bool {
         state.withLock { state in
-            guard !state.startChecked, let store = open(&state), let files = try? store.localDriveFiles() else { return false }
-            state.startChecked = true
+            guard scans > state.scansSeen, let store = open(&state), let files = try? store.localDriveFiles() else { return false }
+            state.scansSeen = scans
             let now = MonotonicClock.seconds()
             var waiting = false
             for file in files where state.deleted[file.localPath] == nil
                 && Self.nameIsEmpty(file.localPath, device: file.fingerprint.device) {
-                state.deleted[file.localPath] = Deletion(at: now, download: file.downloadID, device: file.fingerprint.device, atStart: true)
+                state.deleted[file.localPath] = Deletion(at: now, download: file.downloadID, device: file.fingerprint.device, unseen: true)
                 waiting = true
             }
             return waiting
@@ -128,7 +130,7 @@ extension LocalDriveReader {
                             Log.info("Local Drive: \(name.display) is at \(there.display) now; it keeps its own server file")
                         }
                     } else if let file = try store.forgetDeletedLocalDrive(name, download: deletion.download) {
-                        let went = deletion.atStart ? "was not there when Local Drive's watch started (deleted, or renamed and changed while nobody watched)"
+                        let went = deletion.unseen ? "was not there when Local Drive looked (deleted, or renamed and changed, while nobody watched)"
                             : "is gone (deleted, or moved out of Local Drive)"
                         Log.info("Local Drive: \(name.display) \(went); its edits no longer go back to \(file.remotePath), and a file saved at its name from now on is a new file, never sent")
                     }

@@ -22,8 +22,8 @@ final class LocalDriveReader: Sendable {
         /// Otherwise the tracking ends: a file saved there weeks later is another file, and
         /// would go over the server's as its new version.
         var deleted: [LocalPath: Deletion] = [:]
-        /// The tracked files missing from the first walk have been noted.
-        var startChecked = false
+        /// The watcher's walks of the tree after which missing tracked files were looked for.
+        var scansSeen = 0
         /// A look at `deleted` is due (one timer for all of them).
         var endPending = false
         /// The watch stopped: the deletions waiting stay for the next start to look at.
@@ -96,10 +96,10 @@ final class LocalDriveReader: Sendable {
         while !chosen.isEmpty {
             if let next = chosen.firstIndex(where: { rename in !chosen.contains { $0.from == rename.to } }) {
                 let rename = chosen.remove(at: next)
-                try? store.moveLocalDrive(rename.from, to: rename.to, whileTrackedBy: rename.download)
+                _ = try? store.moveLocalDrive(rename.from, to: rename.to, whileTrackedBy: rename.download)
             } else {
                 let aside = chosen[0].from.standIn
-                try? store.moveLocalDrive(chosen[0].from, to: aside, whileTrackedBy: chosen[0].download)
+                _ = try? store.moveLocalDrive(chosen[0].from, to: aside, whileTrackedBy: chosen[0].download)
                 chosen[0].from = aside
             }
         }
@@ -236,7 +236,7 @@ final class LocalDriveReader: Sendable {
                 state.renamed.append(Rename(from: from, to: to, at: MonotonicClock.seconds(), download: tracked.downloadID, file: moving))
                 return true
             }
-            try? open(&state)?.moveLocalDrive(from, to: to)
+            _ = try? open(&state)?.moveLocalDrive(from, to: to)
             return false
         }
     }

@@ -47,8 +47,9 @@ public final class LocalDriveWatch: Sendable {
             case .notTaken(let path, let error):
                 Log.info("Local Drive: \(path.display) could not be read (\(error.reason)); an edit of it is looked at when it can be")
             case .status(let status):
-                // The walk at the start is done: tracked files it did not find went while nobody watched.
-                if status.state == .watching || status.state == .scanningPeriodically, reader.missingAtStart() {
+                // A walk of the tree is done (at the start, after events were lost): tracked
+                // files it did not find went while nobody watched.
+                if status.state == .watching || status.state == .scanningPeriodically, reader.lookForMissing(afterScans: status.scans) {
                     reader.endTrackingLater()
                 }
             case .problem:
