@@ -321,6 +321,8 @@ struct LocalDriveTests {
     func renamedThenSavedWithABackup() async throws {
         try await offThePool {
             let scene = try LocalDriveScene(.referenceWebDAV)
+            // Local Drive watched already when report.odt arrives (the watch starts with the first download).
+            let notes = try scene.download("/Documents/notes.txt")
             let report = try scene.download("/Documents/report.odt")
             let mine = scene.localDrive + "/mine.odt"
             #expect(rename(report, mine) == 0)
@@ -331,7 +333,7 @@ struct LocalDriveTests {
             #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: mine)), "the save went back")
             #expect(try scene.uploads().first?.localPath == LocalPath(mine))
             sleep(9)  // past the window: the name is not empty, the tracking stays
-            #expect(try QueueStore(path: scene.session.databasePath).localDriveFiles().map(\.localPath) == [LocalPath(mine)])
+            #expect(Set(try QueueStore(path: scene.session.databasePath).localDriveFiles().map(\.localPath)) == [LocalPath(mine), LocalPath(notes)])
         }
     }
 
@@ -532,6 +534,8 @@ struct LocalDriveTests {
     func renamedEditedAndDownloadedAgain() async throws {
         try await offThePool {
             let scene = try LocalDriveScene(.referenceWebDAV)
+            // Local Drive watched already when report.odt arrives (the watch starts with the first download).
+            _ = try scene.download("/Documents/notes.txt")
             let local = try scene.download("/Documents/report.odt")
             let mine = scene.localDrive + "/report (mine).odt"
             // All within the seconds a saved file takes to settle, and Local Drive waits before it follows a rename.
@@ -542,7 +546,8 @@ struct LocalDriveTests {
             #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: mine)), "the edit went back")
             #expect(try scene.uploads().first?.localPath == LocalPath(mine), "from its new name")
             let tracked = try QueueStore(path: scene.session.databasePath).localDriveFiles()
-            #expect(Set(tracked.map { "\($0.localPath.lastComponent.text) <- #\($0.downloadID)" }) == ["report (mine).odt <- #1", "report.odt <- #2"])
+            #expect(Set(tracked.map { "\($0.localPath.lastComponent.text) <- #\($0.downloadID)" })
+                    == ["notes.txt <- #1", "report (mine).odt <- #2", "report.odt <- #3"])
         }
     }
 

@@ -31,14 +31,16 @@ extension LocalDriveReader {
             guard let store = open(&state) else { return false }
             let now = MonotonicClock.seconds()
             var waiting = false
-            for rename in state.renamed where rename.to.isWithin(path) {
-                state.deleted[rename.to] = Deletion(at: now, download: rename.download, device: rename.file?.device)
-                waiting = true
-            }
             // Those a rename waiting takes out of `path` first are not gone.
             for file in (try? store.localDriveFiles(atOrBelow: path)) ?? []
             where !state.renamed.contains(where: { file.localPath.isWithin($0.from) && !$0.to.isWithin(path) }) {
                 state.deleted[file.localPath] = Deletion(at: now, download: file.downloadID, device: file.fingerprint.device)
+                waiting = true
+            }
+            // A rename waiting onto a name there puts its file's tracking there (over the one
+            // there, renamed over): that is the file gone from it.
+            for rename in state.renamed where rename.to.isWithin(path) {
+                state.deleted[rename.to] = Deletion(at: now, download: rename.download, device: rename.file?.device)
                 waiting = true
             }
             return waiting
@@ -122,7 +124,10 @@ extension LocalDriveReader {
                 state.deleted[name] = nil
                 guard Self.nameIsEmpty(name, device: deletion.device), !renamedAway(state, name) else { continue }
                 do {
-                    if let (there, fingerprint) = found[name], FileFingerprint.ofRegularFile(notFollowing: there) == fingerprint {
+                    if let (there, fingerprint) = found[name], FileFingerprint.ofRegularFile(notFollowing: there) != fingerprint {
+                        // Changed since the walk found it (edited, renamed again): looked for again.
+                        state.deleted[name] = deletion
+                    } else if let (there, _) = found[name] {
                         // The file there is this one (by its whole fingerprint): a tracking
                         // there is of a file gone from it, and gives way.
                         if try store.moveLocalDrive(name, to: there, whileTrackedBy: deletion.download) {

@@ -98,9 +98,11 @@ final class LocalDriveReader: Sendable {
                 let rename = chosen.remove(at: next)
                 _ = try? store.moveLocalDrive(rename.from, to: rename.to, whileTrackedBy: rename.download)
             } else {
-                let aside = chosen[0].from.standIn
-                _ = try? store.moveLocalDrive(chosen[0].from, to: aside, whileTrackedBy: chosen[0].download)
-                chosen[0].from = aside
+                // Every rename from that name goes from the stand-in: stand-ins are no
+                // rename's target, so each turn frees a name and the cycle ends.
+                let old = chosen[0].from, aside = old.standIn
+                _ = try? store.moveLocalDrive(old, to: aside, whileTrackedBy: chosen[0].download)
+                for i in chosen.indices where chosen[i].from == old { chosen[i].from = aside }
             }
         }
     }
