@@ -343,12 +343,11 @@ struct LocalDriveTests {
             let scene = try LocalDriveScene(.referenceWebDAV)
             let home = scene.session.home.path
             defer { TestMounts.unmountAll(below: home) }
-            scene.session.stopAgent()
+            // Mounted before the first download makes Local Drive (nothing watches it yet).
             let disk = home + "/disk"
             for folder in [disk, scene.localDrive] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
             try TestMounts.mountTmpfs(at: disk)
             try TestMounts.bind(disk, at: scene.localDrive)
-            try scene.session.startAgent()
             let report = try scene.download("/Documents/report.odt")
             scene.session.stopAgent()
             try TestMounts.unmount(scene.localDrive)

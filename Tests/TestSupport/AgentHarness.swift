@@ -119,9 +119,17 @@ public final class AgentHarness: @unchecked Sendable {
     }
 
     /// SIGTERM and wait.
+    /// SIGTERM and wait; an agent still running after 30 s is killed, and it is said, so
+    /// that a suite never hangs on an agent that did not stop.
     public func stopAgent() {
         guard let agent, agent.isRunning else { return }
         agent.terminate()
+        let deadline = Date().addingTimeInterval(30)
+        while agent.isRunning, Date() < deadline { usleep(20_000) }
+        if agent.isRunning {
+            print("note: the agent (pid \(agent.processIdentifier)) did not stop within 30 s of SIGTERM; killed")
+            kill(agent.processIdentifier, SIGKILL)
+        }
         agent.waitUntilExit()
     }
 
