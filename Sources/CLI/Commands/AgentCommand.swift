@@ -89,17 +89,15 @@ public enum AgentCommand {
 
         // A peer that resets a socket must not kill the agent.
         signal(SIGPIPE, SIG_IGN)
-        // SIGTERM and SIGINT stop it. Their handler is in place at once and keeps the signal
-        // as a byte on a pipe until the source reading it is armed (a dispatch signal source
-        // arms later, and a signal ignored until then was lost: the agent did not stop).
-        let signals = SignalPipe.install([SIGTERM, SIGINT])
-        let source = DispatchSource.makeReadSource(fileDescriptor: signals, queue: .global())
-        source.setEventHandler {
-            _ = SignalPipe.drain()
-            agent.stop()
+        var sources: [DispatchSourceSignal] = []
+        for sig in [SIGTERM, SIGINT] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { agent.stop() }
+            source.resume()
+            sources.append(source)
         }
-        source.resume()
-        defer { source.cancel() }
+        defer { sources.forEach { $0.cancel() } }
         do {
             try agent.run()
             return ExitStatus.ok
