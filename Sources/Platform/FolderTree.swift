@@ -132,3 +132,21 @@ public struct FolderTree {
         }
     }
 }
+
+extension FolderTree {
+    /// The regular files below `root` (other than `except`) whose whole fingerprints are
+    /// among `sought`, the first found of each, in the order of the walk: where files
+    /// known by their fingerprints are now (a rename keeps a file's size and time).
+    public mutating func files(in root: LocalPath, matching sought: Set<FileFingerprint>,
+                      except: LocalPath? = nil) -> [(path: LocalPath, fingerprint: FileFingerprint)] {
+        var found: [(path: LocalPath, fingerprint: FileFingerprint)] = []
+        var left = sought
+        guard !left.isEmpty else { return found }
+        walk(root) { event in
+            guard case .entry(let candidate, let st, _) = event, candidate != except,
+                  FileKind.of(mode: st.st_mode) == .regular, left.remove(FileFingerprint(st)) != nil else { return }
+            found.append((candidate, FileFingerprint(st)))
+        }
+        return found
+    }
+}

@@ -589,11 +589,8 @@ struct LocalDriveTests {
             let scene = try LocalDriveScene(.referenceWebDAV)
             // Local Drive watched already (another file tracked), and the next download held with its file in place.
             _ = try scene.download("/Documents/notes.txt")
-            scene.session.stopAgent()
-            scene.session.pause(at: "download-in-place")
-            try scene.session.startAgent()
-            #expect(try scene.session.cli(["download", "/Documents/report.odt"]).status == 0)
-            try scene.session.waitForAgentLog("paused at download-in-place")
+            try scene.holdDownloadsInPlace()
+            try scene.downloadHeldInPlace("/Documents/report.odt")
             let local = scene.localDrive + "/report.odt"
             try scene.overwrite(local, seed: 97)
             let edited = try TestData.sha256(ofFile: local)
@@ -610,8 +607,7 @@ struct LocalDriveTests {
         try await offThePool {
             let scene = try LocalDriveScene(.referenceWebDAV, pausedAt: "download-in-place")
             let before = try scene.serverSHA("report.odt")
-            #expect(try scene.session.cli(["download", "/Documents/report.odt"]).status == 0)
-            try scene.session.waitForAgentLog("paused at download-in-place")
+            try scene.downloadHeldInPlace("/Documents/report.odt")
             let local = scene.localDrive + "/report.odt"
             #expect(unlink(local) == 0)
             scene.session.releasePause()
@@ -632,13 +628,10 @@ struct LocalDriveTests {
             let workBefore = try TestData.sha256(ofFile: scene.running.tree + "/Work/report.odt")
             let local = try scene.download("/Documents/report.odt")
             // The next download waits with its file in place, its row not completed yet.
-            scene.session.stopAgent()
-            scene.session.pause(at: "download-in-place")
-            try scene.session.startAgent()
+            try scene.holdDownloadsInPlace()
             let mine = scene.localDrive + "/report (mine).odt"
             #expect(rename(local, mine) == 0)
-            #expect(try scene.session.cli(["download", "/Work/report.odt"]).status == 0)
-            try scene.session.waitForAgentLog("paused at download-in-place")
+            try scene.downloadHeldInPlace("/Work/report.odt")
             #expect(rename(mine, local) == 0)
             scene.session.releasePause()
             try scene.session.waitFor("the second download") { items in
@@ -880,6 +873,21 @@ struct LocalDriveScene {
         let local = localDrive + "/" + String(path.split(separator: "/").last!)
         guard FileManager.default.fileExists(atPath: local) else { throw TestFailure("\(local) is not there") }
         return local
+    }
+
+    /// Restarts the agent with its downloads set to wait once their file is in place, their
+    /// row not completed yet (the crash window `download-in-place`), until `releasePause`.
+    func holdDownloadsInPlace() throws {
+        session.stopAgent()
+        session.pause(at: "download-in-place")
+        try session.startAgent()
+    }
+
+    /// Downloads `path` with the agent's downloads held in place, and waits until it is.
+    func downloadHeldInPlace(_ path: String) throws {
+        let r = try session.cli(["download", path])
+        guard r.status == 0 else { throw TestFailure("download failed (\(r.status)): \(r.stderr)") }
+        try session.waitForAgentLog("paused at download-in-place")
     }
 
     /// Writes new bytes into the file in place, as a program saving it would.

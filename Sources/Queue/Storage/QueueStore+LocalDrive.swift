@@ -90,18 +90,14 @@ extension QueueStore {
     private func followRenamedAway(from path: LocalPath) throws {
         let sought = try trackedFingerprints(at: path)
         guard !sought.isEmpty else { return }
-        var renamed: LocalPath?
         // Two folders down at most: the walk runs in the transaction that completes the
         // download, once for each file downloaded where a tracked one was.
         var tree = FolderTree(links: .skipped)
         tree.followsRootLink = false
         tree.maximumDepth = 2
-        tree.walk(path.parent) { event in
-            guard renamed == nil, case .entry(let candidate, let st, _) = event, candidate != path,
-                  FileKind.of(mode: st.st_mode) == .regular, sought.contains(FileFingerprint(st)) else { return }
-            renamed = candidate
+        if let renamed = tree.files(in: path.parent, matching: sought, except: path).first {
+            try moveLocalDrive(path, to: renamed.path)
         }
-        if let renamed { try moveLocalDrive(path, to: renamed) }
     }
 
     /// The file tracked at `path` as it was last sent, and as each of its edits waiting to

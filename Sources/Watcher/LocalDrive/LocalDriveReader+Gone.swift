@@ -17,6 +17,15 @@ extension LocalDriveReader {
         var device: UInt64?
         /// Not found when the tree was walked (not told gone by the kernel).
         var unseen = false
+
+        init(at: Double, download: Int64, device: UInt64?, unseen: Bool = false) {
+            self.at = at; self.download = download; self.device = device; self.unseen = unseen
+        }
+
+        /// The tracked `file` gone at `at`.
+        init(of file: LocalDriveFile, at: Double, unseen: Bool = false) {
+            self.init(at: at, download: file.downloadID, device: file.fingerprint.device, unseen: unseen)
+        }
     }
 
     /// A file or folder left `path` (deleted, moved out of Local Drive, to the trash, or to
@@ -34,7 +43,7 @@ extension LocalDriveReader {
             // Those a rename waiting takes out of `path` first are not gone.
             for file in (try? store.localDriveFiles(atOrBelow: path)) ?? []
             where !state.renamed.contains(where: { file.localPath.isWithin($0.from) && !$0.to.isWithin(path) }) {
-                state.deleted[file.localPath] = Deletion(at: now, download: file.downloadID, device: file.fingerprint.device)
+                state.deleted[file.localPath] = Deletion(of: file, at: now)
                 waiting = true
             }
             // A rename waiting onto a name there puts its file's tracking there (over the one
@@ -61,7 +70,7 @@ extension LocalDriveReader {
             var waiting = false
             for file in files where state.deleted[file.localPath] == nil
                 && Self.nameIsEmpty(file.localPath, device: file.fingerprint.device) {
-                state.deleted[file.localPath] = Deletion(at: now, download: file.downloadID, device: file.fingerprint.device, unseen: true)
+                state.deleted[file.localPath] = Deletion(of: file, at: now, unseen: true)
                 waiting = true
             }
             return waiting
@@ -151,14 +160,12 @@ extension LocalDriveReader {
     /// names the watcher watches.
     private func find(_ sought: [FileFingerprint: LocalPath]) -> [LocalPath: (LocalPath, FileFingerprint)] {
         var found: [LocalPath: (LocalPath, FileFingerprint)] = [:]
-        guard !sought.isEmpty else { return found }
         var tree = FolderTree(links: .skipped)
         let memory = self.memory
         tree.skips = { folder, name in IgnoredNames.isIgnored(name, in: folder, remembered: memory) }
-        tree.walk(root) { event in
-            guard case .entry(let candidate, let st, _) = event, FileKind.of(mode: st.st_mode) == .regular,
-                  let name = sought[FileFingerprint(st)], found[name] == nil, candidate != name else { return }
-            found[name] = (candidate, FileFingerprint(st))
+        for file in tree.files(in: root, matching: Set(sought.keys)) {
+            guard let name = sought[file.fingerprint], found[name] == nil, file.path != name else { continue }
+            found[name] = (file.path, file.fingerprint)
         }
         return found
     }

@@ -129,7 +129,7 @@ final class LocalDriveReader: Sendable {
             guard let file = try? open(&state)?.localDriveFile(at: path) else { return .untracked }
             memory.insert(file.fingerprint, at: file.localPath)
             if Self.nameIsEmpty(path, device: file.fingerprint.device) {
-                state.deleted[path] = Deletion(at: MonotonicClock.seconds(), download: file.downloadID, device: file.fingerprint.device)
+                state.deleted[path] = Deletion(of: file, at: MonotonicClock.seconds())
                 return .gone
             }
             return FileFingerprint.ofRegularFile(notFollowing: path) == file.fingerprint ? .asPlaced : .changed
