@@ -118,19 +118,21 @@ public final class AgentHarness: @unchecked Sendable {
         return try ThreadStats.contextSwitches(pid, of: pid) - before
     }
 
-    /// SIGTERM and wait.
-    /// SIGTERM and wait; an agent still running after 30 s is killed, and it is said, so
-    /// that a suite never hangs on an agent that did not stop.
-    public func stopAgent() {
-        guard let agent, agent.isRunning else { return }
-        agent.terminate()
+    /// SIGTERM (or `signal`) and wait; an agent still running after 30 s is killed, and it
+    /// is said, so that a suite never hangs on an agent that did not stop. False then.
+    @discardableResult
+    public func stopAgent(signal: Int32 = SIGTERM) -> Bool {
+        guard let agent, agent.isRunning else { return true }
+        kill(agent.processIdentifier, signal)
         let deadline = Date().addingTimeInterval(30)
         while agent.isRunning, Date() < deadline { usleep(20_000) }
-        if agent.isRunning {
-            print("note: the agent (pid \(agent.processIdentifier)) did not stop within 30 s of SIGTERM; killed")
+        let stopped = !agent.isRunning
+        if !stopped {
+            print("note: the agent (pid \(agent.processIdentifier)) did not stop within 30 s of signal \(signal); killed")
             kill(agent.processIdentifier, SIGKILL)
         }
         agent.waitUntilExit()
+        return stopped
     }
 
     /// SIGKILL, as a crash or the OOM killer would.

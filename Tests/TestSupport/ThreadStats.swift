@@ -9,4 +9,17 @@ public enum ThreadStats {
         return status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
             .compactMap { Int($0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") }.reduce(0, +)
     }
+
+    /// Each thread of process `pid` by name, with the signals it blocks and the signals the
+    /// process ignores (`SigBlk`, `SigIgn`), as bit sets: signal N is bit N-1.
+    public static func signalMasks(of pid: String) throws -> [(thread: String, blocked: UInt64, ignored: UInt64)] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").sorted().map { tid in
+            let status = try String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8)
+            func field(_ name: String) -> Substring? {
+                status.split(separator: "\n").first { $0.hasPrefix(name + ":") }?.split(separator: ":").last
+            }
+            let mask = { (name: String) in UInt64(field(name)?.trimmingCharacters(in: .whitespaces) ?? "", radix: 16) ?? 0 }
+            return (String(field("Name")?.trimmingCharacters(in: .whitespaces) ?? tid), mask("SigBlk"), mask("SigIgn"))
+        }
+    }
 }

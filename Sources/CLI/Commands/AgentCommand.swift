@@ -11,6 +11,9 @@ import Watcher
 /// `instant-upload run`: the agent in the foreground until SIGTERM or SIGINT.
 public enum AgentCommand {
     public static func run(untilIdle: Bool = false, context: CommandContext) -> Int32 {
+        // SIGTERM and SIGINT stop the agent whenever they come, also in its first moments:
+        // held from here, before any thread starts, until the sources below read them.
+        Signals.hold([SIGTERM, SIGINT])
         MallocTuning.forLongRunningProcess()
         HTTPSession.prepareLongRunningProcess()
         let configuration: Configuration
@@ -91,7 +94,6 @@ public enum AgentCommand {
         signal(SIGPIPE, SIG_IGN)
         var sources: [DispatchSourceSignal] = []
         for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler { agent.stop() }
             source.resume()
