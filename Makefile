@@ -82,12 +82,14 @@ test: $(APT_STAMP)
 # The Swift tests; with FUZZ_BESIDE=1 the fuzz targets run beside those that do not need
 # the whole machine. With TEST_PROGRAMS=release the programs the tests start are the
 # release build that `make deb` packages (the program that ships, and it starts in half
-# the time), else the debug build beside the tests.
+# the time), else the debug build beside the tests. The tests that need the whole machine
+# (suites named *WholeMachineTests: they lower inotify limits every process shares) run
+# after the rest, one at a time.
 TEST_ENV := env $(if $(filter release,$(TEST_PROGRAMS)),INSTANT_UPLOAD_TEST_PROGRAMS=$(CURDIR)/$(PROGRAMS))
 test-swift: test-build $(if $(filter release,$(TEST_PROGRAMS)),programs)
 	scripts/untouched.sh mark
 	$(if $(FUZZ_BESIDE),scripts/beside.sh .build/fuzz.log "$(MAKE) --no-print-directory test-fuzz" --) $(TEST_ENV) $(SWIFT) test --skip-build --skip WholeMachineTests
-	$(TEST_ENV) $(SWIFT) test --skip-build --filter WholeMachineTests
+	$(TEST_ENV) $(SWIFT) test --skip-build --filter WholeMachineTests --no-parallel
 	scripts/untouched.sh check
 
 # The release programs under the names they are installed as (the tests and `make bench`
