@@ -88,7 +88,7 @@ test: $(APT_STAMP)
 TEST_ENV := env $(if $(filter release,$(TEST_PROGRAMS)),INSTANT_UPLOAD_TEST_PROGRAMS=$(CURDIR)/$(PROGRAMS))
 test-swift: test-build $(if $(filter release,$(TEST_PROGRAMS)),programs)
 	scripts/untouched.sh mark
-	$(if $(FUZZ_BESIDE),scripts/beside.sh .build/fuzz.log "$(MAKE) --no-print-directory test-fuzz" --) $(TEST_ENV) $(SWIFT) test --skip-build --skip WholeMachineTests
+	$(if $(FUZZ_BESIDE),scripts/beside.sh .build/fuzz.log "$(MAKE) --no-print-directory test-fuzz" --) $(TEST_ENV) scripts/inotify-room.sh $(SWIFT) test --skip-build --skip WholeMachineTests
 	$(TEST_ENV) $(SWIFT) test --skip-build --filter WholeMachineTests --no-parallel
 	scripts/untouched.sh check
 

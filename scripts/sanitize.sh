@@ -39,7 +39,7 @@ for sanitizer in "$@"; do
     # widest address randomisation can collide with: run it without randomisation.
     run=()
     [ "$sanitizer" = thread ] && run=(setarch "$(uname -m)" -R)
-    if ! "${run[@]}" "$SWIFT" test --skip-build --scratch-path ".build/$short" --filter "$SUITES" --skip WholeMachineTests; then
+    if ! "${run[@]}" scripts/inotify-room.sh "$SWIFT" test --skip-build --scratch-path ".build/$short" --filter "$SUITES" --skip WholeMachineTests; then
         echo "sanitize.sh: the tests failed under the $sanitizer sanitizer" >&2
         status=1
     fi
