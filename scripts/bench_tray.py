@@ -86,7 +86,15 @@ def main() -> int:
         procs.append(subprocess.Popen([program, "run"], env=env, stdout=log, stderr=log))
         tray = subprocess.Popen([program, "tray"], env=env, stdout=log, stderr=log)
         procs.append(tray)
-        wait_for("the icon to be shown", lambda: os.path.getsize(record) > 0)
+        try:
+            wait_for("the icon to be shown", lambda: os.path.getsize(record) > 0)
+        except SystemExit:
+            # What the tray and the agent said, for whoever reads why.
+            log.flush()
+            with open(f"{home}/agent.log", errors="replace") as said:
+                sys.stderr.write("bench_tray: the tray's and the agent's log:\n" + said.read()[-3000:] + "\n")
+            sys.stderr.write(f"bench_tray: the tray {'ended with ' + str(tray.returncode) if tray.poll() is not None else 'still runs'}\n")
+            raise
         time.sleep(2)  # the first second's redraws (the agent starting) are not rest
         before = proc_figures(tray.pid)
         time.sleep(args.seconds)

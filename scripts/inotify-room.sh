@@ -4,7 +4,8 @@
 # three instances (the config file, each rule, Local Drive): past the kernel's limit per
 # user (fs.inotify.max_user_instances, 128 on Debian) a rule waits 30 s to try again, and a
 # test waiting for it fails. The limit is raised for the run, where it is lower, and put
-# back after; without the right to change it, that is said and the tests run as they are.
+# back after (a signal to this script alone puts it back once the tests have ended); without
+# the right to change it, that is said and the tests run as they are.
 set -uo pipefail
 key=/proc/sys/fs/inotify/max_user_instances
 want=1024
@@ -13,9 +14,10 @@ if [ "$old" -lt "$want" ]; then
     if { echo "$want" > "$key"; } 2>/dev/null; then
         echo "inotify-room.sh: fs.inotify.max_user_instances raised from $old to $want for the tests; put back after"
         trap 'echo "$old" > "$key"' EXIT
-        trap 'exit 130' INT TERM
+        trap 'exit 130' INT
+        trap 'exit 143' TERM
     else
-        echo "inotify-room.sh: fs.inotify.max_user_instances is $old and cannot be raised here (not root): tests whose agents find no inotify instance may fail" >&2
+        echo "inotify-room.sh: fs.inotify.max_user_instances is $old and cannot be raised here (it needs root): tests whose agents find no inotify instance may fail" >&2
     fi
 fi
 "$@"

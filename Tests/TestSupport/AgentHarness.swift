@@ -119,7 +119,8 @@ public final class AgentHarness: @unchecked Sendable {
     }
 
     /// SIGTERM (or `signal`) and wait; an agent still running after 30 s is killed, and it
-    /// is said, so that a suite never hangs on an agent that did not stop. False then.
+    /// is said, so that a suite never hangs on an agent that did not stop. True when the
+    /// agent stopped by itself, with exit status 0 (not ended by a signal's default action).
     @discardableResult
     public func stopAgent(signal: Int32 = SIGTERM) -> Bool {
         guard let agent, agent.isRunning else { return true }
@@ -132,7 +133,7 @@ public final class AgentHarness: @unchecked Sendable {
             kill(agent.processIdentifier, SIGKILL)
         }
         agent.waitUntilExit()
-        return stopped
+        return stopped && !agent.wasSignalled && agent.terminationStatus == 0
     }
 
     /// SIGKILL, as a crash or the OOM killer would.

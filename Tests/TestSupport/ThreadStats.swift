@@ -13,8 +13,9 @@ public enum ThreadStats {
     /// Each thread of process `pid` by name, with the signals it blocks and the signals the
     /// process ignores (`SigBlk`, `SigIgn`), as bit sets: signal N is bit N-1.
     public static func signalMasks(of pid: String) throws -> [(thread: String, blocked: UInt64, ignored: UInt64)] {
-        try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").sorted().map { tid in
-            let status = try String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8)
+        // A thread that ended between the listing and the read is left out.
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").sorted().compactMap { tid in
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8) else { return nil }
             func field(_ name: String) -> Substring? {
                 status.split(separator: "\n").first { $0.hasPrefix(name + ":") }?.split(separator: ":").last
             }
