@@ -270,7 +270,7 @@ def batch_goals(goals: Goals, batch: dict | None) -> list[str]:
     command = "make bench (scripts/bench_batch.py)"
     runs = (batch or {}).get("runs", [])
     if not runs:
-        goals.add("a card's photos: files/s >= rclone's and >= 1/1.3 of the curl floor; <= 3 requests per new file",
+        goals.add(f"a card's photos: files/s >= rclone's and >= 1/{BATCH_FLOOR_FACTOR} of the curl floor; <= 3 requests per new file",
                   None, None, command)
         return []
     lines = []
@@ -278,7 +278,7 @@ def batch_goals(goals: Goals, batch: dict | None) -> list[str]:
         t = r["tools"]
         agent, rclone, floor = t["agent"], t["rclone"], t["curl"]
         what = f"{r['files']:,} x {r['size'] // 1000} kB to {r['server']}"
-        goals.add(f"{what}: files/s >= rclone's and >= 1/1.3 of the curl floor",
+        goals.add(f"{what}: files/s >= rclone's and >= 1/{BATCH_FLOOR_FACTOR} of the curl floor",
                   f"{agent['files_per_s']:.0f} vs rclone {rclone['files_per_s']:.0f} ({agent['files_per_s'] / rclone['files_per_s']:.2f}x), "
                   f"floor {floor['files_per_s']:.0f} ({agent['files_per_s'] / floor['files_per_s']:.2f}x)"
                   + (f", medians of {r['rounds']} runs each" if r.get("rounds", 1) > 1 else ""),

@@ -134,18 +134,22 @@ public struct FolderTree {
 }
 
 extension FolderTree {
-    /// The regular files below `root` (other than `except`) whose whole fingerprints are
-    /// among `sought`, the first found of each, in the order of the walk: where files
-    /// known by their fingerprints are now (a rename keeps a file's size and time).
+    /// The regular files below `root` whose whole fingerprints are among `sought`, the first
+    /// found of each, in the order of the walk: where files known by their fingerprints are
+    /// now (a rename keeps a file's size and time). A file `except` says is not the one
+    /// sought (the name it is known at) does not count, and the walk looks on.
     public mutating func files(in root: LocalPath, matching sought: Set<FileFingerprint>,
-                      except: LocalPath? = nil) -> [(path: LocalPath, fingerprint: FileFingerprint)] {
+                               except: (LocalPath, FileFingerprint) -> Bool = { _, _ in false })
+        -> [(path: LocalPath, fingerprint: FileFingerprint)] {
         var found: [(path: LocalPath, fingerprint: FileFingerprint)] = []
         var left = sought
         guard !left.isEmpty else { return found }
         walk(root) { event in
-            guard case .entry(let candidate, let st, _) = event, candidate != except,
-                  FileKind.of(mode: st.st_mode) == .regular, left.remove(FileFingerprint(st)) != nil else { return }
-            found.append((candidate, FileFingerprint(st)))
+            guard case .entry(let candidate, let st, _) = event, FileKind.of(mode: st.st_mode) == .regular else { return }
+            let fingerprint = FileFingerprint(st)
+            guard left.contains(fingerprint), !except(candidate, fingerprint) else { return }
+            left.remove(fingerprint)
+            found.append((candidate, fingerprint))
         }
         return found
     }

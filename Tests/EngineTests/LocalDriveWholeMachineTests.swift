@@ -19,7 +19,7 @@ struct LocalDriveWholeMachineTests {
             let small = try SysctlOverride("fs.inotify.max_queued_events", "4")
             defer { small.restore() }
             let report = try scene.download("/Documents/report.odt")
-            try Poll.until("Local Drive is watched") { try Self.threads(of: pid).contains("iu-watcher") }
+            try Poll.until("Local Drive is watched") { ThreadStats.threads(of: String(pid)).contains { $0.name == "iu-watcher" } }
             small.restore()
             let before = try scene.serverSHA("report.odt")
             sleep(2)  // the walk at the watch's start is done
@@ -37,13 +37,6 @@ struct LocalDriveWholeMachineTests {
             #expect(try scene.uploads().isEmpty, "the later report.odt was never sent")
             #expect(try scene.serverSHA("report.odt") == before)
             #expect(try QueueStore(path: scene.session.databasePath).localDriveFiles().isEmpty)
-        }
-    }
-
-    /// The names of the threads of process `pid`.
-    static func threads(of pid: Int32) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").map {
-            (try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         }
     }
 }

@@ -65,4 +65,22 @@ struct FolderTreeTests {
         ])
         #expect(walk(tree.path + "/missing", .skipped) == ["problem . \(ENOENT) true"])
     }
+
+    @Test("files by their whole fingerprints: the first found of each, in walk order; one at the name it is known at does not count, and the walk looks on")
+    func filesByFingerprint() throws {
+        let tree = try scene()
+        link(tree.path + "/a.jpg", tree.path + "/c/d/a-again.jpg")   // the same file under a second name
+        func relative(_ found: [(path: LocalPath, fingerprint: FileFingerprint)]) -> [String] {
+            found.map { String(decoding: $0.path.bytes.dropFirst(tree.path.utf8.count + 1), as: UTF8.self) }
+        }
+        func fingerprint(_ name: String) throws -> FileFingerprint { try #require(FileFingerprint.ofRegularFile(notFollowing: LocalPath(tree.path + "/" + name))) }
+        let (a, two) = (try fingerprint("a.jpg"), try fingerprint("b/2.jpg"))
+        var walker = FolderTree(links: .skipped)
+        #expect(relative(walker.files(in: LocalPath(tree.path), matching: [a, two])) == ["a.jpg", "b/2.jpg"])
+        var again = FolderTree(links: .skipped)
+        let elsewhere = again.files(in: LocalPath(tree.path), matching: [a, two]) { path, fingerprint in
+            fingerprint == a && path.text == tree.path + "/a.jpg"
+        }
+        #expect(relative(elsewhere) == ["b/2.jpg", "c/d/a-again.jpg"])
+    }
 }

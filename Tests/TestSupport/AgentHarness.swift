@@ -125,9 +125,7 @@ public final class AgentHarness: @unchecked Sendable {
     public func stopAgent(signal: Int32 = SIGTERM) -> Bool {
         guard let agent, agent.isRunning else { return true }
         kill(agent.processIdentifier, signal)
-        let deadline = Date().addingTimeInterval(30)
-        while agent.isRunning, Date() < deadline { usleep(20_000) }
-        let stopped = !agent.isRunning
+        let stopped = agent.wait(seconds: 30)
         if !stopped {
             print("note: the agent (pid \(agent.processIdentifier)) did not stop within 30 s of signal \(signal); killed")
             kill(agent.processIdentifier, SIGKILL)

@@ -23,4 +23,14 @@ public enum ThreadStats {
             return (String(field("Name")?.trimmingCharacters(in: .whitespaces) ?? tid), mask("SigBlk"), mask("SigIgn"))
         }
     }
+
+    /// The threads of process `pid` (this process by default), each with its name; a thread
+    /// that ended between the listing and the read is left out.
+    public static func threads(of pid: String = "self") -> [(id: String, name: String)] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).compactMap { tid in
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8)).map {
+                (tid, $0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+        }
+    }
 }

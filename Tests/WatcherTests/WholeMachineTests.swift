@@ -118,10 +118,7 @@ struct WholeMachineTests {
 
     /// The threads of this process named as a watcher's thread is.
     static func watcherThreads() -> [String] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.filter { tid in
-            (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == "iu-watcher"
-        }
+        ThreadStats.threads().filter { $0.name == "iu-watcher" }.map(\.id)
     }
 
     /// User plus system CPU time of a thread, in clock ticks (fields 14 and 15 of its stat).

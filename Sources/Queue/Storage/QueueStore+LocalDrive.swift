@@ -95,7 +95,7 @@ extension QueueStore {
         var tree = FolderTree(links: .skipped)
         tree.followsRootLink = false
         tree.maximumDepth = 2
-        if let renamed = tree.files(in: path.parent, matching: sought, except: path).first {
+        if let renamed = tree.files(in: path.parent, matching: sought, except: { candidate, _ in candidate == path }).first {
             try moveLocalDrive(path, to: renamed.path)
         }
     }

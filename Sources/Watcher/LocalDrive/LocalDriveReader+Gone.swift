@@ -17,15 +17,6 @@ extension LocalDriveReader {
         var device: UInt64?
         /// Not found when the tree was walked (not told gone by the kernel).
         var unseen = false
-
-        init(at: Double, download: Int64, device: UInt64?, unseen: Bool = false) {
-            self.at = at; self.download = download; self.device = device; self.unseen = unseen
-        }
-
-        /// The tracked `file` gone at `at`.
-        init(of file: LocalDriveFile, at: Double, unseen: Bool = false) {
-            self.init(at: at, download: file.downloadID, device: file.fingerprint.device, unseen: unseen)
-        }
     }
 
     /// A file or folder left `path` (deleted, moved out of Local Drive, to the trash, or to
@@ -163,8 +154,9 @@ extension LocalDriveReader {
         var tree = FolderTree(links: .skipped)
         let memory = self.memory
         tree.skips = { folder, name in IgnoredNames.isIgnored(name, in: folder, remembered: memory) }
-        for file in tree.files(in: root, matching: Set(sought.keys)) {
-            guard let name = sought[file.fingerprint], found[name] == nil, file.path != name else { continue }
+        // A file still at the name it is sought for is not found elsewhere: the walk looks on.
+        for file in tree.files(in: root, matching: Set(sought.keys), except: { path, fingerprint in sought[fingerprint] == path }) {
+            guard let name = sought[file.fingerprint], found[name] == nil else { continue }
             found[name] = (file.path, file.fingerprint)
         }
         return found
@@ -201,5 +193,12 @@ extension LocalDriveReader {
     /// Whether a rename waiting to be followed takes the file at `name` (or its folder) away.
     private func renamedAway(_ state: State, _ name: LocalPath) -> Bool {
         state.renamed.contains { name.isWithin($0.from) }
+    }
+}
+
+extension LocalDriveReader.Deletion {
+    /// The tracked `file` gone at `at` (an extension, so that the memberwise init stays).
+    init(of file: LocalDriveFile, at: Double, unseen: Bool = false) {
+        self.init(at: at, download: file.downloadID, device: file.fingerprint.device, unseen: unseen)
     }
 }
