@@ -57,8 +57,9 @@ struct SharePromptTests {
 
         func waitFor(_ text: String, timeout: Double = 30) throws {
             let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
+            while true {
                 if screen.contains(text) { return }
+                if Date() >= deadline { break }
                 usleep(100_000)
             }
             throw TestFailure("the terminal never showed \"\(text)\"; it shows:\n\(screen)")

@@ -34,13 +34,14 @@ struct BatchFiguresTests {
             var line = ""
             var batch: [String: Any] = [:]
             let deadline = Date().addingTimeInterval(50)
-            while Date() < deadline {
+            while true {
                 line = try s.cli(["status"]).stdout
                 batch = (try Self.json(try s.cli(["status", "--json"]))["batch"] as? [String: Any]) ?? [:]
                 if line.contains("/s, about"), batch["rate_bytes_per_s"] is Double || batch["rate_bytes_per_s"] is Int,
                    batch["eta_seconds"] is Int {
                     break
                 }
+                if Date() >= deadline { break }
                 usleep(300_000)
             }
             #expect(line.contains("1 uploading; 0 of 1 file") && line.contains("/s, about") && line.contains(" left"), "\(line)")

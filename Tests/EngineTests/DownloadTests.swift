@@ -20,9 +20,10 @@ struct DownloadTests {
 
     func waitForPart(_ session: AgentHarness, atLeast bytes: Int, name: String) throws {
         let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
+        while true {
             let size = (try? FileManager.default.attributesOfItem(atPath: session.downloads + "/" + name + ".part")[.size] as? Int) ?? 0
             if size >= bytes { return }
+            if Date() >= deadline { break }
             usleep(50_000)
         }
         throw TestFailure("no .part of \(bytes) bytes appeared; log: \(session.agentLog.suffix(2000))")

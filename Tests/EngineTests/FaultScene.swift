@@ -140,7 +140,7 @@ struct UploadScene: Sendable {
         // (on a loaded machine the agent can be quicker than the first poll).
         var before = Date.distantPast
         var seen: [String] = []
-        while Date() < deadline {
+        while true {
             let started = Date()
             let row = try peek(store)
             let at = Date()
@@ -152,6 +152,7 @@ struct UploadScene: Sendable {
                 seen.append("gone")
             }
             before = started
+            if Date() >= deadline { break }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw TestFailure("timed out waiting for \(what); row \(id) went \(seen.suffix(30)); agent log:\n\(agentLog.suffix(3000))")
@@ -161,9 +162,10 @@ struct UploadScene: Sendable {
     func waitUntilGone(timeout: Double = 20) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         var last: [String: Any]?
-        while Date() < deadline {
+        while true {
             last = try await row()
             if last == nil { return }
+            if Date() >= deadline { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw TestFailure("row \(id) still there: \(last ?? [:]); agent log:\n\(agentLog.suffix(2000))")
@@ -292,9 +294,10 @@ struct UploadScene: Sendable {
     /// Waits until every fault has been taken by a request (a stall is then under way).
     func waitForFaultsTaken(timeout: Double = 30) async throws {
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        while true {
             let left = try await offThePool { (try server.control("GET", "faults") as? [Any])?.count ?? 0 }
             if left == 0 { return }
+            if Date() >= deadline { break }
             try await Task.sleep(for: .milliseconds(30))
         }
         throw TestFailure("the faults were not reached within \(timeout) s; agent log:\n\(agentLog.suffix(2000))")

@@ -94,12 +94,13 @@ struct HostileScene: Sendable {
         let store = try QueueStore(path: session.databasePath)
         let deadline = Date().addingTimeInterval(timeout)
         var seen: [String] = []
-        while Date() < deadline {
+        while true {
             if let row = try row(store) {
                 let note = "\(row.rowState ?? "?")/\(row.rowReasonCode ?? "-")"
                 if seen.last != note { seen.append(note) }
                 if row.rowState == state && row.rowReasonCode == code { return row }
             }
+            if Date() >= deadline { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw TestFailure("timed out waiting for \(state)/\(code ?? "-"); row \(id) went \(seen.suffix(20)); agent log:\n\(agentLog.suffix(3000))")

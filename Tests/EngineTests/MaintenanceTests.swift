@@ -10,10 +10,11 @@ struct MaintenanceTests {
     static func waitForRows(_ store: QueueStore, _ what: String, timeout: Double, seen: inout Set<String>,
                             _ condition: ([Transfer]) -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        while true {
             let rows = try store.transfers()
             for row in rows { seen.insert("\(row.state.rawValue)/\(row.reason?.code.rawValue ?? "-")") }
             if condition(rows) { return }
+            if Date() >= deadline { break }
             usleep(20_000)
         }
         throw TestFailure("timed out waiting for \(what); seen \(seen.sorted())")

@@ -12,8 +12,9 @@ struct PauseTests {
     /// under way (a stall holds it in flight until the faults are cleared).
     static func waitUntilFaultTaken(_ server: ReferenceServer, _ session: AgentHarness) throws {
         let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
+        while true {
             if (try server.control("GET", "faults") as? [Any])?.isEmpty == true { return }
+            if Date() >= deadline { break }
             usleep(50_000)
         }
         throw TestFailure("no request took the fault; agent log:\n\(session.agentLog.suffix(3000))")

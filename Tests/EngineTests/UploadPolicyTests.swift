@@ -105,7 +105,7 @@ struct UploadPolicyTests {
         close(fd)
         open = false
         try await scene.expectCompletedIdentical(timeout: 60)
-        #expect(try FileManager.default.contents(atPath: scene.serverCopy) == Data(newContent))
+        #expect(FileManager.default.contents(atPath: scene.serverCopy) == Data(newContent))
         #expect(try await scene.requests("POST") == 1, "one upload, of the whole file")
         #expect(try await scene.completions() == 1)
     }
@@ -332,8 +332,9 @@ extension UploadScene {
     /// Waits until the agent's log says `text`.
     func waitForLog(_ text: String, timeout: Double = 30) async throws {
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        while true {
             if agentLog.contains(text) { return }
+            if Date() >= deadline { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw TestFailure("the agent never said \"\(text)\"; log:\n\(agentLog.suffix(2000))")

@@ -99,9 +99,10 @@ public final class AgentHarness: @unchecked Sendable {
         agent = process
         // Ready when the doorbell answers.
         let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
+        while true {
             if FileManager.default.fileExists(atPath: socket ?? home.path + "/run/instant-upload/agent.sock") { return }
             if !process.isRunning { break }
+            if Date() >= deadline { break }
             usleep(20_000)
         }
         throw TestFailure("the agent did not start: \(agentLog)")
@@ -179,8 +180,9 @@ public final class AgentHarness: @unchecked Sendable {
     /// Waits until the agent's log says `text`, or fails with the end of the log.
     public func waitForAgentLog(_ text: String, timeout: Double = 60) throws {
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        while true {
             if agentLog.contains(text) { return }
+            if Date() >= deadline { break }
             usleep(50_000)
         }
         throw TestFailure("the agent never said \"\(text)\"; log:\n\(agentLog.suffix(2000))")
@@ -190,9 +192,10 @@ public final class AgentHarness: @unchecked Sendable {
     public func waitFor(_ what: String, timeout: Double = 60, _ condition: ([[String: Any]]) -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
         var last: [[String: Any]] = []
-        while Date() < deadline {
+        while true {
             last = try items()
             if condition(last) { return }
+            if Date() >= deadline { break }
             usleep(100_000)
         }
         let states = last.map { "\($0["id"] ?? "?"):\($0["state"] ?? "?"):\(($0["reason"] as? [String: Any])?["code"] ?? "-")" }

@@ -61,8 +61,9 @@ public enum Poll {
     /// generous because a loaded two-core machine can take seconds to start a process.
     public static func until(_ what: String, seconds: Double = 30, _ condition: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
+        while true {
             if try condition() { return }
+            if Date() >= deadline { break }
             usleep(20_000)
         }
         throw TestFailure("timed out after \(seconds) s waiting until \(what)")

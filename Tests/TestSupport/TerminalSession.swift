@@ -101,9 +101,10 @@ public final class TerminalSession: @unchecked Sendable {
     public func waitFor(_ what: String, timeout: Double = 20, _ condition: ([String]) -> Bool) throws -> [String] {
         let deadline = Date().addingTimeInterval(timeout)
         var last: [String] = []
-        while Date() < deadline {
+        while true {
             last = try screen()
             if condition(last) { return last }
+            if Date() >= deadline { break }
             usleep(100_000)
         }
         throw TestFailure("timed out waiting for \(what); the screen:\n" + last.joined(separator: "\n"))

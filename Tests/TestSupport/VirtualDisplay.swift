@@ -64,13 +64,14 @@ public final class VirtualDisplay: @unchecked Sendable {
     @discardableResult
     public func waitForWindow(named title: String, timeout: Double = 30) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        while true {
             if let window = windows(named: title).first {
                 // Mapped is not yet drawn and ready for keys; a moment more avoids lost keystrokes.
                 usleep(400_000)
                 try focus(window)
                 return window
             }
+            if Date() >= deadline { break }
             usleep(100_000)
         }
         throw TestFailure("no window titled \"\(title)\" appeared within \(timeout) s (windows now: \(titles()))")

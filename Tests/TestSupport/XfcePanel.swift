@@ -252,7 +252,7 @@ public final class XfcePanel: @unchecked Sendable {
         let before = Set(popupMenus())
         try click(icon: index, button: button)
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        while true {
             if let menu = popupMenus().first(where: { !before.contains($0) }) {
                 let area = try geometry(of: menu)
                 if area.width > 1, area.height > 1 {
@@ -260,6 +260,7 @@ public final class XfcePanel: @unchecked Sendable {
                     return (menu, try geometry(of: menu))
                 }
             }
+            if Date() >= deadline { break }
             usleep(50_000)
         }
         throw TestFailure("no menu opened within \(timeout) s of clicking tray item \(index) with button \(button); \(log)")

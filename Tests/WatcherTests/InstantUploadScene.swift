@@ -69,8 +69,9 @@ final class InstantUploadScene: @unchecked Sendable {
     /// Waits until `condition` holds, or fails with the agent's log.
     func until(_ what: String, timeout: Double = 60, every: Double = 0.2, _ condition: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        while true {
             if try condition() { return }
+            if Date() >= deadline { break }
             usleep(useconds_t(every * 1_000_000))
         }
         throw TestFailure("timed out after \(Int(timeout)) s waiting for \(what); agent log:\n\(session.agentLog.suffix(4000))")

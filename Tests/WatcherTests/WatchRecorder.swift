@@ -75,8 +75,9 @@ final class WatchRecorder: Sendable {
     /// Waits (generously) until `condition` holds over the events so far.
     func waitFor(_ what: String, timeout: Double = 60, _ condition: ([WatchEvent]) -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        while true {
             if condition(all) { return }
+            if Date() >= deadline { break }
             usleep(20_000)
         }
         throw TestFailure("timed out after \(Int(timeout)) s waiting for \(what); status: \(watcher.status); found: \(foundNames.prefix(20))")

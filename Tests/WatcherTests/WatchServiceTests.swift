@@ -360,8 +360,9 @@ extension FolderWatcherTests {
 
         func until(_ what: String, timeout: Double = 30, _ condition: () throws -> Bool) throws {
             let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
+            while true {
                 if try condition() { return }
+                if Date() >= deadline { break }
                 usleep(100_000)
             }
             throw TestFailure("timed out after \(Int(timeout)) s waiting for \(what)")
