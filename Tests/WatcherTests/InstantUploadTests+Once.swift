@@ -106,7 +106,7 @@ extension InstantUploadTests {
         let (a, b) = (scene.path("Camera/IMG_1.jpg"), scene.path("Camera/IMG_2.jpg"))
         try Renames.exchange(a, b)
         try scene.until("the agent hearing of the swap") { scene.session.agentLog.contains("swapped names") }
-        try scene.session.stopAgent()
+        scene.session.stopAgent()
         try Renames.exchange(a, b)
         try scene.session.startAgent()
         try scene.waitWatching("camera")
