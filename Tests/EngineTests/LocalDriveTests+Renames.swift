@@ -108,6 +108,32 @@ extension LocalDriveTests {
         }
     }
 
+    @Test("renamed and edited once its download's row completed, before Local Drive was told of the download (the completion's own look for a rename has passed): the rename is followed, and the edit goes back from the new name")
+    func renamedBeforeLocalDriveWasTold() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.referenceWebDAV)
+            let notes = try scene.download("/Documents/notes.txt")
+            // Local Drive watches (a file is tracked) when the next download arrives, and the
+            // agent waits between completing its row and telling Local Drive of it.
+            scene.session.stopAgent()
+            scene.session.pause(at: "download-completed")
+            try scene.session.startAgent()
+            #expect(try scene.session.cli(["download", "/Documents/report.odt"]).status == 0)
+            try scene.session.waitForAgentLog("paused at download-completed")
+            let mine = scene.localDrive + "/mine.odt"
+            #expect(rename(scene.localDrive + "/report.odt", mine) == 0)
+            try scene.overwrite(mine, seed: 71)
+            // The watcher hears the rename and the edit settles, all before Local Drive is told.
+            sleep(4)
+            scene.session.releasePause()
+            try scene.waitForUploads(1)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: mine)), "the edit went back")
+            #expect(try scene.uploads().first?.localPath == LocalPath(mine), "from its new name")
+            #expect(Set(try QueueStore(path: scene.session.databasePath).localDriveFiles().map(\.localPath)) == [LocalPath(mine), LocalPath(notes)])
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no copy")
+        }
+    }
+
     @Test("a downloaded file given a second name (a hard link) and deleted under the first: its tracking follows the name left, and an edit there goes back")
     func hardLinkLeftBehind() async throws {
         try await offThePool {

@@ -57,7 +57,10 @@ public enum AgentCommand {
         let localDrive = LocalDriveWatch(paths: context.paths) { agentBox.agent?.wake() }
         options.onCompleted = { row in
             watchService.uploadCompleted(row)
-            if row.direction == .download { localDrive.downloaded(row.localPath) }
+            if row.direction == .download {
+                CrashWindow.downloadCompleted.pauseIfTesting(transfer: row.id)
+                localDrive.downloaded(row.localPath)
+            }
         }
         options.onDownloadPlaced = { localDrive.placed($0) }
         options.needsProof = { row in row.watchRule.map { watchService.trashesOriginals(rule: $0) } ?? false }

@@ -21,6 +21,8 @@ public enum CrashWindow: String, Sendable {
     case fileMade = "upload-made"
     /// A finished download has its final name; its `.part` is still there.
     case downloadInPlace = "download-in-place"
+    /// A download's row is completed; Local Drive has not been told of its file yet.
+    case downloadCompleted = "download-completed"
     /// The original of an upload was found to be the file uploaded; its move to the trash
     /// is next.
     case trashChecked = "trash-checked"

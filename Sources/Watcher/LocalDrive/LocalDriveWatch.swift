@@ -99,8 +99,15 @@ public final class LocalDriveWatch: Sendable {
     /// it is found here, by the rename itself. (An editor's save by renaming the file away
     /// and writing anew, with the download landing between the two, is taken for a rename:
     /// the save then lands in the download's file.)
+    ///
+    /// The watcher knows the file from now on, as it was put there: a rename of it made
+    /// after its row completed but before `downloaded` is told (the completion's own look
+    /// has passed by then) is told as a rename, and followed. Unknown to the watcher, it
+    /// was a new file settling under another name, and the download's name was empty when
+    /// `downloaded` looked: the tracking ended, and the file's edits stayed here.
     public func placed(_ path: LocalPath) {
         reader.followRenames(awayFrom: path)
+        if path.isWithin(reader.root), let placed = FileFingerprint.ofRegularFile(notFollowing: path) { memory.insert(placed, at: path) }
     }
 
     public func stop() {
