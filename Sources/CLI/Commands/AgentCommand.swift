@@ -62,7 +62,7 @@ public enum AgentCommand {
                 localDrive.downloaded(row.localPath)
             }
         }
-        options.onDownloadPlaced = { localDrive.placed($0) }
+        options.onDownloadPlaced = { localDrive.placed($0, as: $1) }
         options.needsProof = { row in row.watchRule.map { watchService.trashesOriginals(rule: $0) } ?? false }
         options.onDoorbell = { watchService.lookAgain() }
         options.onStarted = {

@@ -42,7 +42,7 @@ public final class Agent: Sendable {
         /// Told, on the transfer's own thread, where a download has just put its file, before
         /// its row completes: whatever waited to follow a file away from that name must do
         /// so now (the name was free, so that file was renamed, not saved over).
-        public var onDownloadPlaced: (@Sendable (LocalPath) -> Void)?
+        public var onDownloadPlaced: (@Sendable (LocalPath, FileFingerprint) -> Void)?
         /// Whether something relies on an upload's file being on the server once it completes
         /// (its watch rule moves originals to the trash): the server is then asked to show it.
         public var needsProof: (@Sendable (Transfer) -> Bool)?

@@ -19,13 +19,13 @@ final class DownloadJob {
     let settings: TransferSettings
     let downloads: String
     let cancellation: CancellationFlag
-    /// Told where the file went, once it is in place (`Agent.Options.onDownloadPlaced`).
-    let placed: (@Sendable (LocalPath) -> Void)?
+    /// Told where the file went, and the file as placed, once it is in place (`Agent.Options.onDownloadPlaced`).
+    let placed: (@Sendable (LocalPath, FileFingerprint) -> Void)?
     let dav: WebDAVClient
     var progressed = false
 
     init(transfer: Transfer, account: Account, credentials: Credentials?, store: QueueStore, settings: TransferSettings,
-         downloads: String, cancellation: CancellationFlag, placed: (@Sendable (LocalPath) -> Void)? = nil) {
+         downloads: String, cancellation: CancellationFlag, placed: (@Sendable (LocalPath, FileFingerprint) -> Void)? = nil) {
         self.transfer = transfer; self.account = account; self.store = store
         self.settings = settings; self.downloads = downloads; self.cancellation = cancellation; self.placed = placed
         dav = WebDAVClient(root: account.webdavURL, credentials: credentials)
@@ -139,7 +139,7 @@ final class DownloadJob {
                                        placed: written)
         let moved = try moveIntoPlace(part, as: final, item: item)
         if let copy = moved.copy { try store.recordPlacedFile(transfer.id, copy) }
-        placed?(moved.path)
+        placed?(moved.path, moved.copy ?? written)
         CrashWindow.downloadInPlace.pauseIfTesting(transfer: transfer.id, cancellation: cancellation)
         if let left = moved.part { try FileIO.unlink(left, ifPresent: true) }
         return .completed(sha256: digest, bytes: result.fileSize)

@@ -100,14 +100,15 @@ public final class LocalDriveWatch: Sendable {
     /// and writing anew, with the download landing between the two, is taken for a rename:
     /// the save then lands in the download's file.)
     ///
-    /// The watcher knows the file from now on, as it was put there: a rename of it made
+    /// The watcher knows the file from now on, as it was put there (`file`, as the download
+    /// wrote or copied it, not looked at again: an edit made since stays news): a rename of it made
     /// after its row completed but before `downloaded` is told (the completion's own look
     /// has passed by then) is told as a rename, and followed. Unknown to the watcher, it
     /// was a new file settling under another name, and the download's name was empty when
     /// `downloaded` looked: the tracking ended, and the file's edits stayed here.
-    public func placed(_ path: LocalPath) {
+    public func placed(_ path: LocalPath, as file: FileFingerprint) {
         reader.followRenames(awayFrom: path)
-        if path.isWithin(reader.root), let placed = FileFingerprint.ofRegularFile(notFollowing: path) { memory.insert(placed, at: path) }
+        if path.isWithin(reader.root) { memory.insert(file, at: path) }
     }
 
     public func stop() {
