@@ -125,7 +125,13 @@ public enum QueueCommands {
                 status = ExitStatus.attention
             case .inProgress: context.say("#\(id) \(row.name): already moving")
             case .queued where now:
-                // Held by a rule (Wi-Fi only): send this one regardless.
+                // Held by a rule (Wi-Fi only): send this one regardless, unless its file cannot
+                // be read now (its card out): sent, it would only wait again.
+                if let check = try RetryCheck.problem(for: row, newFolder: nil, store: store, context: context) {
+                    context.complain("#\(id) \(row.name): \(check)")
+                    status = ExitStatus.attention
+                    continue
+                }
                 try store.setIgnoreRules([id])
                 context.say("#\(id) \(row.name): goes now, whatever the rules")
                 context.wakeOrStartAgent()
