@@ -173,8 +173,9 @@ public final class AgentHarness: @unchecked Sendable {
         environment["INSTANT_UPLOAD_TEST_PAUSE_RELEASE"] = home.path + "/pause-released"
     }
 
-    public func releasePause() {
-        _ = FileManager.default.createFile(atPath: home.path + "/pause-released", contents: nil)
+    /// Lets the transfers waiting at the window go on; with `transfer`, only that one.
+    public func releasePause(transfer: Int? = nil) {
+        _ = FileManager.default.createFile(atPath: home.path + "/pause-released" + (transfer.map { ".\($0)" } ?? ""), contents: nil)
     }
 
     /// Waits until the agent's log says `text`, or fails with the end of the log.

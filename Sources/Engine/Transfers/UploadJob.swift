@@ -223,6 +223,7 @@ final class UploadJob {
                         return .completed(sha256: sha, bytes: size, verified: true, counters: counters)
                     case .uploadTo(let path):
                         row.remotePath = path
+                        CrashWindow.targetChecked.pauseIfTesting(transfer: row.id, cancellation: cancellation)
                     }
                 }
                 if size == 0, capabilities.finalStep == .lastChunk {

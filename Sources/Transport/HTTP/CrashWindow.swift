@@ -9,9 +9,12 @@ import Platform
 /// `INSTANT_UPLOAD_TEST_PAUSE=<window>` in its environment, the transfer stops at that
 /// point, says so in the log, and waits (five minutes, or until it is cancelled). A test of
 /// another writer acting in that moment names a file in `INSTANT_UPLOAD_TEST_PAUSE_RELEASE`
-/// and makes it once it has acted: the transfer goes on then. The variables are read here
-/// and nowhere else; without them this does nothing.
+/// and makes it once it has acted: the transfers go on then (that name with `.<id>` added
+/// lets only that transfer go on). The variables are read here and nowhere else; without
+/// them this does nothing.
 public enum CrashWindow: String, Sendable {
+    /// A new upload looked at its target and found the name free; nothing is recorded yet.
+    case targetChecked = "upload-target-checked"
     /// The server confirmed the chunk that completes an upload.
     case uploadConfirmed = "upload-confirmed"
     /// The row recorded the file it is about to make; the request that makes it is next.
@@ -37,7 +40,7 @@ public enum CrashWindow: String, Sendable {
         let until = MonotonicClock.seconds() + 300
         let release = getenv("INSTANT_UPLOAD_TEST_PAUSE_RELEASE").map { String(cString: $0) }
         while !cancellation.isCancelled, MonotonicClock.seconds() < until {
-            if let release, access(release, F_OK) == 0 { return }
+            if let release, access(release, F_OK) == 0 || (id.map { access(release + ".\($0)", F_OK) == 0 } ?? false) { return }
             usleep(50_000)
         }
     }
