@@ -90,47 +90,49 @@ struct NextcloudSmallFileTests {
     @Test("two queued files headed for one name, sent at once: the older keeps it, the newer moves aside before its PUT, so no PUT is refused")
     func twoRowsOneName() async throws {
         try await offThePool {
-            let (server, s) = try scene()
-            let a = try s.home.randomFile("a/photo.jpg", size: 30_000, seed: 11)
-            let b = try s.home.randomFile("b/photo.jpg", size: 30_000, seed: 12)
-            #expect(try s.cli(["upload", "--to", "/Same", a, b]).status == 0)
-            try server.control("POST", "stats/reset")
-            try s.startAgent()
-            try s.waitForAll("completed", count: 2, timeout: 60)
-            #expect(try TestData.sha256(ofFile: server.tree() + "/Same/photo.jpg") == (try TestData.sha256(ofFile: a)), "the older keeps the name")
-            #expect(try TestData.sha256(ofFile: server.tree() + "/Same/photo (1).jpg") == (try TestData.sha256(ofFile: b)))
-            // The names were settled in the queue, where each record of a file made claims its
-            // name: a PUT the server refused (412) would count twice here.
-            let puts = try server.stats()["puts"] as? [String: Int] ?? [:]
-            #expect(puts == ["Same/photo.jpg": 1, "Same/photo (1).jpg": 1], "\(puts)")
+            _ = try twoFilesForOneName { s in
+                try s.startAgent()
+            }
         }
     }
 
     @Test("two queued files headed for one name, the older made while the newer had found it free and not yet sent: the newer moves aside before its PUT, so no PUT is refused")
     func olderMadeAfterTheNewerLooked() async throws {
         try await offThePool {
-            let (server, s) = try scene()
-            let a = try s.home.randomFile("a/photo.jpg", size: 30_000, seed: 11)
-            let b = try s.home.randomFile("b/photo.jpg", size: 30_000, seed: 12)
-            #expect(try s.cli(["upload", "--to", "/Same", a, b]).status == 0)
-            try server.control("POST", "stats/reset")
-            // Both held once they found the name free; the older let go first, the newer once
-            // the older is completed.
-            s.pause(at: "upload-target-checked")
-            try s.startAgent()
-            try s.waitForAgentLog("transfer 1: paused at upload-target-checked")
-            try s.waitForAgentLog("transfer 2: paused at upload-target-checked")
-            s.releasePause(transfer: 1)
-            try s.waitFor("the older completed") { $0.contains { $0["id"] as? Int == 1 && $0["state"] as? String == "completed" } }
-            s.releasePause()
-            try s.waitForAll("completed", count: 2, timeout: 60)
-            #expect(try TestData.sha256(ofFile: server.tree() + "/Same/photo.jpg") == (try TestData.sha256(ofFile: a)), "the older keeps the name")
-            #expect(try TestData.sha256(ofFile: server.tree() + "/Same/photo (1).jpg") == (try TestData.sha256(ofFile: b)))
-            let puts = try server.stats()["puts"] as? [String: Int] ?? [:]
-            #expect(puts == ["Same/photo.jpg": 1, "Same/photo (1).jpg": 1], "no PUT refused: \(puts)")
+            let s = try twoFilesForOneName { s in
+                // Both held once they found the name free; the older let go first, the newer
+                // once the older is completed.
+                s.pause(at: "upload-target-checked")
+                try s.startAgent()
+                try s.waitForAgentLog("transfer 1: paused at upload-target-checked")
+                try s.waitForAgentLog("transfer 2: paused at upload-target-checked")
+                s.releasePause(transfer: 1)
+                try s.waitFor("the older completed") { $0.contains { $0["id"] as? Int == 1 && $0["state"] as? String == "completed" } }
+                s.releasePause()
+            }
             #expect(s.agentLog.contains("upload 2: another upload in the queue is headed for /Same/photo.jpg; this one goes as /Same/photo (1).jpg"),
                     "\(s.agentLog.suffix(2000))")
         }
+    }
+
+    /// Two files named photo.jpg queued for /Same, sent as `send` lets the agent: the older
+    /// keeps the name, and each is sent by one PUT. The names are settled in the queue, where
+    /// each record of a file made claims its name: a PUT the server refused (412) would count
+    /// twice here.
+    @discardableResult
+    func twoFilesForOneName(_ send: (AgentHarness) throws -> Void) throws -> AgentHarness {
+        let (server, s) = try scene()
+        let a = try s.home.randomFile("a/photo.jpg", size: 30_000, seed: 11)
+        let b = try s.home.randomFile("b/photo.jpg", size: 30_000, seed: 12)
+        #expect(try s.cli(["upload", "--to", "/Same", a, b]).status == 0)
+        try server.control("POST", "stats/reset")
+        try send(s)
+        try s.waitForAll("completed", count: 2, timeout: 60)
+        #expect(try TestData.sha256(ofFile: server.tree() + "/Same/photo.jpg") == (try TestData.sha256(ofFile: a)), "the older keeps the name")
+        #expect(try TestData.sha256(ofFile: server.tree() + "/Same/photo (1).jpg") == (try TestData.sha256(ofFile: b)))
+        let puts = try server.stats()["puts"] as? [String: Int] ?? [:]
+        #expect(puts == ["Same/photo.jpg": 1, "Same/photo (1).jpg": 1], "no PUT refused: \(puts)")
+        return s
     }
 
     @Test("two empty files headed for one name, sent at once: both complete, one under each name or the second found there already")
