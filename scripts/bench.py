@@ -1161,6 +1161,12 @@ class Bench:
                 allowed = max(4.0, 0.1 * small["rss_mb_max"])
                 add(growth <= allowed, f"agent peak RSS does not grow with file size: {size_label(self.args.large)} "
                                        f"minus {size_label(self.args.small)} = {growth:+.1f} MB (allowed {allowed:.1f} MB)")
+        summed = sums.get("ref-agent-sum")
+        if summed:
+            # The sink asks for no checksums; a tus server that asks for one per chunk has each
+            # chunk (up to 8 MiB) read into memory, digested, and sent from there.
+            add(None, f"agent peak RSS uploading to the reference server that asks for a checksum per chunk (each chunk held "
+                      f"in memory while it is digested and sent): {summed['rss_mb_max']:.1f} MB, no target set")
         for key, what in (("nc", "Nextcloud chunked v2"), ("dav", "plain WebDAV PUT")):
             a, c = sums.get(f"{key}-agent"), sums.get(f"{key}-curl")
             if a and c:
