@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Platform
 import Queue
 import TestSupport
@@ -54,6 +55,28 @@ struct ResumeRecordTests {
         let newer = try uploads(account, ["/P/d.jpg"], store: store)[0]
         #expect(try store.claimRemotePath(newer, "/P/d.jpg", accountID: account.id, claimants: .olderOrStarted) == false,
                 "the file being made holds the name")
+    }
+
+    @Test("a name another upload completed at after this row's attempt began is taken (its look at the target may have come just before); one completed before is not")
+    func completedSinceTheAttemptBegan() throws {
+        let (store, account) = try makeStore()
+        let ids = try uploads(account, ["/P/e.jpg", "/P/e.jpg", "/P/e.jpg"], store: store)
+        _ = try store.start(ids[0], resumedAt: 0)
+        try store.complete(ids[0], sha256: nil, bytes: 10)
+        usleep(2_000)
+        _ = try store.start(ids[2], resumedAt: 0)
+        #expect(try store.claimRemotePath(ids[2], "/P/e.jpg", accountID: account.id, claimants: .olderOrStarted) == false,
+                "the older, still queued")
+        _ = try store.start(ids[1], resumedAt: 0)
+        try store.complete(ids[1], sha256: nil, bytes: 10)
+        #expect(try store.recordFinishing(ids[2], remotePath: "/P/e.jpg", bytes: 10, sha256: nil, claimingFor: account.id) == false,
+                "made since this attempt began")
+        try store.fail(ids[2], reason: Reason(.integrity))
+        try store.retry([ids[2]])
+        usleep(2_000)
+        _ = try store.start(ids[2], resumedAt: 0)
+        #expect(try store.recordFinishing(ids[2], remotePath: "/P/e.jpg", bytes: 10, sha256: nil, claimingFor: account.id),
+                "both completed before this attempt began: its look at the target tells")
     }
 
     @Test("finished rows claim nothing; restarts count up until the person retries")

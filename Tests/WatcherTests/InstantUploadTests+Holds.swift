@@ -145,7 +145,9 @@ extension InstantUploadTests {
         try scene.session.waitFor("the three photos waiting for the card") { $0.count == 3 && $0.allSatisfy(waitingForTheCard) }
         // None is sent by hand while its card is out (held by the rule, or tried and waiting):
         // the refusal says why.
-        for id in try scene.session.items().compactMap({ $0["id"] as? Int }) {
+        let waiting = try scene.session.items().compactMap { $0["id"] as? Int }
+        #expect(waiting.count == 3)
+        for id in waiting {
             let refused = try scene.session.cli(["retry", "--now", String(id)])
             #expect(refused.status != 0 && refused.stderr.contains("is not there"), "\(refused.stdout) \(refused.stderr)")
         }
@@ -181,7 +183,9 @@ extension InstantUploadTests {
         try scene.session.waitFor("the three photos waiting for the card") { $0.count == 3 && $0.allSatisfy(waitingForTheCard) }
         // None is sent by hand while its card is out (held by the rule, or tried and waiting):
         // the refusal says why.
-        for id in try scene.session.items().compactMap({ $0["id"] as? Int }) {
+        let waiting = try scene.session.items().compactMap { $0["id"] as? Int }
+        #expect(waiting.count == 3)
+        for id in waiting {
             let refused = try scene.session.cli(["retry", "--now", String(id)])
             #expect(refused.status != 0 && refused.stderr.contains("not mounted on"), "\(refused.stdout) \(refused.stderr)")
         }

@@ -112,26 +112,23 @@ public enum QueueCommands {
                 status = ExitStatus.attention
                 continue
             }
+            // What is to go now, a failed or waiting item (or one a rule holds, sent by hand),
+            // goes only once its cause is gone: a held one whose card is out would only wait again.
+            if [.failed, .retrying].contains(row.state) || (row.state == .queued && now),
+               let check = try RetryCheck.problem(for: row, newFolder: folder, store: store, context: context) {
+                context.complain("#\(id) \(row.name): \(check)")
+                status = ExitStatus.attention
+                continue
+            }
             switch row.state {
             case .failed, .retrying:
-                if let check = try RetryCheck.problem(for: row, newFolder: folder, store: store, context: context) {
-                    context.complain("#\(id) \(row.name): \(check)")
-                    status = ExitStatus.attention
-                } else {
-                    movable.append(id)
-                }
+                movable.append(id)
             case .completed:
                 context.complain("#\(id) \(row.name) is already completed, so there is nothing to retry; upload it again with `instant-upload upload`")
                 status = ExitStatus.attention
             case .inProgress: context.say("#\(id) \(row.name): already moving")
             case .queued where now:
-                // Held by a rule (Wi-Fi only): send this one regardless, unless its file cannot
-                // be read now (its card out): sent, it would only wait again.
-                if let check = try RetryCheck.problem(for: row, newFolder: nil, store: store, context: context) {
-                    context.complain("#\(id) \(row.name): \(check)")
-                    status = ExitStatus.attention
-                    continue
-                }
+                // Held by a rule (Wi-Fi only): send this one regardless.
                 try store.setIgnoreRules([id])
                 context.say("#\(id) \(row.name): goes now, whatever the rules")
                 context.wakeOrStartAgent()

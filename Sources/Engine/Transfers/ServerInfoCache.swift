@@ -64,11 +64,6 @@ public final class ServerInfoCache: Sendable {
         return paths
     }
 
-    /// Whether the folder's listing, if one is kept now, shows `path` (nothing is listed for it).
-    func shows(_ path: String, in folder: String, of tree: String) -> Bool {
-        known(folder, of: tree)?.paths?.contains(WebDAVPath.normalize(path)) ?? false
-    }
-
     /// A file this agent made in a folder it remembers: the next upload of that name looks at it.
     func noteMade(_ path: String, in folder: String, of tree: String) {
         folders.withLock { known in

@@ -23,7 +23,7 @@ extension UploadJob {
     /// durably unless the caller says the server itself will tell (see `store.recordFinishing`).
     /// A direct PUT's new file claims its name in the same commit (the look at the target left
     /// it unclaimed); `NameClaimed` when another upload in the queue claimed it meanwhile, or
-    /// made its file there since the look.
+    /// made its file there since this attempt began (see `store.isRemotePathClaimed`).
     func recordFinishing(_ row: inout Transfer, size: Int64, sha256: String?, durable: Bool = true) throws {
         let claiming = directPut && row.replaceable == nil
         guard try store.recordFinishing(row.id, remotePath: row.remotePath, bytes: size, sha256: sha256, durable: durable,
@@ -31,12 +31,6 @@ extension UploadJob {
         else { throw NameClaimed(path: row.remotePath) }
         row.finishing = true
         row.sha256 = sha256
-        // An upload that made its file at the name is in the folder's listing before its row
-        // completes (`noteMade`): one the commit above found completed is seen here, so
-        // this one moves aside instead of sending a PUT the server refuses.
-        if claiming, serverInfo.shows(row.remotePath, in: row.remoteFolder, of: Self.folderKey(account)) {
-            throw NameClaimed(path: row.remotePath)
-        }
         CrashWindow.aboutToMakeFile.pauseIfTesting(transfer: row.id, cancellation: cancellation)
     }
 

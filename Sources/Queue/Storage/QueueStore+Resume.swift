@@ -25,16 +25,20 @@ extension QueueStore {
 
     /// True when another upload row of the account that still has work ahead (of the kind
     /// `claimants` names) is headed for `remotePath`: that name is taken, even while nothing
-    /// is on the server yet.
+    /// is on the server yet. So is a name another upload completed at since row `id`'s
+    /// attempt began: its file is there, and the look at the target that attempt made
+    /// (after it began) may have come just before it.
     public func isRemotePathClaimed(_ remotePath: String, accountID: Int64, byOtherThan id: Int64,
                                     claimants: Claimants = .all) throws -> Bool {
         let which = claimants == .all ? "" : " AND (id < ? OR upload_url IS NOT NULL OR finishing = 1)"
         var arguments: [SQLValue] = [.int(accountID), .text(remotePath), .int(id)]
         if claimants == .olderOrStarted { arguments.append(.int(id)) }
+        arguments.append(.int(id))
         return try database.query("""
             SELECT 1 FROM transfers
             WHERE account_id = ? AND remote_path = ? AND id != ? AND direction = 'upload'
-              AND state IN \(TransferState.unfinishedSQL)\(which)
+              AND ((state IN \(TransferState.unfinishedSQL)\(which))
+                   OR (state = \(TransferState.completed.sql) AND completed_at >= (SELECT started_at FROM transfers WHERE id = ?)))
             LIMIT 1
             """, arguments) { _ in true }.first ?? false
     }
