@@ -96,6 +96,29 @@ extension WatchLoop {
         return seconds >= 120 && seconds % 60 == 0 ? "\(seconds / 60) min" : "\(seconds) s"
     }
 
+    /// A file a walk does not know at its path. One the memory holds under another name
+    /// was renamed while nobody watched (or while events were lost), and is followed at
+    /// once, not once it settles: a new file saved at the name it left, if taken first,
+    /// would replace the memory's record there, and the renamed one would then look new.
+    func scanned(_ file: ReconcileScanner.File, now: ContinuousClock.Instant) {
+        if delivered[file.fingerprint] == nil, case .takenAt(let other) = taken.status(of: file.fingerprint, at: file.path) {
+            follow(file.fingerprint, takenAt: other, nowAt: file.path)
+            return
+        }
+        settler.touch(file.path, file.fingerprint, noticedBy: .scan, now: now)
+    }
+
+    /// The file at `path` is the one taken at `other`: still there too, it is the same file
+    /// twice (a hard link), passed over; else it moved there, or traded names with the file
+    /// now at `other`.
+    private func follow(_ fingerprint: FileFingerprint, takenAt other: LocalPath, nowAt path: LocalPath) {
+        if FileFingerprint.ofRegularFile(notFollowing: other) == fingerprint {
+            passedOver.insert(fingerprint)
+        } else if !followSwap(other, path) {
+            handler(.moved(from: other, to: path, isFolder: false))
+        }
+    }
+
     func take(_ candidate: Settler.Settled) {
         let (path, fingerprint) = (candidate.path, candidate.fingerprint)
         if passedOver.contains(fingerprint) { return }
@@ -110,12 +133,7 @@ extension WatchLoop {
         case .taken:
             return
         case .takenAt(let other):
-            // Still there with the same fingerprint: a hard link, the same file twice.
-            if FileFingerprint.ofRegularFile(notFollowing: other) == fingerprint {
-                passedOver.insert(fingerprint)
-            } else if !followSwap(other, path) {
-                handler(.moved(from: other, to: path, isFolder: false))
-            }
+            follow(fingerprint, takenAt: other, nowAt: path)
             return
         case .new:
             break
