@@ -118,6 +118,33 @@ extension InstantUploadTests {
         #expect(scene.serverFiles() == ["IMG_1.jpg", "IMG_2.jpg", "IMG_3.jpg"])
     }
 
+    @Test("a photo sent is renamed while the agent is stopped, and a new photo is saved at its old name, which comes first: the new one is sent, the renamed one not again")
+    func renamedWhileStoppedAndANewOneAtItsName() throws {
+        let scene = try InstantUploadScene.watchingCamera()
+        let first = Camera.photo(1)
+        try Camera.write(scene.path("Camera/IMG_1.jpg"), first)
+        try scene.waitUploaded(1)
+        scene.session.stopAgent()
+        try Camera.move(scene.path("Camera/IMG_1.jpg"), scene.path("Camera/IMG_2.jpg"))
+        let new = Camera.photo(333)
+        try Camera.write(scene.path("Camera/IMG_1.jpg"), new)
+        try scene.session.startAgent()
+        try scene.waitWatching("camera")
+        try scene.waitUploaded(2)
+        // A third photo goes through the same rule: once it has arrived, the renamed one had as long.
+        try Camera.write(scene.path("Camera/IMG_3.jpg"), Camera.photo(3))
+        try scene.waitUploaded(3)
+        let items = try scene.session.items()
+        #expect(items.count == 3, "\(items.map { $0["target"] ?? "?" })")
+        let completions = try scene.completions()
+        #expect(completions.values.reduce(0, +) == 3, "\(completions)")
+        // Known by its rename, not only caught by the rule's look at its content (read again).
+        #expect(!scene.session.agentLog.contains("the same content as"), "\(scene.session.agentLog)")
+        // The name on the server was the first photo's: the new one goes beside it.
+        let sent = try scene.serverFiles().map { try TestData.sha256(ofFile: scene.server.tree() + "/Photos/" + $0) }
+        #expect(sent.sorted() == [try TestData.sha256(first), try TestData.sha256(new), try TestData.sha256(Camera.photo(3))].sorted())
+    }
+
     @Test("the same photo saved under two names, the first deleted before it was sent: the photo arrives, once")
     func copyOfDeletedOriginal() throws {
         let photo = Camera.photo(1)
