@@ -145,6 +145,38 @@ extension InstantUploadTests {
         #expect(sent.sorted() == [try TestData.sha256(first), try TestData.sha256(new), try TestData.sha256(Camera.photo(3))].sorted())
     }
 
+    @Test("two photos sent seem to swap names while the agent is stopped, but one holds another photo with everything a fingerprint shows kept (inode, size, modification time): that one is sent as new, the other not again")
+    func swapLookalikeWithOtherContent() throws {
+        let scene = try InstantUploadScene.watchingCamera()
+        let (a, b) = (scene.path("Camera/IMG_1.jpg"), scene.path("Camera/IMG_2.jpg"))
+        try Camera.write(a, Camera.photo(1))
+        try Camera.write(b, Camera.photo(2))
+        try scene.waitUploaded(2)
+        scene.session.stopAgent()
+        try Renames.exchange(a, b)
+        // What a new photo in the inode a rename freed, of the same size and second, looks
+        // like: other bytes written into the file, its modification time put back.
+        let other = Camera.photo(4)
+        #expect(other.count == Camera.photo(1).count, "the test needs photos of one size")
+        var before = stat()
+        guard lstat(b, &before) == 0 else { throw TestFailure("cannot look at \(b)") }
+        let fd = open(b, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw TestFailure("cannot open \(b)") }
+        let wrote = other.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        close(fd)
+        guard wrote == other.count else { throw TestFailure("cannot write \(b)") }
+        let times = [before.st_atim, before.st_mtim]
+        guard utimensat(AT_FDCWD, b, times, 0) == 0 else { throw TestFailure("cannot put back the times of \(b)") }
+        try scene.session.startAgent()
+        try scene.waitUploaded(3)
+        #expect(scene.session.agentLog.contains("swapped names"), "\(scene.session.agentLog)")
+        #expect(scene.session.agentLog.contains("IMG_2.jpg looked like a sent photo under a new name, but its content is another"))
+        let completions = try scene.completions()
+        #expect(completions.values.reduce(0, +) == 3, "\(completions)")
+        let sent = try scene.serverFiles().map { try TestData.sha256(ofFile: scene.server.tree() + "/Photos/" + $0) }
+        #expect(sent.sorted() == [try TestData.sha256(Camera.photo(1)), try TestData.sha256(Camera.photo(2)), try TestData.sha256(other)].sorted())
+    }
+
     @Test("the same photo saved under two names, the first deleted before it was sent: the photo arrives, once")
     func copyOfDeletedOriginal() throws {
         let photo = Camera.photo(1)

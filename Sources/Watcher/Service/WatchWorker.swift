@@ -199,6 +199,7 @@ final class WatchWorker {
                 if let reason = unqueued[rule]?.removeValue(forKey: from) { unqueued[rule]?[to] = reason }
             }
             Log.info("rule \(rule): \(a.display) and \(b.display) swapped names; neither is sent again")
+            try confirmSwap(rule, a, b, store: store)
         case .notQueued(let rule, let path, let reason):
             noteUnqueued(rule, path, reason)
         case .baseline(let rule, let files):
@@ -215,6 +216,30 @@ final class WatchWorker {
             // A row cancelled or cleared may be one a copy waits on.
             if !waitingCopies.isEmpty { retry(after: .zero) }
         }
+    }
+
+    /// Checks a swap of two sent files against what was sent. The watcher tells a swap by
+    /// each file's device, inode, size and modification time, found at the other's name; a
+    /// new file saved where a renamed one left, given the inode the rename freed, with the
+    /// same size and a modification time of the same second (raw files of one burst, dated
+    /// from the camera), passes for the file that was there, and would never be sent. Each
+    /// file whose bytes are not those its record sent is taken as new.
+    func confirmSwap(_ rule: String, _ a: LocalPath, _ b: LocalPath, store: QueueStore) throws {
+        guard let run = running[rule] else { return }
+        let records = try store.takenRecords(rule: rule, paths: [a, b])
+        let other = [a, b].filter { path in
+            guard case .completed(let sent?)? = records[path]?.upload,
+                  let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path),
+                  let now = ContentHash.sha256(of: path, expecting: fingerprint) else { return false }
+            return now != sent
+        }
+        guard !other.isEmpty else { return }
+        try store.forgetTaken(rule: rule, paths: other)
+        for path in other {
+            run.memory.taken.remove(path)
+            Log.warning("rule \(rule): \(path.display) looked like a sent photo under a new name, but its content is another; it is taken as a new file")
+        }
+        run.watcher.reconsider(other)
     }
 
     /// A file a rule's watcher found is not queued: it shows with the rule's troubles and
