@@ -199,7 +199,7 @@ final class WatchWorker {
                 if let reason = unqueued[rule]?.removeValue(forKey: from) { unqueued[rule]?[to] = reason }
             }
             Log.info("rule \(rule): \(a.display) and \(b.display) swapped names; neither is sent again")
-            try confirmSwap(rule, a, b, store: store)
+            confirmSwap(rule, a, b, store: store)
         case .notQueued(let rule, let path, let reason):
             noteUnqueued(rule, path, reason)
         case .baseline(let rule, let files):
@@ -223,24 +223,40 @@ final class WatchWorker {
     /// new file saved where a renamed one left, given the inode the rename freed, with the
     /// same size and a modification time of the same second (raw files of one burst, dated
     /// from the camera), passes for the file that was there, and would never be sent. Each
-    /// file whose bytes are not those its record sent is taken as new.
-    func confirmSwap(_ rule: String, _ a: LocalPath, _ b: LocalPath, store: QueueStore) throws {
+    /// file whose bytes are not those its record's upload sent is taken as new.
+    ///
+    /// Only a file still as the swap found it (its record's fingerprint), up to
+    /// `swapCheckLimit`, and only once the swap is recorded: the check never fails the
+    /// message, which would apply the swap again. Rows not completed send what the file
+    /// holds when they go.
+    func confirmSwap(_ rule: String, _ a: LocalPath, _ b: LocalPath, store: QueueStore) {
         guard let run = running[rule] else { return }
-        let records = try store.takenRecords(rule: rule, paths: [a, b])
-        let other = [a, b].filter { path in
-            guard case .completed(let sent?)? = records[path]?.upload,
-                  let fingerprint = FileFingerprint.ofRegularFile(notFollowing: path),
-                  let now = ContentHash.sha256(of: path, expecting: fingerprint) else { return false }
-            return now != sent
+        let other: [LocalPath]
+        do {
+            let records = try store.takenRecords(rule: rule, paths: [a, b])
+            other = [a, b].filter { path in
+                guard let record = records[path], case .completed(let sent?)? = record.upload,
+                      record.file.fingerprint.size <= Self.swapCheckLimit,
+                      FileFingerprint.ofRegularFile(notFollowing: path) == record.file.fingerprint,
+                      let now = ContentHash.sha256(of: path, expecting: record.file.fingerprint) else { return false }
+                return now != sent
+            }
+            guard !other.isEmpty else { return }
+            try store.forgetTaken(rule: rule, paths: other)
+        } catch {
+            Log.warning("rule \(rule): the swap of \(a.display) and \(b.display) could not be checked against what was sent: \(error)")
+            return
         }
-        guard !other.isEmpty else { return }
-        try store.forgetTaken(rule: rule, paths: other)
         for path in other {
             run.memory.taken.remove(path)
             Log.warning("rule \(rule): \(path.display) looked like a sent photo under a new name, but its content is another; it is taken as a new file")
         }
         run.watcher.reconsider(other)
     }
+
+    /// The largest file whose swap is checked by reading it: a photo or a raw file, which is
+    /// where files of one size come from; longer reads would hold up every rule's intake.
+    static let swapCheckLimit: Int64 = 256 << 20
 
     /// A file a rule's watcher found is not queued: it shows with the rule's troubles and
     /// is looked at again until it is queued or gone.

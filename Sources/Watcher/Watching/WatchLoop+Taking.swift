@@ -96,16 +96,16 @@ extension WatchLoop {
         return seconds >= 120 && seconds % 60 == 0 ? "\(seconds / 60) min" : "\(seconds) s"
     }
 
-    /// A file a walk does not know at its path. One the memory holds under another name
-    /// was renamed while nobody watched (or while events were lost), and is followed at
-    /// once, not once it settles: a new file saved at the name it left, if taken first,
-    /// would replace the memory's record there, and the renamed one would then look new.
-    func scanned(_ file: ReconcileScanner.File, now: ContinuousClock.Instant) {
-        if delivered[file.fingerprint] == nil, case .takenAt(let other) = taken.status(of: file.fingerprint, at: file.path) {
-            follow(file.fingerprint, takenAt: other, nowAt: file.path)
-            return
+    /// The files that settled together, those the memory knows under another name first
+    /// (renamed while nobody watched, or while events were lost): a new file saved at the
+    /// name one of them left, taken first, would replace the memory's record there, and the
+    /// renamed one would then look new and be sent again.
+    func takeAll(_ settled: [Settler.Settled]) {
+        var renamed: [Settler.Settled] = [], rest: [Settler.Settled] = []
+        for file in settled {
+            if case .takenAt = taken.status(of: file.fingerprint, at: file.path) { renamed.append(file) } else { rest.append(file) }
         }
-        settler.touch(file.path, file.fingerprint, noticedBy: .scan, now: now)
+        for file in renamed + rest { take(file) }
     }
 
     /// The file at `path` is the one taken at `other`: still there too, it is the same file

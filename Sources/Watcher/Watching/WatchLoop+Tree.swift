@@ -115,7 +115,7 @@ extension WatchLoop {
                 }
             },
             isKnown: isKnown,
-            onNew: { file in scanned(file, now: now) })
+            onNew: { file in settler.touch(file.path, file.fingerprint, noticedBy: .scan, now: now) })
         counters.scans += 1
         if let error = summary.rootError {
             lostRoot()
@@ -165,7 +165,7 @@ extension WatchLoop {
                 }
             },
             isKnown: isKnown,
-            onNew: { file in scanned(file, now: now) })
+            onNew: { file in settler.touch(file.path, file.fingerprint, noticedBy: .scan, now: now) })
         let all = summary.problems.map { WatcherTrouble.unreadable($0.path, $0.error) } + problems
         for trouble in all where !scanProblems.contains(trouble) { handler(.problem(trouble)) }
         scanProblems += all.filter { !scanProblems.contains($0) }

@@ -155,7 +155,7 @@ final class WatchLoop {
             if fingerprint == nil { writtenElsewhere.insert(path) }  // its folder renamed, perhaps: see `written`
             return fingerprint
         }
-        for file in settled { take(file) }
+        takeAll(settled)
     }
 
     /// Walks the tree if it is there; otherwise (or if it went away during the walk)
