@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Glibc
 
 /// A fresh folder under /tmp, removed when the value is released.
@@ -17,24 +18,42 @@ public final class TemporaryFolder: @unchecked Sendable {
 
     /// Writes `bytes` to `name` inside the folder and returns its path.
     ///
-    /// Through a descriptor closed on exec: a test that writes a stand-in program and runs it
-    /// would otherwise meet "Text file busy" whenever another test started a process while the
-    /// file was open for writing (the child keeps the descriptor until it ends).
+    /// Through a descriptor closed on exec, and returned once no process holds the file open
+    /// for writing: a test that writes a stand-in program and runs it would otherwise meet
+    /// "Text file busy" whenever another test started a process while the file was open (the
+    /// child keeps a copy of the descriptor from its fork until its exec, which on a loaded
+    /// machine can be a while).
     @discardableResult
     public func file(_ name: String, bytes: [UInt8]) throws -> String {
         let full = path + "/" + name
         try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw TestFailure("cannot write \(full): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
         var written = 0
         while written < bytes.count {
             let n = bytes[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw TestFailure("cannot write \(full): \(String(cString: strerror(errno)))") }
+            guard n > 0 else {
+                close(fd)
+                throw TestFailure("cannot write \(full): \(String(cString: strerror(errno)))")
+            }
             written += n
         }
+        close(fd)
+        Self.waitUntilNobodyWrites(full)
         return full
+    }
+
+    /// Waits (up to 10 s) until the kernel says nobody has `path` open for writing; returns
+    /// at once where it cannot say.
+    private static func waitUntilNobodyWrites(_ path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        for _ in 0..<1000 {
+            guard FileIO.writers(of: fd) == .some else { return }
+            usleep(10_000)
+        }
     }
 
     /// A file of `size` pseudo-random bytes (deterministic for a seed).
