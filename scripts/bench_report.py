@@ -200,9 +200,10 @@ def sink_rounds_words(bench: dict) -> str | None:
     """Each round's rate of the agent into the sink and of openssl, in the order run, with
     what the rest of the machine took meanwhile: the goal compares medians of runs that
     each last under a second."""
+    clients = {c["key"]: c for c in bench["clients"]}
     runs = {}
     for key in ("sink-agent-16", "sink-agent-64", "sha-openssl", "sink-curl"):
-        client = next((c for c in bench["clients"] if c["key"] == key), None)
+        client = clients.get(key)
         if client and client.get("runs"):
             runs[key] = [(client["size"] / r["wall_s"] / 1e6, r.get("other_load_cores", 0.0)) for r in client["runs"] if r.get("wall_s")]
     agent = runs.get("sink-agent-16") or runs.get("sink-agent-64")
@@ -215,8 +216,7 @@ def sink_rounds_words(bench: dict) -> str | None:
     if runs.get("sink-curl"):
         words += f"; curl {listed(runs['sink-curl'])}"
     words += "."
-    large = next((c for c in bench["clients"] if c["key"] == "sink-agent-large"), None)
-    openssl = next((c for c in bench["clients"] if c["key"] == "sha-openssl"), None)
+    large, openssl = clients.get("sink-agent-large"), clients.get("sha-openssl")
     if large and large.get("median") and openssl and openssl.get("median"):
         rate, floor = large["median"]["mb_per_s"], openssl["median"]["mb_per_s"]
         words += (f" The same upload of the {large['size'] / 2**30:.0f} GiB file, which lasts long enough to even "

@@ -58,10 +58,11 @@ final class WatchRecorder: Sendable {
     var swaps: [(LocalPath, LocalPath)] { all.compactMap { if case .exchanged(let a, let b) = $0 { (a, b) } else { nil } } }
 
     /// Writes a photo at each of `names` (relative) and puts it in the memory, as taken in an
-    /// earlier run.
-    func takenBeforeStart(_ names: [String]) throws {
+    /// earlier run: `Files.photo` 1, 2, … unless `photos` names them (photos whose numbers
+    /// have as many digits are of one size).
+    func takenBeforeStart(_ names: [String], photos: [Int]? = nil) throws {
         for (index, name) in names.enumerated() {
-            try Files.write(path(name), Files.photo(index + 1))
+            try Files.write(path(name), Files.photo(photos?[index] ?? index + 1))
             taken.insert(try FileFingerprint.of(LocalPath(path(name))), at: LocalPath(path(name)))
         }
     }

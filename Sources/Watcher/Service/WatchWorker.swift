@@ -237,7 +237,7 @@ final class WatchWorker {
             other = [a, b].filter { path in
                 guard let record = records[path], case .completed(let sent?)? = record.upload,
                       record.file.fingerprint.size <= Self.swapCheckLimit,
-                      FileFingerprint.ofRegularFile(notFollowing: path) == record.file.fingerprint,
+                      // Nil unless the file is still as the swap found it, before and after the read.
                       let now = ContentHash.sha256(of: path, expecting: record.file.fingerprint) else { return false }
                 return now != sent
             }

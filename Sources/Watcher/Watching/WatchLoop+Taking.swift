@@ -108,17 +108,6 @@ extension WatchLoop {
         for file in renamed + rest { take(file) }
     }
 
-    /// The file at `path` is the one taken at `other`: still there too, it is the same file
-    /// twice (a hard link), passed over; else it moved there, or traded names with the file
-    /// now at `other`.
-    private func follow(_ fingerprint: FileFingerprint, takenAt other: LocalPath, nowAt path: LocalPath) {
-        if FileFingerprint.ofRegularFile(notFollowing: other) == fingerprint {
-            passedOver.insert(fingerprint)
-        } else if !followSwap(other, path) {
-            handler(.moved(from: other, to: path, isFolder: false))
-        }
-    }
-
     func take(_ candidate: Settler.Settled) {
         let (path, fingerprint) = (candidate.path, candidate.fingerprint)
         if passedOver.contains(fingerprint) { return }
@@ -133,7 +122,12 @@ extension WatchLoop {
         case .taken:
             return
         case .takenAt(let other):
-            follow(fingerprint, takenAt: other, nowAt: path)
+            // Still there with the same fingerprint: a hard link, the same file twice.
+            if FileFingerprint.ofRegularFile(notFollowing: other) == fingerprint {
+                passedOver.insert(fingerprint)
+            } else if !followSwap(other, path) {
+                handler(.moved(from: other, to: path, isFolder: false))
+            }
             return
         case .new:
             break
