@@ -1164,9 +1164,9 @@ class Bench:
         summed = sums.get("ref-agent-sum")
         if summed:
             # The sink asks for no checksums; a tus server that asks for one per chunk has each
-            # chunk (up to 8 MiB) read into memory, digested, and sent from there.
-            add(None, f"agent peak RSS uploading to the reference server that asks for a checksum per chunk (each chunk held "
-                      f"in memory while it is digested and sent): {summed['rss_mb_max']:.1f} MB, no target set")
+            # chunk (up to 8 MiB) read twice, once to digest it and again as it is sent.
+            add(None, f"agent peak RSS uploading to the reference server that asks for a checksum per chunk (each chunk read "
+                      f"twice: digested, then sent): {summed['rss_mb_max']:.1f} MB, no target set")
         for key, what in (("nc", "Nextcloud chunked v2"), ("dav", "plain WebDAV PUT")):
             a, c = sums.get(f"{key}-agent"), sums.get(f"{key}-curl")
             if a and c:

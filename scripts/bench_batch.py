@@ -147,7 +147,22 @@ def completed(scene: Scene) -> int:
         db.close()
 
 
+def peak_rss_mb(pid: int) -> float:
+    """The process's peak resident memory since it started or since `reset_peak_rss`."""
+    with open(f"/proc/{pid}/status") as f:
+        kib = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    return kib / 1024
+
+
+def reset_peak_rss(pid: int) -> None:
+    """Starts the process's peak resident memory again from what it holds now (Linux's
+    clear_refs, 5), so that a run's peak is its own, not an earlier run's."""
+    with open(f"/proc/{pid}/clear_refs", "w") as f:
+        f.write("5")
+
+
 def agent_run(scene: Scene, server, photos: str, count: int, folder: str) -> dict:
+    reset_peak_rss(scene.agent.pid)
     requests0, cpu0, before = server.requests(), scene.cpu_seconds(), completed(scene)
     started = time.monotonic()
     scene.cli("upload", photos, "--to", f"/{folder}")
@@ -157,7 +172,8 @@ def agent_run(scene: Scene, server, photos: str, count: int, folder: str) -> dic
             raise RuntimeError(f"the agent completed {completed(scene) - before} of {count} in 30 minutes; see {scene.home}/agent.log")
         time.sleep(0.02)
     seconds = time.monotonic() - started
-    return {"seconds": seconds, "cpu_s": scene.cpu_seconds() - cpu0, "requests": server.requests() - requests0}
+    return {"seconds": seconds, "cpu_s": scene.cpu_seconds() - cpu0, "requests": server.requests() - requests0,
+            "peak_rss_mb": peak_rss_mb(scene.agent.pid)}
 
 
 def agent_profile(scene: Scene, photos: str, count: int) -> dict:
@@ -291,6 +307,8 @@ def median_of(runs: list[dict]) -> dict:
                for key in ("seconds", "cpu_s", "server_cpu_s", "files_per_s", "cpu_ms_per_file", "server_cpu_ms_per_file")}
     worst = max(runs, key=lambda r: r["requests_per_file"])
     figures.update(requests=worst["requests"], requests_per_file=worst["requests_per_file"], runs=runs)
+    if all("peak_rss_mb" in r for r in runs):
+        figures["peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
     return figures
 
 
@@ -367,6 +385,7 @@ def main() -> int:
             for tool, t in r["tools"].items():
                 print(f"  {tool:6} {t['files_per_s']:7.1f} files/s  {t['seconds']:6.1f} s  {t['requests_per_file']:5.2f} requests/file  "
                       f"CPU {t['cpu_ms_per_file']:.2f} ms/file, server's {t['server_cpu_ms_per_file']:.2f}"
+                      + (f", peak RSS {t['peak_rss_mb']:.1f} MB" if "peak_rss_mb" in t else "")
                       + (f"  (median of {len(t['runs'])}: " + ", ".join(f"{x['files_per_s']:.0f}" for x in t["runs"]) + " files/s)"
                          if len(t["runs"]) > 1 else ""))
             profile = r["tools"].get("agent", {}).get("profile")

@@ -322,8 +322,9 @@ def batch_goals(goals: Goals, batch: dict | None) -> list[str]:
             runs = (f"; medians of {len(each)} runs, which did " + ", ".join(f"{x['files_per_s']:.0f}" for x in each)
                     + " files/s (the server's CPU " + ", ".join(f"{x['server_cpu_ms_per_file']:.2f}" for x in each) + " ms per file)"
                     if len(each) > 1 else "")
+            rss = f", peak RSS {f['peak_rss_mb']:.1f} MB" if "peak_rss_mb" in f else ""
             lines.append(f"- {what}, {tool}: {f['files_per_s']:.1f} files/s ({f['seconds']:.1f} s), {f['requests_per_file']:.2f} requests "
-                         f"per file, CPU {f['cpu_ms_per_file']:.2f} ms per file{server}{runs}")
+                         f"per file, CPU {f['cpu_ms_per_file']:.2f} ms per file{rss}{server}{runs}")
     return lines
 
 

@@ -257,6 +257,45 @@ struct NextcloudSmallFileTests {
         }
     }
 
+    @Test("a file over 1 MiB, hashed for its checksum, then rewritten in place before its PUT: the PUT is broken off before its end, nothing is made of it, and the retry sends what the file holds now, under its own checksum")
+    func rewrittenBetweenChecksumAndPut() async throws {
+        try await offThePool {
+            let (server, s) = try scene()
+            let size = 3 << 20
+            let file = try s.home.randomFile("clip.mov", size: size, seed: 6)
+            try server.makeFolder("Clips")
+            s.pause(at: "upload-finishing")
+            #expect(try s.cli(["upload", "--to", "/Clips", file]).status == 0)
+            try s.startAgent()
+            try s.waitForAgentLog("paused at upload-finishing")
+            let hashed = try #require(try QueueStore(path: s.databasePath).transfer(id: 1)?.sha256)
+            #expect(hashed == (try TestData.sha256(ofFile: file)), "the checksum made of the file as it was")
+            // Another program writes into the file, same size, keeping its times: nothing a
+            // look at the file's size or times could tell before the PUT.
+            var st = stat()
+            #expect(stat(file, &st) == 0)
+            let edit = open(file, O_WRONLY | O_CLOEXEC)
+            #expect(edit >= 0 && pwrite(edit, Array(repeating: UInt8(0x42), count: 4096), 4096, 1 << 20) == 4096)
+            close(edit)
+            var times = [st.st_atim, st.st_mtim]
+            #expect(utimensat(AT_FDCWD, file, &times, 0) == 0)
+            let now = try TestData.sha256(ofFile: file)
+            s.releasePause()
+
+            try s.waitForAll("completed", count: 1, timeout: 90)
+            #expect(try TestData.sha256(ofFile: server.tree() + "/Clips/clip.mov") == now)
+            let account = try server.nextcloudAccount()
+            let dav = WebDAVClient(root: account.webdavURL, credentials: Credentials(username: "alice", password: "wonderland"))
+            #expect(try dav.properties(of: "/Clips/clip.mov").checksum == "SHA256:" + now, "the checksum kept is the file's")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/Clips") == ["clip.mov"])
+            let row = try #require(try s.items().first)
+            #expect(row["sha256"] as? String == now, "\(row)")
+            let stats = try server.stats()
+            #expect((stats["puts"] as? [String: Int])?["Clips/clip.mov"] == 2, "the first broken off before its end, the second whole: \(stats)")
+            #expect(s.agentLog.contains("clip.mov: changed while uploading, started again"), "\(s.agentLog.suffix(2000))")
+        }
+    }
+
     @Test("a connection reset mid-PUT: no part of the file appears under its name, and the retry sends it whole, saying why it starts again")
     func resetMidPut() async throws {
         try await offThePool {

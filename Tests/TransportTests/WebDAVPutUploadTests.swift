@@ -111,6 +111,42 @@ struct WebDAVPutUploadTests {
         #expect(try UploadTestFiles.mtime(server.tree() + "/Camera/empty.txt") == 1_300_000_000)
     }
 
+    @Test("Nextcloud face, a PUT streamed from the file under the checksum Nextcloud keeps unchecked: broken off before its end when the file changed since its checksum was made, so nothing is kept; whole when it matches")
+    func sealedByItsChecksum() throws {
+        let server = try ReferenceServer(face: .nextcloud)
+        let account = try server.nextcloudAccount()
+        let upload = WebDAVPutUpload(root: account.webdavURL, credentials: Self.alice, placement: .direct, storesChecksum: true)
+        try server.makeFolder("Camera")
+        let size = 3_000_000
+        let local = TemporaryFolder("iu-put")
+        let path = try UploadTestFiles.make(local, "IMG.jpg", size: size, seed: 7)
+        let fd = try UploadTestFiles.open(path)
+        defer { close(fd) }
+        let target = UploadTarget(remotePath: "/Camera/IMG.jpg", length: Int64(size), contentType: "image/jpeg")
+        func checksum(_ hex: String) -> (ChecksumAlgorithm, String) {
+            let bytes = stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16)! }
+            return (.sha256, Data(bytes).base64EncodedString())
+        }
+        func put(_ hex: String) throws {
+            _ = try upload.send(.file(descriptor: fd, offset: 0, length: Int64(size), observer: nil), to: target.remotePath, at: 0,
+                                of: target, checksum: checksum(hex))
+        }
+        // Hashed, then touched early in the file (a tag editor, say) before it is sent: the
+        // changed byte goes out first, and only the end of the body can tell.
+        let hashed = try TestData.sha256(ofFile: path)
+        let edit = open(path, O_WRONLY | O_CLOEXEC)
+        #expect(edit >= 0 && pwrite(edit, [0x5A, 0xA5], 2, 1_000) == 2)
+        close(edit)
+        let broken = #expect(throws: TransportError.self) { try put(hashed) }
+        #expect(broken?.kind == .sourceRead && broken?.errno == ENODATA, "\(String(describing: broken))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: server.tree() + "/Camera") == [], "nothing kept of the broken PUT")
+
+        let now = try TestData.sha256(ofFile: path)
+        try put(now)
+        #expect(try TestData.sha256(ofFile: server.tree() + "/Camera/IMG.jpg") == now)
+        #expect(try upload.dav.properties(of: "/Camera/IMG.jpg").checksum == "SHA256:" + now)
+    }
+
     @Test("a temporary finished over a file already there: NameTaken on every server (MOVE with Overwrite: F), the file there untouched, the temporary kept to finish under another name")
     func finishNeverReplaces() throws {
         let reference = try ReferenceServer(face: .webdav)

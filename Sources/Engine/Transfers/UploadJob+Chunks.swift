@@ -17,8 +17,16 @@ extension UploadJob {
         case nameTaken
     }
 
-    /// The largest chunk held in memory when the server checks chunk checksums.
-    static let bufferedChunkLimit: Int64 = 8 * 1024 * 1024
+    /// The largest checksummed chunk read once into memory, digested and sent from there;
+    /// a larger one is read twice, once for its digest and again as it is sent, so that
+    /// memory stays flat whatever the chunk's size (three uploads at once of 8 MiB photos
+    /// held in memory took the agent to 43 MB). One thread's scratch buffer.
+    static let heldChunkLimit = Int64(ThreadScratch.limit)
+
+    /// The largest checksummed chunk. Checksummed chunks keep to the size set rather than
+    /// adapt to the link: past `heldChunkLimit` each is read twice, and a digest the server
+    /// finds wrong (tus's 460) has the whole chunk sent again.
+    static let checksummedChunkLimit: Int64 = 8 << 20
 
     func sendRest(of source: SourceFile, row: inout Transfer, from start: Int64,
                   capabilities: UploadCapabilities) throws -> SendResult {
@@ -36,20 +44,16 @@ extension UploadJob {
             row.checkpoint = Checkpoint(offset: offset, hashState: hasher.state)
         }
 
-        // With per-chunk checksums each chunk is read once into memory, digested, and sent
-        // from there: the file is still read only once. The buffer is bounded, whatever
-        // the file's size. Streamed chunks adapt to the link: each aims to take about
-        // `chunkSeconds`, so a fast link is not slowed by many small requests and a slow one
-        // never has much to resend. Buffered (checksummed) chunks stay small.
-        // Whatever the link, a chunk stays within the server's bounds (Nextcloud: at least
-        // 5 MiB but the last, at most 10,000 of them).
+        // Streamed chunks adapt to the link: each aims to take about `chunkSeconds`, so a
+        // fast link is not slowed by many small requests and a slow one never has much to
+        // resend; checksummed ones keep to their size (`checksummedChunkLimit`). Whatever the
+        // link, a chunk stays within the server's bounds (Nextcloud: at least 5 MiB but the
+        // last, at most 10,000 of them).
         let checksum = capabilities.chunkChecksum
         let bounds = ChunkSizing.bounds(for: capabilities, size: size)
-        var chunkSize = checksum == nil ? settings.chunkSize : min(settings.chunkSize, Self.bufferedChunkLimit)
+        var chunkSize = checksum == nil ? settings.chunkSize : min(settings.chunkSize, Self.checksummedChunkLimit)
         chunkSize = min(max(chunkSize, bounds.lowerBound), bounds.upperBound)
         if capabilities.wholeFileOnly { chunkSize = max(size, 1) }
-        let chunkBuffer = checksum == nil ? nil : ThreadScratch.lend(byteCount: Int(min(chunkSize, size)))
-        defer { if let chunkBuffer { ThreadScratch.giveBack(chunkBuffer) } }
 
         while offset < size {
             if cancellation.isCancelled { return .stopped(.stopped) }
@@ -84,15 +88,15 @@ extension UploadJob {
                 }
             case .wholeFileSend:
                 // This PUT makes the file: recorded just before it goes, with its digest where
-                // the body is read into memory first.
+                // the body is read for its checksum first.
                 makesFile = true
             default:
                 break
             }
             // The whole file in one checksummed request: its checksum is the file's SHA-256,
-            // so the bytes are hashed once, for it, and the running hash takes that state once
-            // the server has them all (rather than hashing them again as they are sent).
-            let wholeFileChecksummed = finalByte == nil && checksum == .sha256 && chunkBuffer != nil && offset == 0 && length == size
+            // so the running hash takes that state once the server has them all (rather than
+            // hashing them once more as they are sent).
+            let wholeFileChecksummed = finalByte == nil && checksum == .sha256 && offset == 0 && length == size
             let recorder = ProgressRecorder(progress: settings.progress, position: offset, next: wholeFileChecksummed ? nil : hasher)
             let sentFrom = offset
             let began = MonotonicClock.seconds()
@@ -107,13 +111,25 @@ extension UploadJob {
                 confirmed = try finalByte.withUnsafeBytes {
                     try upload.send(.buffer($0, observer: recorder), to: handle, at: offset, of: target, checksum: digest)
                 }
-            } else if let checksum, let chunkBuffer {
-                let chunk = UnsafeRawBufferPointer(UnsafeMutableRawBufferPointer(rebasing: chunkBuffer[0..<Int(length)]))
-                try source.read(into: UnsafeMutableRawBufferPointer(mutating: chunk), at: offset)
+            } else if let checksum {
+                // The request's head carries the chunk's digest, so the chunk is read before it
+                // is sent: a small one once, into memory, and sent from there; a larger one
+                // twice, the second time as it is sent (`heldChunkLimit`).
+                let held = length <= Self.heldChunkLimit ? ThreadScratch.lend(byteCount: Int(length)) : nil
+                defer { if let held { ThreadScratch.giveBack(held) } }
+                if let held { try source.read(into: held, at: offset) }
                 counters.bytesRead += length
+                func digest(_ update: (UnsafeRawBufferPointer) -> Void) throws {
+                    if let held { update(UnsafeRawBufferPointer(held)) } else { try source.readBlocks(from: offset, length: length, update) }
+                }
+                func body(sealedWith seal: BodySeal?) -> RequestBody {
+                    held.map { .buffer(UnsafeRawBufferPointer($0), observer: recorder) }
+                        ?? .file(descriptor: source.fd, offset: offset, length: length, observer: recorder, seal: seal)
+                }
                 if wholeFileChecksummed {
                     let whole = RunningSHA256()
-                    whole.update(chunk)
+                    try digest { whole.update($0) }
+                    let sha256 = whole.digest
                     if makesFile {
                         // Nextcloud keeps the SHA-256 sent with a file and reports it in its
                         // listings, so a new file there needs no flush to the disk before the
@@ -124,18 +140,22 @@ extension UploadJob {
                         let recognisable = row.replaceable == nil && account.server.kind == .nextcloud
                         try recordFinishing(&row, size: size, sha256: whole.hexDigest, durable: !recognisable)
                     }
-                    confirmed = try upload.send(.buffer(chunk, observer: recorder), to: handle, at: offset, of: target,
-                                                checksum: (checksum, ChunkDigest.base64(whole.digest)))
+                    // The running hash takes `whole`'s state, so what is sent must be what was
+                    // hashed: a streamed body is sealed with its digest (`BodySeal`).
+                    confirmed = try upload.send(body(sealedWith: BodySeal(.sha256, expecting: sha256)), to: handle, at: offset, of: target,
+                                                checksum: (checksum, ChunkDigest.base64(sha256)))
                     if confirmed.offset == size { hasher.replace(with: whole) }
                 } else {
-                    let digest = ChunkDigest(checksum)
-                    digest.update(chunk)
+                    // The running hash takes the bytes as they are sent; the server checks
+                    // them against the digest (tus: 460 when they differ).
+                    let chunkDigest = ChunkDigest(checksum)
+                    try digest { chunkDigest.update($0) }
                     if makesFile {
-                        try recordFinishing(&row, size: size, sha256: checksum == .sha256 ? digest.hex : nil)
+                        try recordFinishing(&row, size: size, sha256: checksum == .sha256 ? chunkDigest.hex : nil)
                     }
-                    confirmed = try upload.send(.buffer(chunk, observer: recorder), to: handle, at: offset,
-                                                of: target, checksum: (checksum, digest.base64))
+                    confirmed = try upload.send(body(sealedWith: nil), to: handle, at: offset, of: target, checksum: (checksum, chunkDigest.base64))
                 }
+                if held == nil { counters.bytesRead += recorder.bytesRead }
             } else {
                 // Its digest is known only once it has been read.
                 if makesFile { try recordFinishing(&row, size: size, sha256: nil) }

@@ -58,9 +58,8 @@ final class UploadJob {
     /// - the first chunk the engine sends to Nextcloud is 16 MiB by default (at least 5 MiB),
     ///   so a file this small goes in one chunk anyway: a broken PUT costs what a broken
     ///   chunk would (chunks too are kept whole or not at all);
-    /// - the PUT carries the file's SHA-256 in its head (`OC-Checksum`), so the file is read
-    ///   into memory once, hashed and sent from there: the same bound as a checksummed chunk
-    ///   held in memory (`bufferedChunkLimit`);
+    /// - the PUT carries the file's SHA-256 in its head (`OC-Checksum`), so the file is hashed
+    ///   before it is sent, as a checksummed chunk is (read twice past `heldChunkLimit`);
     /// - past a few MiB the two extra requests cost little beside the body.
     static let onePutLimit: Int64 = 8 << 20
 

@@ -378,7 +378,7 @@ final class ExchangeContext {
             sent += Int64(n)
             return n
         }
-        guard case .file(let fd, let start, let length, let observer) = request.body else { return 0 }
+        guard case .file(let fd, let start, let length, let observer, let seal) = request.body else { return 0 }
         if cancellation.isCancelled { return ccurl_readfunc_abort() }
         let want = min(Int64(buffer.count), length - sent)
         if want <= 0 { return 0 }
@@ -392,7 +392,17 @@ final class ExchangeContext {
             fileError = ENODATA
             return ccurl_readfunc_abort()
         }
-        observer?.observe(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n))
+        let block = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n)
+        observer?.observe(block)
+        if let seal {
+            seal.update(block)
+            if sent + Int64(n) == length, !seal.isKept {
+                // The file changed since its checksum was made: broken off before the last
+                // bytes, so the server never has a whole body under a checksum it does not match.
+                fileError = ENODATA
+                return ccurl_readfunc_abort()
+            }
+        }
         sent += Int64(n)
         return n
     }

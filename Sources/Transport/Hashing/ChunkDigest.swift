@@ -24,6 +24,9 @@ public final class ChunkDigest {
     /// A digest in base64.
     public static func base64(_ digest: [UInt8]) -> String { Data(digest).base64EncodedString() }
 
+    /// The digest.
+    public var bytes: [UInt8] { final }
+
     /// The digest, in lowercase hex (Nextcloud's `OC-Checksum: SHA256:<hex>`).
     public var hex: String { final.lowercaseHex }
 

@@ -15,8 +15,9 @@ import FoundationEssentials
 /// Nextcloud's small files go this way too (`.direct`, `storesChecksum`), as its desktop
 /// client sends them: one PUT, which Nextcloud writes to a part file of its own and renames
 /// when whole. The PUT then carries the file's SHA-256 as `OC-Checksum: SHA256:<hex>`, as
-/// the chunked upload's MOVE does, so the engine reads the file into memory, hashes it and
-/// sends it from there (`capabilities` asks for a SHA-256 of the one chunk).
+/// the chunked upload's MOVE does, so the engine hashes the file before it is sent
+/// (`capabilities` asks for a SHA-256 of the one chunk). Nextcloud keeps that checksum
+/// without checking it, so a body streamed from the file is sealed with it (`BodySeal`).
 public final class WebDAVPutUpload: UploadProtocol {
     public let dav: WebDAVClient
     public let placement: PutPlacement
@@ -69,12 +70,18 @@ public final class WebDAVPutUpload: UploadProtocol {
             throw ProtocolViolation("a plain WebDAV upload goes in one piece, not from byte \(offset)")
         }
         var sha256: String?
+        var body = body
         if storesChecksum {
             // The body is the whole file, so its digest is the file's.
             guard let (algorithm, base64) = checksum, algorithm == .sha256, let bytes = Data(base64Encoded: base64) else {
                 throw ProtocolViolation("a PUT that stores its checksum needs the body's SHA-256")
             }
             sha256 = bytes.lowercaseHex
+            // The server keeps the checksum as sent: a body read from the file as it goes
+            // must match it, or never arrive whole.
+            if case .file(let fd, let offset, let length, let observer, nil) = body {
+                body = .file(descriptor: fd, offset: offset, length: length, observer: observer, seal: BodySeal(.sha256, expecting: Array(bytes)))
+            }
         }
         return try put(body, to: handle, of: target, sha256: sha256)
     }
