@@ -154,27 +154,54 @@ extension InstantUploadTests {
         try scene.waitUploaded(2)
         scene.session.stopAgent()
         try Renames.exchange(a, b)
-        // What a new photo in the inode a rename freed, of the same size and second, looks
-        // like: other bytes written into the file, its modification time put back.
         let other = Camera.photo(4)
-        #expect(other.count == Camera.photo(1).count, "the test needs photos of one size")
-        var before = stat()
-        guard lstat(b, &before) == 0 else { throw TestFailure("cannot look at \(b)") }
-        let fd = open(b, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw TestFailure("cannot open \(b)") }
-        let wrote = other.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        close(fd)
-        guard wrote == other.count else { throw TestFailure("cannot write \(b)") }
-        let times = [before.st_atim, before.st_mtim]
-        guard utimensat(AT_FDCWD, b, times, 0) == 0 else { throw TestFailure("cannot put back the times of \(b)") }
+        try Self.rewriteKeepingTimes(b, with: other)
         try scene.session.startAgent()
         try scene.waitUploaded(3)
         #expect(scene.session.agentLog.contains("swapped names"), "\(scene.session.agentLog)")
-        #expect(scene.session.agentLog.contains("IMG_2.jpg looked like a sent photo under a new name, but its content is another"))
+        #expect(scene.session.agentLog.contains("IMG_2.jpg looked like a photo already taken, under a new name, but its content is another"))
         let completions = try scene.completions()
         #expect(completions.values.reduce(0, +) == 3, "\(completions)")
         let sent = try scene.serverFiles().map { try TestData.sha256(ofFile: scene.server.tree() + "/Photos/" + $0) }
         #expect(sent.sorted() == [try TestData.sha256(Camera.photo(1)), try TestData.sha256(Camera.photo(2)), try TestData.sha256(other)].sorted())
+    }
+
+    @Test("a copy of a sent photo (not sent itself) and another sent photo seem to swap names while the agent is stopped, but the copy's inode holds a new photo with everything a fingerprint shows kept: that one is sent as new, nothing else again")
+    func swapLookalikeOfACopy() throws {
+        let scene = try InstantUploadScene.watchingCamera()
+        let (copy, b) = (scene.path("Camera/IMG_1 copy.jpg"), scene.path("Camera/IMG_2.jpg"))
+        try Camera.write(scene.path("Camera/IMG_1.jpg"), Camera.photo(1))
+        try Camera.write(b, Camera.photo(2))
+        try scene.waitUploaded(2)
+        try Camera.write(copy, Camera.photo(1))
+        try scene.until("the copy known for one") { scene.session.agentLog.contains("the same content as") }
+        scene.session.stopAgent()
+        try Renames.exchange(copy, b)
+        let other = Camera.photo(4)
+        try Self.rewriteKeepingTimes(b, with: other)
+        try scene.session.startAgent()
+        try scene.waitUploaded(3)
+        #expect(scene.session.agentLog.contains("swapped names"), "\(scene.session.agentLog)")
+        #expect(scene.session.agentLog.contains("IMG_2.jpg looked like a photo already taken, under a new name, but its content is another"))
+        let completions = try scene.completions()
+        #expect(completions.values.reduce(0, +) == 3, "\(completions)")
+        let sent = try scene.serverFiles().map { try TestData.sha256(ofFile: scene.server.tree() + "/Photos/" + $0) }
+        #expect(sent.sorted() == [try TestData.sha256(Camera.photo(1)), try TestData.sha256(Camera.photo(2)), try TestData.sha256(other)].sorted())
+    }
+
+    /// What a new photo in the inode a rename freed, of the same size and second, looks like:
+    /// other bytes written into the file at `path`, its modification time put back.
+    static func rewriteKeepingTimes(_ path: String, with bytes: [UInt8]) throws {
+        var before = stat()
+        guard lstat(path, &before) == 0 else { throw TestFailure("cannot look at \(path)") }
+        #expect(Int(before.st_size) == bytes.count, "the test needs photos of one size")
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw TestFailure("cannot open \(path)") }
+        let wrote = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        close(fd)
+        guard wrote == bytes.count else { throw TestFailure("cannot write \(path)") }
+        let times = [before.st_atim, before.st_mtim]
+        guard utimensat(AT_FDCWD, path, times, 0) == 0 else { throw TestFailure("cannot put back the times of \(path)") }
     }
 
     @Test("the same photo saved under two names, the first deleted before it was sent: the photo arrives, once")

@@ -223,7 +223,8 @@ final class WatchWorker {
     /// new file saved where a renamed one left, given the inode the rename freed, with the
     /// same size and a modification time of the same second (raw files of one burst, dated
     /// from the camera), passes for the file that was there, and would never be sent. Each
-    /// file whose bytes are not those its record's upload sent is taken as new.
+    /// file whose bytes are not those its record vouches for (what its upload sent, or for a
+    /// copy of content already taken, that content) is taken as new.
     ///
     /// Only a file still as the swap found it (its record's fingerprint), up to
     /// `swapCheckLimit`, and only once the swap is recorded: the check never fails the
@@ -235,7 +236,7 @@ final class WatchWorker {
         do {
             let records = try store.takenRecords(rule: rule, paths: [a, b])
             other = [a, b].filter { path in
-                guard let record = records[path], case .completed(let sent?)? = record.upload,
+                guard let record = records[path], let sent = Self.vouchedContent(record),
                       record.file.fingerprint.size <= Self.swapCheckLimit,
                       // Nil unless the file is still as the swap found it, before and after the read.
                       let now = ContentHash.sha256(of: path, expecting: record.file.fingerprint) else { return false }
@@ -249,9 +250,17 @@ final class WatchWorker {
         }
         for path in other {
             run.memory.taken.remove(path)
-            Log.warning("rule \(rule): \(path.display) looked like a sent photo under a new name, but its content is another; it is taken as a new file")
+            Log.warning("rule \(rule): \(path.display) looked like a photo already taken, under a new name, but its content is another; it is taken as a new file")
         }
         run.watcher.reconsider(other)
+    }
+
+    /// The SHA-256 a taken file's record vouches for: a copy's, the content it was found to
+    /// hold (hashed when it was taken); another file's, what its completed upload sent.
+    static func vouchedContent(_ record: TakenRecord) -> String? {
+        if record.file.kind == .duplicate { return record.file.sha256 }
+        if case .completed(let sent?)? = record.upload { return sent }
+        return nil
     }
 
     /// The largest file whose swap is checked by reading it: a photo or a raw file, which is
