@@ -72,5 +72,10 @@ struct WordingTests {
         let five = try #require(UploadedBatch(fileNames: ["1", "2", "3", "4", "5"], account: "work", folder: "/"))
         #expect(five.line == "5 files uploaded to work:/")
         #expect(five.body == "1, 2, 3 and 2 more")
+
+        // As the agent keeps a long batch: its count and the first names.
+        let card = try #require(UploadedBatch(count: 10_000, firstNames: ["a.jpg", "b.jpg", "c.jpg"], account: "home", folder: "/Photos"))
+        #expect(card.line == "10000 files uploaded to home:/Photos")
+        #expect(card.body == "a.jpg, b.jpg, c.jpg and 9997 more")
     }
 }

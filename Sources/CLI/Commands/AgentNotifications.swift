@@ -40,20 +40,14 @@ final class AgentNotifications: Sendable {
         if batch.offersRetry { retryable.withLock { $0[id] = rows.map(\.id) } }
     }
 
-    func done(_ rows: [Transfer]) {
+    func done(_ summary: DoneByHand) {
         // A new version that went beside a changed server file is told on its own.
-        for row in rows where row.direction == .upload {
-            guard let of = row.newVersionOf, of != row.remotePath else { continue }
-            let folder = row.remoteFolder
-            notifier.notify(ConflictedCopy(name: String(of.split(separator: "/").last ?? ""), account: row.accountName, folder: folder,
-                                           copyName: String(row.remotePath.split(separator: "/").last ?? "")).notification)
+        for copy in summary.conflictedCopies {
+            notifier.notify(ConflictedCopy(name: copy.name, account: copy.account, folder: copy.folder, copyName: copy.copyName).notification)
         }
-        let uploads = rows.filter { $0.direction == .upload && ($0.newVersionOf == nil || $0.newVersionOf == $0.remotePath) }
-        let byPlace = Dictionary(grouping: uploads) { "\($0.accountName)\u{0}\($0.remoteFolder)" }
-        for (_, group) in byPlace.sorted(by: { $0.key < $1.key }) {
-            guard let first = group.first,
-                  let batch = UploadedBatch(fileNames: group.map { String($0.remotePath.split(separator: "/").last ?? "") },
-                                            account: first.accountName, folder: first.remoteFolder) else { continue }
+        for place in summary.places.sorted(by: { ($0.account, $0.folder) < ($1.account, $1.folder) }) {
+            guard let batch = UploadedBatch(count: place.count, firstNames: place.firstNames, account: place.account, folder: place.folder)
+            else { continue }
             notifier.notify(batch.notification)
         }
     }

@@ -73,7 +73,7 @@ extension Agent {
         after.onRollback { [self] in state.withLock { $0.unapplied += recorded } }
         after.onCommit { [self] in
             state.withLock { s in
-                s.manualDone += doneByHand
+                for row in doneByHand { s.manualDone.add(row) }
                 // The batch's rate counts each row's bytes up to where it stopped.
                 for (id, bytes) in endedAt { s.batch.throughput.ended(id, at: bytes) }
             }
@@ -97,7 +97,7 @@ extension Agent {
     private func tellBatchDone(_ store: QueueStore) {
         let (done, manualRunning) = state.withLock { s in (s.manualDone, s.running.values.contains { $0.isManual }) }
         guard !done.isEmpty, !manualRunning, (try? store.isIdle(countingAuto: false)) == true else { return }
-        state.withLock { $0.manualDone.removeAll() }
+        state.withLock { $0.manualDone = DoneByHand() }
         options.onBatchDone?(done)
     }
 

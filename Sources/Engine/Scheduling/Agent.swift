@@ -23,7 +23,7 @@ public final class Agent: Sendable {
         /// Told once per batch of rows that just failed and need the person.
         public var onAttention: (@Sendable ([Transfer]) -> Void)?
         /// Told when the last of the work a person asked for by hand is done.
-        public var onBatchDone: (@Sendable ([Transfer]) -> Void)?
+        public var onBatchDone: (@Sendable (DoneByHand) -> Void)?
         /// Whether a row held by a Wi-Fi-only rule may go now (asked at dispatch, so a
         /// changed rule or network applies to rows already queued).
         public var wifiGate: (@Sendable () -> Bool)?
@@ -133,7 +133,7 @@ public final class Agent: Sendable {
         var pressure: [Int64: AccountPressure] = [:]
         var bounds: [Int64: LearnedBound] = [:]
         /// Hand-made transfers completed since the last "done" notice.
-        var manualDone: [Transfer] = []
+        var manualDone = DoneByHand()
         /// Failures not yet told, gathered so that one batch makes one notification.
         var pendingFailed: [Transfer] = []
         var firstPendingAt: Double = 0
