@@ -156,14 +156,7 @@ extension InstantUploadTests {
         try Renames.exchange(a, b)
         let other = Camera.photo(4)
         try Self.rewriteKeepingTimes(b, with: other)
-        try scene.session.startAgent()
-        try scene.waitUploaded(3)
-        #expect(scene.session.agentLog.contains("swapped names"), "\(scene.session.agentLog)")
-        #expect(scene.session.agentLog.contains("IMG_2.jpg looked like a photo already taken, under a new name, but its content is another"))
-        let completions = try scene.completions()
-        #expect(completions.values.reduce(0, +) == 3, "\(completions)")
-        let sent = try scene.serverFiles().map { try TestData.sha256(ofFile: scene.server.tree() + "/Photos/" + $0) }
-        #expect(sent.sorted() == [try TestData.sha256(Camera.photo(1)), try TestData.sha256(Camera.photo(2)), try TestData.sha256(other)].sorted())
+        try Self.expectLookalikeSentAsNew(scene, other)
     }
 
     @Test("a copy of a sent photo (not sent itself) and another sent photo seem to swap names while the agent is stopped, but the copy's inode holds a new photo with everything a fingerprint shows kept: that one is sent as new, nothing else again")
@@ -179,6 +172,12 @@ extension InstantUploadTests {
         try Renames.exchange(copy, b)
         let other = Camera.photo(4)
         try Self.rewriteKeepingTimes(b, with: other)
+        try Self.expectLookalikeSentAsNew(scene, other)
+    }
+
+    /// The agent started after a swap that left `other` in IMG_2.jpg's file, with everything a
+    /// fingerprint shows kept: that photo is sent as new, and nothing else again.
+    static func expectLookalikeSentAsNew(_ scene: InstantUploadScene, _ other: [UInt8]) throws {
         try scene.session.startAgent()
         try scene.waitUploaded(3)
         #expect(scene.session.agentLog.contains("swapped names"), "\(scene.session.agentLog)")
