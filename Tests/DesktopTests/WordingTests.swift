@@ -36,7 +36,7 @@ struct WordingTests {
     @Test("an empty batch says nothing")
     func empty() {
         #expect(AttentionBatch([]) == nil)
-        #expect(UploadedBatch(fileNames: [], account: "home", folder: "/Photos") == nil)
+        #expect(UploadedBatch(count: 0, firstNames: [], account: "home", folder: "/Photos") == nil)
     }
 
     @Test("Retry is offered only when retrying can help")
@@ -59,17 +59,17 @@ struct WordingTests {
 
     @Test("a manual batch that arrived: '3 files uploaded to home:/Photos'")
     func uploadedBatch() throws {
-        let three = try #require(UploadedBatch(fileNames: ["a.jpg", "b.jpg", "c.jpg"], account: "home", folder: "/Photos"))
+        let three = try #require(UploadedBatch(count: 3, firstNames: ["a.jpg", "b.jpg", "c.jpg"], account: "home", folder: "/Photos"))
         #expect(three.line == "3 files uploaded to home:/Photos")
         #expect(three.body == "a.jpg, b.jpg, c.jpg")
         #expect(three.notification.summary == "3 files uploaded to home:/Photos")
         #expect(three.notification.category == "transfer.complete")
 
-        let one = try #require(UploadedBatch(fileNames: ["IMG_0042.jpg"], account: "home", folder: "Photos"))
+        let one = try #require(UploadedBatch(count: 1, firstNames: ["IMG_0042.jpg"], account: "home", folder: "Photos"))
         #expect(one.line == "IMG_0042.jpg uploaded to home:/Photos")
         #expect(one.body == "")
 
-        let five = try #require(UploadedBatch(fileNames: ["1", "2", "3", "4", "5"], account: "work", folder: "/"))
+        let five = try #require(UploadedBatch(count: 5, firstNames: ["1", "2", "3", "4", "5"], account: "work", folder: "/"))
         #expect(five.line == "5 files uploaded to work:/")
         #expect(five.body == "1, 2, 3 and 2 more")
 

@@ -10,7 +10,7 @@ struct DoneByHandTests {
                  state: .completed, newVersionOf: newVersionOf)
     }
 
-    @Test("10,000 uploads into one folder keep a count and three names, not the rows; each folder on its own, in the order they came; a conflicted copy apart; a download not told")
+    @Test("10,000 uploads into one folder keep a count and three names, not the rows; each folder on its own, by account and folder; a conflicted copy apart; a download not told")
     func countsAndAFewNames() {
         var done = DoneByHand()
         #expect(done.isEmpty)
@@ -21,10 +21,9 @@ struct DoneByHandTests {
         done.add(upload(20_002, "/Docs/notes (conflicted copy).txt", newVersionOf: "/Docs/notes.txt"))
         done.add(upload(20_003, "/Docs/plan.txt", newVersionOf: "/Docs/plan.txt"))
         let places = done.places.map { "\($0.account):\($0.folder) \($0.count) \($0.firstNames)" }
-        #expect(places == ["home:/Photos 10000 [\"IMG_1.jpg\", \"IMG_2.jpg\", \"IMG_3.jpg\"]",
-                           "work:/Work 1 [\"report.odt\"]",
-                           "home:/Docs 1 [\"plan.txt\"]"])
-        #expect(done.conflictedCopies == [DoneByHand.ConflictedCopy(name: "notes.txt", account: "home", folder: "/Docs",
-                                                                    copyName: "notes (conflicted copy).txt")])
+        #expect(places == ["home:/Docs 1 [\"plan.txt\"]",
+                           "home:/Photos 10000 [\"IMG_1.jpg\", \"IMG_2.jpg\", \"IMG_3.jpg\"]",
+                           "work:/Work 1 [\"report.odt\"]"])
+        #expect(done.conflictedCopies.map(\.id) == [20_002])
     }
 }

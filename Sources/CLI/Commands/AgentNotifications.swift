@@ -42,10 +42,12 @@ final class AgentNotifications: Sendable {
 
     func done(_ summary: DoneByHand) {
         // A new version that went beside a changed server file is told on its own.
-        for copy in summary.conflictedCopies {
-            notifier.notify(ConflictedCopy(name: copy.name, account: copy.account, folder: copy.folder, copyName: copy.copyName).notification)
+        for row in summary.conflictedCopies {
+            let of = row.newVersionOf ?? row.remotePath
+            notifier.notify(ConflictedCopy(name: String(of.split(separator: "/").last ?? ""), account: row.accountName, folder: row.remoteFolder,
+                                           copyName: String(row.remotePath.split(separator: "/").last ?? "")).notification)
         }
-        for place in summary.places.sorted(by: { ($0.account, $0.folder) < ($1.account, $1.folder) }) {
+        for place in summary.places {
             guard let batch = UploadedBatch(count: place.count, firstNames: place.firstNames, account: place.account, folder: place.folder)
             else { continue }
             notifier.notify(batch.notification)

@@ -24,11 +24,6 @@ public struct UploadedBatch: Sendable, Equatable {
         self.folder = folder
     }
 
-    /// Nil for an empty batch.
-    public init?(fileNames: [String], account: String, folder: String) {
-        self.init(count: fileNames.count, firstNames: fileNames, account: account, folder: folder)
-    }
-
     /// "home:/Photos".
     public var destination: String { account + ":" + (folder.hasPrefix("/") ? folder : "/" + folder) }
 

@@ -15,43 +15,29 @@ public struct DoneByHand: Sendable, Equatable {
         public fileprivate(set) var firstNames: [String] = []
     }
 
-    /// A new version sent beside the server's file `name`, which had changed since it was
-    /// downloaded, as `copyName`.
-    public struct ConflictedCopy: Sendable, Equatable {
-        public let name: String
-        public let account: String
-        public let folder: String
-        public let copyName: String
-    }
-
     /// As many names as the notice shows.
     public static let namesKept = 3
 
-    /// In the order their first upload arrived.
-    public private(set) var places: [Place] = []
-    public private(set) var conflictedCopies: [ConflictedCopy] = []
-    private var placeIndex: [String: Int] = [:]
+    private var byPlace: [String: Place] = [:]
+    /// New versions that went beside the server's file, which had changed since it was
+    /// downloaded: few, each told with its own names.
+    public private(set) var conflictedCopies: [Transfer] = []
 
     public init() {}
 
-    public var isEmpty: Bool { places.isEmpty && conflictedCopies.isEmpty }
+    public var isEmpty: Bool { byPlace.isEmpty && conflictedCopies.isEmpty }
+
+    /// By account, then folder.
+    public var places: [Place] { byPlace.values.sorted { ($0.account, $0.folder) < ($1.account, $1.folder) } }
 
     /// A transfer done by hand, as completed; a download is not told.
     mutating func add(_ row: Transfer) {
         guard row.direction == .upload else { return }
-        let name = String(row.remotePath.split(separator: "/").last ?? "")
-        if let of = row.newVersionOf, of != row.remotePath {
-            conflictedCopies.append(ConflictedCopy(name: String(of.split(separator: "/").last ?? ""), account: row.accountName,
-                                                   folder: row.remoteFolder, copyName: name))
-            return
-        }
+        if let of = row.newVersionOf, of != row.remotePath { return conflictedCopies.append(row) }
         let key = row.accountName + "\u{0}" + row.remoteFolder
-        let index = placeIndex[key] ?? {
-            places.append(Place(account: row.accountName, folder: row.remoteFolder))
-            placeIndex[key] = places.count - 1
-            return places.count - 1
-        }()
-        places[index].count += 1
-        if places[index].firstNames.count < Self.namesKept { places[index].firstNames.append(name) }
+        var place = byPlace[key] ?? Place(account: row.accountName, folder: row.remoteFolder)
+        place.count += 1
+        if place.firstNames.count < Self.namesKept { place.firstNames.append(String(row.remotePath.split(separator: "/").last ?? "")) }
+        byPlace[key] = place
     }
 }

@@ -122,10 +122,8 @@ extension UploadJob {
                 func digest(_ update: (UnsafeRawBufferPointer) -> Void) throws {
                     if let held { update(UnsafeRawBufferPointer(held)) } else { try source.readBlocks(from: offset, length: length, update) }
                 }
-                func body(sealedWith seal: BodySeal?) -> RequestBody {
-                    held.map { .buffer(UnsafeRawBufferPointer($0), observer: recorder) }
-                        ?? .file(descriptor: source.fd, offset: offset, length: length, observer: recorder, seal: seal)
-                }
+                let body: RequestBody = held.map { .buffer(UnsafeRawBufferPointer($0), observer: recorder) }
+                    ?? .file(descriptor: source.fd, offset: offset, length: length, observer: recorder)
                 if wholeFileChecksummed {
                     let whole = RunningSHA256()
                     try digest { whole.update($0) }
@@ -141,9 +139,9 @@ extension UploadJob {
                         try recordFinishing(&row, size: size, sha256: whole.hexDigest, durable: !recognisable)
                     }
                     // The running hash takes `whole`'s state, so what is sent must be what was
-                    // hashed: a streamed body is sealed with its digest (`BodySeal`).
-                    confirmed = try upload.send(body(sealedWith: BodySeal(.sha256, expecting: sha256)), to: handle, at: offset, of: target,
-                                                checksum: (checksum, ChunkDigest.base64(sha256)))
+                    // hashed: the one protocol that sends a whole file under its checksum, a
+                    // Nextcloud PUT, seals a streamed body with it (`BodySeal`).
+                    confirmed = try upload.send(body, to: handle, at: offset, of: target, checksum: (checksum, ChunkDigest.base64(sha256)))
                     if confirmed.offset == size { hasher.replace(with: whole) }
                 } else {
                     // The running hash takes the bytes as they are sent; the server checks
@@ -153,7 +151,7 @@ extension UploadJob {
                     if makesFile {
                         try recordFinishing(&row, size: size, sha256: checksum == .sha256 ? chunkDigest.hex : nil)
                     }
-                    confirmed = try upload.send(body(sealedWith: nil), to: handle, at: offset, of: target, checksum: (checksum, chunkDigest.base64))
+                    confirmed = try upload.send(body, to: handle, at: offset, of: target, checksum: (checksum, chunkDigest.base64))
                 }
                 if held == nil { counters.bytesRead += recorder.bytesRead }
             } else {

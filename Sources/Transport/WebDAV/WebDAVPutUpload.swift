@@ -79,7 +79,7 @@ public final class WebDAVPutUpload: UploadProtocol {
             sha256 = bytes.lowercaseHex
             // The server keeps the checksum as sent: a body read from the file as it goes
             // must match it, or never arrive whole.
-            if case .file(let fd, let offset, let length, let observer, nil) = body {
+            if case .file(let fd, let offset, let length, let observer, _) = body {
                 body = .file(descriptor: fd, offset: offset, length: length, observer: observer, seal: BodySeal(.sha256, expecting: Array(bytes)))
             }
         }
