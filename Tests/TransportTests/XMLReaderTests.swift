@@ -5,9 +5,43 @@ private func events(_ xml: String, maximumDepth: Int = XMLReader.defaultMaximumD
     try events(Array(xml.utf8), maximumDepth: maximumDepth)
 }
 
+/// The events of a whole document. Each document is also fed to a reader in pieces of 1 and
+/// 3 bytes (of 4093 when it is long), looking ahead as far as the longest event read whole needed: it must read the
+/// same events, or refuse the document too (not always for the same reason: a whole
+/// document's characters are checked before its markup, a fed one's as they come).
 private func events(_ bytes: [UInt8], maximumDepth: Int = XMLReader.defaultMaximumDepth) throws(XMLReaderError) -> [XMLEvent] {
-    var reader = try XMLReader(bytes, maximumDepth: maximumDepth)
     var events: [XMLEvent] = []
+    var longest = 1
+    let pieces = bytes.count < 1 << 16 ? [1, 3] : [4093]
+    do throws(XMLReaderError) {
+        var reader = try XMLReader(bytes, maximumDepth: maximumDepth)
+        var last = 0
+        while let event = try reader.next() {
+            events.append(event)
+            longest = max(longest, reader.offset - last)
+            last = reader.offset
+        }
+    } catch {
+        for piece in pieces {
+            #expect(throws: XMLReaderError.self, "fed in pieces of \(piece)") { try fed(bytes, piece: piece, lookahead: 16, maximumDepth: maximumDepth) }
+        }
+        throw error
+    }
+    for piece in pieces {
+        #expect(try fed(bytes, piece: piece, lookahead: longest, maximumDepth: maximumDepth) == events, "fed in pieces of \(piece)")
+    }
+    return events
+}
+
+/// The events of a document fed in pieces of `piece` bytes, read after each.
+private func fed(_ bytes: [UInt8], piece: Int, lookahead: Int, maximumDepth: Int = XMLReader.defaultMaximumDepth) throws(XMLReaderError) -> [XMLEvent] {
+    var reader = XMLReader(lookahead: lookahead, maximumDepth: maximumDepth)
+    var events: [XMLEvent] = []
+    for start in stride(from: 0, to: bytes.count, by: piece) {
+        bytes[start..<min(start + piece, bytes.count)].withUnsafeBytes { reader.feed($0) }
+        while let event = try reader.next() { events.append(event) }
+    }
+    reader.finish()
     while let event = try reader.next() { events.append(event) }
     return events
 }
@@ -235,5 +269,77 @@ struct XMLReaderTests {
         // No clock is asserted: a lookup is one dictionary read (XMLNamespaces), which reads
         // this in well under a second even unoptimised; scanning every binding for each name
         // would take minutes and show as this test's time.
+    }
+
+    // MARK: Fed in pieces
+
+    @Test("a document fed in pieces reads as it comes: each event once more than the lookahead is there after it, the rest at the end")
+    func fedAsItComes() throws {
+        let xml = Array("<r>\(String(repeating: "<x>é</x>", count: 20))</r>".utf8)
+        var reader = XMLReader(lookahead: 40)
+        xml[..<50].withUnsafeBytes { reader.feed($0) }
+        var early: [XMLEvent] = []
+        while let event = try reader.next() { early.append(event) }
+        let x = XMLName("", "x")
+        #expect(early == [.start(XMLName("", "r"), attributes: []), .start(x, attributes: []), .text("é"), .end(x)])
+        #expect(50 - reader.offset <= 40)
+        xml[50...].withUnsafeBytes { reader.feed($0) }
+        reader.finish()
+        var all = early
+        while let event = try reader.next() { all.append(event) }
+        #expect(all == (try events(xml)))
+        #expect(try reader.next() == nil)
+    }
+
+    @Test("fed, a character split between pieces and a byte-order mark in pieces read as whole; a cut character at the end is refused")
+    func fedCharacters() throws {
+        let xml = [0xEF, 0xBB, 0xBF] + Array("<a>😀日本</a>".utf8)
+        for piece in 1...4 { #expect(try fed(xml, piece: piece, lookahead: 16) == (try events(xml))) }
+        #expect(throws: XMLReaderError.self) { try fed([0xFE, 0xFF, 0x00, 0x3C], piece: 1, lookahead: 4) }
+        let cut = Array("<a>x</a>".utf8) + [0xF0, 0x9F]
+        let error = #expect(throws: XMLReaderError.self) { try fed(cut, piece: 1, lookahead: 4) }
+        #expect(error?.reason == .notUTF8("line 1 holds bytes that are not UTF-8"))
+    }
+
+    @Test("fed, a document cut short is refused at its end, and an event longer than the lookahead is refused, not waited for")
+    func fedLimits() {
+        #expect(isMalformed(refusalFed("<a><b>text</b>")))
+        #expect(isMalformed(refusalFed("<a><b>")))
+        #expect(isMalformed(refusalFed("")))
+        #expect(isMalformed(refusalFed("<a>\(String(repeating: "long text ", count: 20))</a>", lookahead: 64)))
+        #expect(refusalFed("<a>\(String(repeating: "long text ", count: 20))</a>", lookahead: 256) == nil)
+    }
+
+    @Test("fed a long document, the reader holds only about its lookahead, and an error still says the document's line")
+    func fedLong() throws {
+        let entry = "<d:response><d:href>/f/IMG_0001.jpg</d:href></d:response>\n"
+        let count = 20_000
+        var reader = XMLReader(lookahead: 4096)
+        var held = 0, starts = 0
+        func feed(_ text: String) throws {
+            Array(text.utf8).withUnsafeBytes { reader.feed($0) }
+            held = max(held, reader.held)
+            while let event = try reader.next() { if case .start = event { starts += 1 } }
+        }
+        try feed("<d:multistatus xmlns:d=\"DAV:\">\n")
+        for _ in 0..<count { try feed(entry) }
+        try feed("<d:oops></d:response>")
+        reader.finish()
+        let error = #expect(throws: XMLReaderError.self) {
+            while let event = try reader.next() { if case .start = event { starts += 1 } }
+        }
+        #expect(error?.line == count + 2)
+        #expect(error?.description == "line \(count + 2): <d:oops> is closed by </d:response>")
+        #expect(starts == 1 + 2 * count + 1) // the multistatus, each response and href, then <d:oops>
+        #expect(held < 4096 + (64 << 10) * 2 + 200, "held \(held) bytes of \(count * entry.utf8.count)")
+    }
+}
+
+private func refusalFed(_ xml: String, lookahead: Int = 4) -> XMLReaderError.Reason? {
+    do {
+        _ = try fed(Array(xml.utf8), piece: 1, lookahead: lookahead)
+        return nil
+    } catch {
+        return error.reason
     }
 }

@@ -4,22 +4,44 @@
 /// Written for what servers send, hostile ones included. No DTD is read (a `<!DOCTYPE` is an
 /// error), so the only references are the five predefined entities and character references:
 /// nothing expands, nothing is fetched. Elements nest at most `maximumDepth` deep, and the
-/// work is linear in the input. Only UTF-8 is read (US-ASCII is part of it); the whole input
-/// is checked for that, and for characters XML does not allow, before the first event.
+/// work is linear in the input. Only UTF-8 is read (US-ASCII is part of it); the input is
+/// checked for that, and for characters XML does not allow, before any event is read from it.
 ///
 /// Names are resolved against the namespace declarations in scope; a prefix that is not
 /// declared is an error. Comments and the XML declaration are read and dropped. After an
 /// error, `next()` throws it again.
+///
+/// A document can be read whole or as it arrives (`init(lookahead:)`, `feed`, `finish`): a
+/// long reply is then never held, only the bytes not read yet. A fed reader reads an event
+/// only once more than `lookahead` bytes are there after the last one, or the document has
+/// ended, so it never mistakes the end of what came so far for the end of the document; in
+/// exchange, everything one event reads (its markup, and any text, comments and whitespace
+/// before it) must fit in `lookahead` bytes, or it is an error.
 struct XMLReader {
     static let defaultMaximumDepth = 256
 
     let maximumDepth: Int
-    private let bytes: [UInt8]
+    /// The input not read yet, and the last event's if it is still here; a fed reader lets
+    /// the bytes it has read go (`feed`).
+    private var bytes: [UInt8] = []
     private var position = 0
+    /// How many bytes, and line feeds, were let go: errors still say the document's line.
+    private var dropped = 0
+    private var linesBefore = 0
+    /// Fed bytes not checked yet: the start of a character whose other bytes are still to come.
+    private var unchecked: [UInt8] = []
+    /// Whether bytes were checked already: the byte-order marks are looked for at the start only.
+    private var checkedAny = false
+    /// All the document is there: no more will be fed.
+    private var isComplete = false
+    /// See the type's comment; `Int.max` for a whole document.
+    private let lookahead: Int
+    /// The XML declaration (and a byte-order mark) at the start has been read.
+    private var prepared = false
     private var phase = Phase.prolog
     private var failure: XMLReaderError?
     /// The elements whose end tag is still to come, outermost first.
-    private var open: [OpenElement] = []
+    private var open: [XMLName] = []
     private var namespaces = XMLNamespaces()
     /// Character data read since the last event.
     private var text: [UInt8] = []
@@ -28,25 +50,95 @@ struct XMLReader {
 
     private enum Phase { case prolog, content, epilog, finished }
 
-    private struct OpenElement {
-        /// Where its qualified name is in the input: the end tag must spell it the same way.
-        var tag: Range<Int>
-        var name: XMLName
+    /// A whole document.
+    init(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth) throws(XMLReaderError) {
+        self.maximumDepth = maximumDepth
+        lookahead = .max
+        isComplete = true
+        try Self.checkCharacters(bytes, atStart: true)
+        self.bytes = bytes
+        try prepare()
     }
 
-    init(_ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth) throws(XMLReaderError) {
-        self.bytes = bytes
+    /// A document that will arrive in pieces, `feed` one by one, then `finish`.
+    init(lookahead: Int, maximumDepth: Int = defaultMaximumDepth) {
         self.maximumDepth = maximumDepth
-        try Self.checkCharacters(bytes)
+        self.lookahead = lookahead
+    }
+
+    /// How far into the document the reader has read.
+    var offset: Int { dropped + position }
+    /// The bytes held: those not read yet, and some read already.
+    var held: Int { bytes.count + unchecked.count }
+
+    /// The next piece of the document. Bytes that are not UTF-8 or hold a character XML does
+    /// not allow make the next call to `next()` throw, whatever events came before them.
+    mutating func feed(_ piece: UnsafeRawBufferPointer) {
+        guard failure == nil, !isComplete else { return }
+        unchecked.append(contentsOf: piece)
+        // The byte-order marks are told from the first bytes as a whole.
+        if !checkedAny, unchecked.count < 3 { return }
+        let whole = Self.completeCharacters(in: unchecked)
+        check(unchecked[..<whole])
+        unchecked.removeSubrange(..<whole)
+    }
+
+    /// The document has ended: `next()` reads what is left, and a document cut short is an error.
+    mutating func finish() {
+        guard failure == nil, !isComplete else { return }
+        check(unchecked[...])
+        unchecked = []
+        isComplete = true
+    }
+
+    /// Checks fed bytes and keeps them, first letting go of those already read.
+    private mutating func check(_ piece: ArraySlice<UInt8>) {
+        do throws(XMLReaderError) {
+            try Self.checkCharacters(piece, atStart: !checkedAny)
+        } catch {
+            failure = XMLReaderError(error.reason, line: line(at: bytes.count) + error.line - 1)
+            return
+        }
+        checkedAny = true
+        if position >= 64 << 10, position * 2 >= bytes.count {
+            linesBefore = line(at: position) - 1
+            dropped += position
+            bytes.removeSubrange(..<position)
+            position = 0
+        }
+        bytes.append(contentsOf: piece)
+    }
+
+    /// How many of `bytes` are whole characters: all but a last one whose bytes have not all
+    /// come. A byte that starts no character counts as whole, for the check to refuse.
+    private static func completeCharacters(in bytes: [UInt8]) -> Int {
+        var start = bytes.count
+        while start > 0, bytes.count - start < 4 {
+            start -= 1
+            let byte = bytes[start]
+            if byte & 0xC0 == 0x80 { continue } // a continuation byte: its lead is further back
+            let length = byte < 0x80 ? 1 : byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
+            return start + length > bytes.count ? start : bytes.count
+        }
+        return bytes.count
+    }
+
+    /// A byte-order mark and the XML declaration, at the start.
+    private mutating func prepare() throws(XMLReaderError) {
+        prepared = true
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
         if isAt("<?xml"), !isNameByte(at: position + 5) { try readDeclaration() }
     }
 
     /// The next event, or nil once the document (root element and whatever may follow it)
     /// has been read to its end.
+    /// A fed reader also answers nil while it waits for more bytes; once it is finished, nil
+    /// is the end.
     mutating func next() throws(XMLReaderError) -> XMLEvent? {
         if let failure { throw failure }
+        guard isComplete || bytes.count - position > lookahead else { return nil }
         do throws(XMLReaderError) {
+            if !prepared { try prepare() }
             return try step()
         } catch {
             failure = error
@@ -75,6 +167,8 @@ struct XMLReader {
         while true {
             skipWhitespace()
             guard position < bytes.count else {
+                // Whitespace up to the end of what a fed reader has so far: more may come.
+                if !isComplete { return nil }
                 guard !before else { throw malformed("the document has no root element") }
                 phase = .finished
                 return nil
@@ -98,7 +192,7 @@ struct XMLReader {
         while true {
             try readCharacterData()
             guard position < bytes.count else {
-                throw malformed("the document ends inside <\(open.last.map { ServerNumber.quoted($0.name.qualifiedName) } ?? "")>")
+                throw malformed("the document ends inside <\(open.last.map { ServerNumber.quoted($0.qualifiedName) } ?? "")>")
             }
             // Comments and CDATA sections are part of the text around them.
             if isAt("<!--") { try skipComment(); continue }
@@ -201,7 +295,7 @@ struct XMLReader {
             namespaces.leave()
             pendingEnd = name
         } else {
-            open.append(OpenElement(tag: tag, name: name))
+            open.append(name)
         }
         return .start(name, attributes: resolved)
     }
@@ -213,13 +307,22 @@ struct XMLReader {
         skipWhitespace()
         guard consume(">") else { throw malformed("the end tag </\(shown(tag)) is not closed by >", at: start) }
         guard let element = open.last else { throw malformed("the end tag </\(shown(tag))> closes nothing", at: start) }
-        guard bytes[tag].elementsEqual(bytes[element.tag]) else {
-            throw malformed("<\(shown(element.tag))> is closed by </\(shown(tag))>", at: start)
+        guard spells(element, tag) else {
+            throw malformed("<\(ServerNumber.quoted(element.qualifiedName))> is closed by </\(shown(tag))>", at: start)
         }
         open.removeLast()
         namespaces.leave()
         if open.isEmpty { phase = .epilog }
-        return .end(element.name)
+        return .end(element)
+    }
+
+    /// Whether the name at `tag` is `element`'s as its start tag wrote it, prefix and all.
+    private func spells(_ element: XMLName, _ tag: Range<Int>) -> Bool {
+        let written = bytes[tag]
+        guard let prefix = element.prefix else { return written.elementsEqual(element.localName.utf8) }
+        let colon = tag.lowerBound + prefix.utf8.count
+        return colon < tag.upperBound && bytes[colon] == .colon && bytes[tag.lowerBound..<colon].elementsEqual(prefix.utf8)
+            && bytes[(colon + 1)..<tag.upperBound].elementsEqual(element.localName.utf8)
     }
 
     /// A quoted attribute value, references replaced and each tab or line end read as a space
@@ -542,7 +645,7 @@ struct XMLReader {
 
     /// Counted only for an error: a reader that succeeds never pays for it.
     private func line(at index: Int) -> Int {
-        var lines = 1
+        var lines = linesBefore + 1
         for byte in bytes[..<min(index, bytes.count)] where byte == .lineFeed { lines += 1 }
         return lines
     }
@@ -557,8 +660,9 @@ struct XMLReader {
 
     /// Refuses input that is not UTF-8 or holds a character XML does not allow, before any
     /// markup is read: the rest of the reader can then trust every byte sequence.
-    private static func checkCharacters(_ bytes: [UInt8]) throws(XMLReaderError) {
-        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
+    /// Lines are counted from the start of `bytes`.
+    private static func checkCharacters(_ bytes: some Collection<UInt8>, atStart: Bool) throws(XMLReaderError) {
+        if atStart, bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
             throw XMLReaderError(.notUTF8("it starts with a UTF-16 byte-order mark"), line: 1)
         }
         var decoder = UTF8()
