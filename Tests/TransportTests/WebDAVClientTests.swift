@@ -185,4 +185,48 @@ struct WebDAVClientTests {
         try dav.server.fault(["method": "PROPFIND", "status": 207, "body": "<html>proxy error</html>"])
         #expect(throws: ProtocolViolation.self) { try dav.client.list("/") }
     }
+
+    @Test("a folder of 20,000 files is listed as its reply comes: every name once; a listing stopped early leaves the rest unread and the client working")
+    func longFolder() throws {
+        let dav = try WebDAVTestServer()
+        let folder = dav.server.tree() + "/Camera"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let count = 20_000
+        for i in 0..<count {
+            let fd = open(folder + "/IMG_\(100_000 + i).jpg", O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw TestFailure("cannot make a file in \(folder)") }
+            close(fd)
+        }
+        var names = Set<String>()
+        var seen = 0
+        #expect(try dav.client.eachItem(in: "/Camera", details: false) { item in
+            seen += 1
+            names.insert(item.name)
+            return true
+        })
+        #expect(seen == count && names.count == count && names.contains("IMG_119999.jpg"))
+
+        seen = 0
+        #expect(try !dav.client.eachItem(in: "/Camera") { _ in
+            seen += 1
+            return seen < 10
+        })
+        #expect(seen == 10)
+        #expect(try dav.client.list("/").map(\.name) == ["Camera"])
+    }
+
+    @Test("a listing cut short, or a reply about one file longer than any such reply needs, is refused as the server's fault")
+    func cutShort() throws {
+        let dav = try WebDAVTestServer()
+        try dav.server.fault(["method": "PROPFIND", "status": 207,
+                              "body": #"<d:multistatus xmlns:d="DAV:"><d:response><d:href>/dav/alice/a</d:href></d:response>"#])
+        let error = #expect(throws: ProtocolViolation.self) { try dav.client.list("/") }
+        #expect(error?.description.contains("ends") == true, "\(String(describing: error))")
+
+        let request = HTTPRequest(method: "PROPFIND", url: try dav.client.url(for: "/", isFolder: true), headers: [("Depth", "1")],
+                                  sink: .memory(limit: 64))
+        let tooLong = #expect(throws: TransportError.self) { try dav.client.session.perform(request) }
+        #expect(tooLong?.kind == .malformedReply)
+        #expect(tooLong?.message == "the server's reply is longer than 64 bytes, far more than such a reply needs")
+    }
 }

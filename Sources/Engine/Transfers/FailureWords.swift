@@ -55,12 +55,13 @@ public struct FailureWords: Sendable, Equatable {
         case .badURL:
             return FailureWords("the server address is not usable", detail: raw, advice: "check it")
         case .malformedReply:
-            // libcurl names what it could not read ("Invalid Content-Length") but never the value.
-            return FailureWords("the server's reply cannot be read", detail: raw)
+            // libcurl names what it could not read ("Invalid Content-Length") but never the value;
+            // without a curl error the message is ours ("the server's reply is longer than ...").
+            return FailureWords("the server's reply cannot be read", detail: e.message.hasPrefix("the server's") ? e.message : raw)
         case .cancelled:
             return FailureWords("stopped")
         case .other:
-            // Without a curl code the message is already ours ("the server's reply was unexpectedly large").
+            // Without a curl code the message is already ours.
             if e.curlCode == 0 { return FailureWords(e.message) }
             return FailureWords("the connection failed", detail: raw)
         }

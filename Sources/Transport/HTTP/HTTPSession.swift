@@ -330,6 +330,10 @@ final class ExchangeContext {
         case .hashed(let sha):
             sha.update(bytes)
             return bytes.count
+        case .stream(let reader):
+            if let status, reader.accepts(status: status) { return reader.read(bytes) ? bytes.count : 0 }
+            body.append(contentsOf: bytes.prefix(max(0, (1 << 20) - body.count)))
+            return bytes.count
         case .download: break
         }
         let buffer = gathered ?? .allocate(byteCount: Self.gatherSize, alignment: 4096)
@@ -414,7 +418,12 @@ final class ExchangeContext {
             let kind: TransportError.Kind = rc == CURLE_WRITE_ERROR ? .sinkWrite : .sourceRead
             return TransportError(kind: kind, message: String(cString: strerror(fileError)), curlCode: code, errno: fileError)
         }
-        if bodyTooLarge { return TransportError(kind: .other, message: "the server's reply was unexpectedly large", curlCode: code) }
+        if bodyTooLarge, case .memory(let limit) = request.sink {
+            // Asked again, the server would send the same.
+            let size = limit >= 1 << 20 ? "\(limit >> 20) MiB" : limit >= 1 << 10 ? "\(limit >> 10) KiB" : "\(limit) bytes"
+            return TransportError(kind: .malformedReply, message: "the server's reply is longer than \(size), far more than such a reply needs",
+                                  curlCode: code)
+        }
         if stalled {
             return TransportError(kind: .timeout, message: "no data moved for \(Int(saturating: stallSeconds)) s", curlCode: code,
                                   stalledSeconds: Int(saturating: stallSeconds))

@@ -59,24 +59,90 @@ public final class MultistatusParser {
         } catch {
             throw violation(error)
         }
-        let parser = MultistatusParser()
-        while true {
-            let event: XMLEvent?
-            do throws(XMLReaderError) { event = try reader.next() } catch { throw violation(error) }
-            switch event {
-            case .start(let element, _)?:
-                try parser.start(element)
-            case .end(let element)?:
-                try parser.end(element)
-            case .text(let text)?:
-                parser.text += text
-            case .processingInstruction?:
-                throw ProtocolViolation("the server's WebDAV reply carries a processing instruction, which a multistatus never needs")
-            case nil:
-                // The reader saw the root element end: it is the multistatus.
-                return parser.responses
+        var responses: [Response] = []
+        let parser = MultistatusParser { responses.append($0) }
+        while try parser.take(reader: &reader) {}
+        return responses
+    }
+
+    /// A multistatus read as it arrives (`ResponseSink.stream`): each response goes to `each`
+    /// as soon as it has ended, and no more than `lookahead` bytes of the reply are held.
+    /// `each` returns false to read no further; a fault it throws ends the exchange too.
+    public final class Stream: ReplyReader {
+        private var reader = XMLReader(lookahead: Stream.lookahead, maximumDepth: MultistatusParser.maximumDepth)
+        private let parser: MultistatusParser
+        /// Why the reply was not read to its end: the reply's fault, or `each`'s.
+        public private(set) var failure: (any Error)?
+        /// `each` asked to read no further.
+        public private(set) var isStopped = false
+        private var ended = false
+
+        /// No element, text or tag of a multistatus comes near this.
+        static let lookahead = 256 << 10
+
+        public init(_ each: @escaping (Response) throws -> Bool) {
+            var stop: ((any Error)?) -> Void = { _ in }
+            parser = MultistatusParser { response in
+                do { if try !each(response) { stop(nil) } } catch { stop(error) }
+            }
+            stop = { [unowned self] error in
+                if let error { failure = error } else { isStopped = true }
             }
         }
+
+        public func accepts(status: Int) -> Bool { status == 207 }
+
+        public func read(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            reader.feed(bytes)
+            drain()
+            return failure == nil && !isStopped
+        }
+
+        /// After the exchange: throws the fault that ended it early, else reads what is left.
+        /// True when every response was read, false when `each` stopped the reading.
+        public func end() throws -> Bool {
+            if failure == nil, !isStopped {
+                reader.finish()
+                drain()
+                if failure == nil, !isStopped, !ended { failure = ProtocolViolation("the server's WebDAV reply ends before its multistatus does") }
+            }
+            if let failure { throw failure }
+            return !isStopped
+        }
+
+        private func drain() {
+            do throws(ProtocolViolation) {
+                while failure == nil, !isStopped, !ended {
+                    guard try parser.take(reader: &reader) else { ended = true; return }
+                    if parser.waits { return }
+                }
+            } catch {
+                failure = error
+            }
+        }
+    }
+
+    /// Reads the reader's next event; false once the document has ended. A fed reader that
+    /// needs more bytes leaves `waits` set.
+    private func take(reader: inout XMLReader) throws(ProtocolViolation) -> Bool {
+        let event: XMLEvent?
+        do throws(XMLReaderError) { event = try reader.next() } catch { throw Self.violation(error) }
+        waits = false
+        switch event {
+        case .start(let element, _)?:
+            try start(element)
+        case .end(let element)?:
+            try end(element)
+        case .text(let text)?:
+            self.text += text
+        case .processingInstruction?:
+            throw ProtocolViolation("the server's WebDAV reply carries a processing instruction, which a multistatus never needs")
+        case nil:
+            // The reader saw the root element end (it is the multistatus), or waits for more.
+            if reader.isWaiting { waits = true; return true }
+            return false
+        }
+        return true
     }
 
     /// What the reader found wrong, said of the server's reply.
@@ -103,7 +169,10 @@ public final class MultistatusParser {
 
     private var stack: [XMLName] = []
     private var text = ""
-    private var responses: [Response] = []
+    /// Where each response goes once it has ended.
+    private let found: (Response) -> Void
+    /// The reader gave no event: it waits for more of a reply fed to it.
+    private var waits = false
     private var current: Response?
 
     // The propstat being read: its properties are kept only if its status is 2xx.
@@ -115,7 +184,7 @@ public final class MultistatusParser {
     private var propDepth: Int?
     private var currentProperty: PropertyName?
 
-    private init() {}
+    private init(_ found: @escaping (Response) -> Void) { self.found = found }
 
     private func start(_ element: XMLName) throws(ProtocolViolation) {
         let dav = PropertyName.dav
@@ -184,7 +253,7 @@ public final class MultistatusParser {
         case (dav, "response") where parent?.is(dav, "multistatus") == true:
             if let response = current {
                 guard !response.href.isEmpty else { throw ProtocolViolation("the server's WebDAV reply has a <response> without an <href>") }
-                responses.append(response)
+                found(response)
             }
             current = nil
         default:

@@ -16,8 +16,9 @@ public final class WebDAVClient {
     private(set) lazy var rootComponents: [String] = (try? WebDAVPath.decodedComponents(ofURL: root))
         ?? WebDAVPath.urlPath(root).split(separator: "/").map(String.init)
 
-    /// PROPFIND replies stay in memory; a folder of many thousand files still fits.
-    static let replyLimit = 64 << 20
+    /// A reply about one file or folder is held whole (a listing is read as it comes); it
+    /// needs a few KiB.
+    static let replyLimit = 4 << 20
 
     public init(root: String, credentials: Credentials?) {
         self.root = root.hasSuffix("/") ? root : root + "/"
@@ -43,15 +44,42 @@ public final class WebDAVClient {
 
     /// The files and folders directly inside `folder`, in the server's order (PROPFIND, Depth 1).
     /// With `details` false only their paths and kinds are asked for: a folder of thousands
-    /// of photos then costs the server no sizes, checksums or quotas, and the reply (held
-    /// whole, then parsed) a fraction of its length.
+    /// of photos then costs the server no sizes, checksums or quotas, and the reply a
+    /// fraction of its length.
     public func list(_ folder: String, details: Bool = true) throws -> [RemoteItem] {
+        var items: [RemoteItem] = []
+        try eachItem(in: folder, details: details) { items.append($0); return true }
+        return items
+    }
+
+    /// The same, each item handed to `each` as the reply arrives, never held whole: a folder
+    /// of any length costs the memory of a few of its entries. `each` returns false to read
+    /// no further (the rest of the reply is left unread, its connection closed). Returns
+    /// whether every item was read.
+    @discardableResult
+    public func eachItem(in folder: String, details: Bool = true, _ each: (RemoteItem) throws -> Bool) throws -> Bool {
         let target = WebDAVPath.normalize(folder)
-        let items = try propfind(target, depth: 1, isFolder: true, body: details ? Self.propfindBody : Self.kindsBody)
-        if let own = items.first(where: { $0.path == target }), !own.isFolder {
-            throw WrongRemoteKind(path: target, isFolder: false)
+        return try withoutActuallyEscaping(each) { each in
+            let stream = MultistatusParser.Stream { [rootComponents] entry in
+                guard let item = try Self.item(entry, rootComponents: rootComponents) else { return true }
+                guard item.path != target else {
+                    if !item.isFolder { throw WrongRemoteKind(path: target, isFolder: false) }
+                    return true
+                }
+                return try each(item)
+            }
+            let response: HTTPResponse
+            do {
+                response = try session.perform(propfindRequest(url(for: target, isFolder: true), depth: 1,
+                                                               body: details ? Self.propfindBody : Self.kindsBody, sink: .stream(stream)))
+            } catch {
+                // The reply's own fault, or `each`'s, rather than the exchange broken off for it.
+                if stream.failure != nil || stream.isStopped { return try stream.end() }
+                throw error
+            }
+            guard response.status == 207 else { throw HTTPStatusError(step: .propfind, response: response) }
+            return try stream.end()
         }
-        return items.filter { $0.path != target }
     }
 
     /// The folder's quota, or nil when the server does not report one.
@@ -143,17 +171,19 @@ public final class WebDAVClient {
             response = try session.perform(propfindRequest(slashed, depth: depth, body: body))
         }
         guard response.status == 207 else { throw HTTPStatusError(step: .propfind, response: response) }
-        return try MultistatusParser.parse(response.body).compactMap { entry in
-            if let status = entry.status, !(200..<300).contains(status) { return nil }
-            let itemPath = try WebDAVPath.remotePath(href: entry.href, rootComponents: rootComponents)
-            return try RemoteItem(path: itemPath, response: entry)
-        }
+        return try MultistatusParser.parse(response.body).compactMap { try Self.item($0, rootComponents: rootComponents) }
     }
 
-    private func propfindRequest(_ url: String, depth: Int, body: [UInt8]) -> HTTPRequest {
+    /// The item a response describes; nil for a member the server reports with an error status.
+    private static func item(_ entry: MultistatusParser.Response, rootComponents: [String]) throws -> RemoteItem? {
+        if let status = entry.status, !(200..<300).contains(status) { return nil }
+        return try RemoteItem(path: WebDAVPath.remotePath(href: entry.href, rootComponents: rootComponents), response: entry)
+    }
+
+    private func propfindRequest(_ url: String, depth: Int, body: [UInt8], sink: ResponseSink = .memory(limit: replyLimit)) -> HTTPRequest {
         HTTPRequest(method: "PROPFIND", url: url,
                     headers: [("Depth", String(depth)), ("Content-Type", "application/xml; charset=utf-8")],
-                    body: .bytes(body), sink: .memory(limit: Self.replyLimit))
+                    body: .bytes(body), sink: sink)
     }
 
     private func redirects(_ response: HTTPResponse, to url: String) -> Bool {

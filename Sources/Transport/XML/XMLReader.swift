@@ -66,6 +66,10 @@ struct XMLReader {
         self.lookahead = lookahead
     }
 
+    /// A fed reader that has read all it can of what came so far: `next()` answered nil, and
+    /// the document has not ended.
+    var isWaiting: Bool { phase != .finished && failure == nil }
+
     /// How far into the document the reader has read.
     var offset: Int { dropped + position }
     /// The bytes held: those not read yet, and some read already.
