@@ -58,6 +58,42 @@ struct WebDAVPutTests {
         }
     }
 
+    @Test("a folder of 30,000 files on the server: a batch into it lists it once, read as the reply comes, finds the one name taken, and sends the rest with no look before")
+    func batchIntoLongFolder() async throws {
+        try await offThePool {
+            let server = try ReferenceServer(face: .webdav)
+            let s = try AgentHarness()
+            try s.addAccount(address: server.address())
+            let folder = server.tree() + "/Photos/Trip"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            // More than a listing read whole was ever kept for (10,000 names).
+            for i in 0..<30_000 {
+                let fd = open(folder + "/DSC_\(10_000 + i).jpg", O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
+                guard fd >= 0 else { throw TestFailure("cannot make a file in \(folder)") }
+                close(fd)
+            }
+            let theirs = Array("someone else's IMG_3.jpg".utf8)
+            try Data(theirs).write(to: URL(fileURLWithPath: folder + "/IMG_3.jpg"))
+            let count = 6
+            for i in 0..<count { try s.home.randomFile("Trip/IMG_\(i).jpg", size: 20_000, seed: UInt64(200 + i)) }
+            #expect(try s.cli(["upload", "--to", "/Photos", s.home.path + "/Trip"]).status == 0)
+            _ = try server.control("POST", "stats/reset")
+            try s.startAgent()
+            try s.waitForAll("completed", count: count, timeout: 120)
+            for i in 0..<count {
+                let name = i == 3 ? "IMG_3 (1).jpg" : "IMG_\(i).jpg"
+                #expect(try TestData.sha256(ofFile: folder + "/" + name) == (try TestData.sha256(ofFile: s.home.path + "/Trip/IMG_\(i).jpg")))
+            }
+            #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/IMG_3.jpg"))) == theirs)
+            let requests = try server.stats()["requests"] as? [String: Int] ?? [:]
+            #expect(requests["PUT"] == count && requests["MOVE"] == count, "\(requests)")
+            // The listing once (twice if the batch outlived it), then IMG_3.jpg and the name
+            // chosen instead looked at: each other photo went with no look at all.
+            #expect((requests["PROPFIND"] ?? 0) <= 4, "\(requests)")
+            #expect(requests.values.reduce(0, +) <= 2 * count + 4, "\(requests)")
+        }
+    }
+
     @Test("a folder gone when the PUT goes again, answered with 404 as rclone does: the agent makes it again and the file arrives")
     func folderGoneAnswered404() async throws {
         try await offThePool {

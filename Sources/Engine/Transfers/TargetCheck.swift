@@ -69,13 +69,21 @@ struct TargetCheck {
         do { return try dav.properties(of: path) } catch let e as HTTPStatusError where e.status == 404 { return nil }
     }
 
-    /// The paths in the row's folder; a missing folder is made (with its parents), empty.
-    private func listFolder() throws -> Set<String> {
+    /// The paths in the row's folder, read as the reply comes; nil for a folder with more
+    /// than `ServerInfoCache.maxKeptNames`, whose listing stops there. A missing folder is
+    /// made (with its parents), empty.
+    private func listFolder() throws -> FolderNames? {
         do {
-            return Set(try dav.list(row.remoteFolder, details: false).map(\.path))
+            var hashes: [UInt64] = []
+            let whole = try dav.eachItem(in: row.remoteFolder, details: false) { item in
+                guard hashes.count < ServerInfoCache.maxKeptNames else { return false }
+                hashes.append(FolderNames.hash(item.path))
+                return true
+            }
+            return whole ? FolderNames(hashes: hashes) : nil
         } catch let e as HTTPStatusError where e.status == 404 {
             try makeFolders(row.remoteFolder)
-            return []
+            return FolderNames(hashes: [])
         } catch let e as WrongRemoteKind {
             throw Self.cannotMake(e)
         }
