@@ -71,22 +71,28 @@ public final class MultistatusParser {
     public final class Stream: ReplyReader {
         private var reader = XMLReader(lookahead: Stream.lookahead, maximumDepth: MultistatusParser.maximumDepth)
         private let parser: MultistatusParser
-        /// Why the reply was not read to its end: the reply's fault, or `each`'s.
-        public private(set) var failure: (any Error)?
-        /// `each` asked to read no further.
-        public private(set) var isStopped = false
+        private let outcome: Outcome
         private var ended = false
+
+        /// What `each` said: a fault, or to read no further.
+        private final class Outcome {
+            var failure: (any Error)?
+            var isStopped = false
+        }
+
+        /// Why the reply was not read to its end: the reply's fault, or `each`'s.
+        public var failure: (any Error)? { outcome.failure }
+        /// `each` asked to read no further.
+        public var isStopped: Bool { outcome.isStopped }
 
         /// No element, text or tag of a multistatus comes near this.
         static let lookahead = 256 << 10
 
         public init(_ each: @escaping (Response) throws -> Bool) {
-            var stop: ((any Error)?) -> Void = { _ in }
+            let outcome = Outcome()
+            self.outcome = outcome
             parser = MultistatusParser { response in
-                do { if try !each(response) { stop(nil) } } catch { stop(error) }
-            }
-            stop = { [unowned self] error in
-                if let error { failure = error } else { isStopped = true }
+                do { if try !each(response) { outcome.isStopped = true } } catch { outcome.failure = error }
             }
         }
 
@@ -104,7 +110,7 @@ public final class MultistatusParser {
             if failure == nil, !isStopped {
                 reader.finish()
                 drain()
-                if failure == nil, !isStopped, !ended { failure = ProtocolViolation("the server's WebDAV reply ends before its multistatus does") }
+                if failure == nil, !isStopped, !ended { outcome.failure = ProtocolViolation("the server's WebDAV reply ends before its multistatus does") }
             }
             if let failure { throw failure }
             return !isStopped
@@ -117,7 +123,7 @@ public final class MultistatusParser {
                     if parser.waits { return }
                 }
             } catch {
-                failure = error
+                outcome.failure = error
             }
         }
     }
