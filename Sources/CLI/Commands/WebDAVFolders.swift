@@ -27,10 +27,18 @@ final class WebDAVFolders: RemoteFolders {
         self.password = password
     }
 
+    /// Read as the listing comes: a folder of thousands of photos keeps only its folders.
     func subfolders(of folder: String) throws -> [String] {
-        do { return try client.list(folder, details: false).filter(\.isFolder).map(\.name) } catch {
+        var names: [String] = []
+        do {
+            try client.eachItem(in: folder, details: false) { item in
+                if item.isFolder { names.append(item.name) }
+                return true
+            }
+        } catch {
             throw Problem(description: AccountCommands.explain(error, user: username))
         }
+        return names
     }
 
     func makeFolder(_ path: String) throws {
