@@ -135,9 +135,8 @@ struct XMLReader {
     }
 
     /// The next event, or nil once the document (root element and whatever may follow it)
-    /// has been read to its end.
-    /// A fed reader also answers nil while it waits for more bytes; once it is finished, nil
-    /// is the end.
+    /// has been read to its end. A fed reader also answers nil while it waits for more bytes
+    /// (`isWaiting`); once it is finished, nil is the end.
     mutating func next() throws(XMLReaderError) -> XMLEvent? {
         if let failure { throw failure }
         guard isComplete || bytes.count - position > lookahead else { return nil }
@@ -647,7 +646,7 @@ struct XMLReader {
         XMLReaderError(.malformed(message), line: line(at: index ?? position))
     }
 
-    /// Counted only for an error: a reader that succeeds never pays for it.
+    /// Counted for an error, and by a fed reader for the bytes it lets go (each once).
     private func line(at index: Int) -> Int {
         var lines = linesBefore + 1
         for byte in bytes[..<min(index, bytes.count)] where byte == .lineFeed { lines += 1 }
