@@ -25,6 +25,12 @@ rclone, at about 30 files/s, runs once.
 
     .venv/bin/python scripts/bench_batch.py [--bin .build/release] [--batch 1000x300000 ...]
                                             [--server apache|nextcloud ...] [--rounds 3] [--json FILE]
+                                            [--among N]
+
+`--among N` (not in `make bench`): each run's folder on the server already holds N empty
+files of other names, as a camera folder synchronised for years would: the agent lists it
+once (read as it comes, remembering up to 100,000 names), and its peak RSS shows what that
+costs.
 """
 
 from __future__ import annotations
@@ -312,7 +318,21 @@ def median_of(runs: list[dict]) -> dict:
     return figures
 
 
-def run(binary: str, kind: str, count: int, size: int, tools: list[str], rounds: int, profile: bool = True) -> dict:
+def fill(server: Server, folder: str, among: int) -> None:
+    """`among` empty files in the server's `folder`, owned as the server's own files are."""
+    path = f"{server.tree}/{folder}"
+    os.makedirs(path, exist_ok=True)
+    for i in range(among):
+        open(f"{path}/DSC_{i:07}.jpg", "w").close()
+    if os.getuid() == 0 and isinstance(server, Apache):
+        # Apache's workers run as nobody: the folders must be theirs to write in.
+        top = f"{server.tree}/{folder.split('/')[0]}"
+        for place in {top, path}:
+            os.chown(place, 65534, 65534)
+
+
+def run(binary: str, kind: str, count: int, size: int, tools: list[str], rounds: int, profile: bool = True,
+        among: int = 0) -> dict:
     scene = Scene(binary)
     server = None
     try:
@@ -330,11 +350,15 @@ def run(binary: str, kind: str, count: int, size: int, tools: list[str], rounds:
             # tool is timed, cost Apache about twice its CPU per file on these two cores.
             os.sync()
             folder = f"{tool}{n}"
+            # The agent sends the folder itself, so its photos land in a folder of that name.
+            target = f"{folder}/Card" if tool == "agent" else folder
+            if among:
+                fill(server, target, among)
+                os.sync()
             server_cpu = server.cpu_seconds()
             r = TOOLS[tool](scene, server, photos, count, folder)
             r["server_cpu_s"] = server.cpu_seconds() - server_cpu
-            # The agent sends the folder itself, so its photos land in a folder of that name.
-            on_server = server.files_in(f"{folder}/Card" if tool == "agent" else folder)
+            on_server = server.files_in(target) - among
             if on_server != count:
                 raise RuntimeError(f"{tool}: {on_server} of {count} files on the server")
             r.update(files_per_s=count / r["seconds"], requests_per_file=r["requests"] / count,
@@ -343,7 +367,7 @@ def run(binary: str, kind: str, count: int, size: int, tools: list[str], rounds:
         results = {tool: median_of(runs[tool]) for tool in ("curl", "rclone", "agent") if tool in runs}
         if "agent" in tools and profile:
             results["agent"]["profile"] = agent_profile(scene, photos, count)
-        return {"server": server.name, "kind": kind, "files": count, "size": size, "rounds": rounds, "tools": results}
+        return {"server": server.name, "kind": kind, "files": count, "size": size, "rounds": rounds, "among": among, "tools": results}
     finally:
         if server:
             server.close()
@@ -372,6 +396,8 @@ def main() -> int:
     parser.add_argument("--no-profile", action="store_true", help="leave out the agent's profiled second run")
     parser.add_argument("--tools", default="curl,rclone,agent",
                         help="which of curl, rclone and agent to run (default: all three; verdicts need all three)")
+    parser.add_argument("--among", type=int, default=0,
+                        help="each run's folder on the server already holds this many files (default: none)")
     args = parser.parse_args()
     binary = os.path.abspath(os.path.join(REPO, args.bin, "instant-upload"))
     batches = [tuple(int(x) for x in b.split("x")) for b in (args.batch or ["1000x300000", "10000x30000"])]
@@ -379,9 +405,10 @@ def main() -> int:
     for count, size in batches:
         for kind in args.server or ["apache", "nextcloud"]:
             r = run(binary, kind, count, size, args.tools.split(","), max(1, args.rounds),
-                  profile=not args.no_profile)
+                  profile=not args.no_profile, among=args.among)
             runs.append(r)
-            print(f"batch {count:,} x {size // 1000} kB to {r['server']}:")
+            print(f"batch {count:,} x {size // 1000} kB to {r['server']}"
+                  + (f", into a folder of {args.among:,} files" if args.among else "") + ":")
             for tool, t in r["tools"].items():
                 print(f"  {tool:6} {t['files_per_s']:7.1f} files/s  {t['seconds']:6.1f} s  {t['requests_per_file']:5.2f} requests/file  "
                       f"CPU {t['cpu_ms_per_file']:.2f} ms/file, server's {t['server_cpu_ms_per_file']:.2f}"
