@@ -257,4 +257,47 @@ struct WebDAVMultistatusParserTests {
         // The XML declaration itself stays welcome.
         #expect(throws: Never.self) { try MultistatusParser.parse(Array(#"<?xml version="1.0" encoding="UTF-8"?><d:multistatus xmlns:d="DAV:"/>"#.utf8)) }
     }
+
+    // MARK: Read as it comes
+
+    /// The responses of `xml` fed to a stream in pieces of `piece` bytes.
+    private func streamed(_ xml: String, piece: Int, longest: Int64 = MultistatusParser.Stream.longest,
+                          each: @escaping (MultistatusParser.Response) throws -> Bool = { _ in true }) throws -> [MultistatusParser.Response] {
+        var found: [MultistatusParser.Response] = []
+        let stream = MultistatusParser.Stream(longest: longest) { found.append($0); return try each($0) }
+        let bytes = Array(xml.utf8)
+        for start in stride(from: 0, to: bytes.count, by: piece) {
+            let more = bytes[start..<min(start + piece, bytes.count)].withUnsafeBytes { stream.read($0) }
+            if !more { break }
+        }
+        _ = try stream.end()
+        return found
+    }
+
+    @Test("a reply read as it comes, in pieces of any size, gives the responses it gives whole")
+    func streamedAsWhole() throws {
+        for xml in [wsgidavListing, nextcloudListing] {
+            let whole = try MultistatusParser.parse(Array(xml.utf8))
+            for piece in [1, 7, 4096] { #expect(try streamed(xml, piece: piece) == whole, "pieces of \(piece)") }
+        }
+    }
+
+    @Test("read as it comes: stopped by its reader, failed by its reader, cut short, or longer than any listing, each says so")
+    func streamedEnds() throws {
+        // Stopped after the first response: nothing more read, and the end says it was not
+        // all. (A reply shorter than the stream's lookahead is read once it has ended.)
+        var seen = 0
+        let stopping = MultistatusParser.Stream { _ in seen += 1; return false }
+        #expect(Array(nextcloudListing.utf8).withUnsafeBytes { stopping.read($0) })
+        #expect(seen == 0)
+        #expect(try !stopping.end())
+        #expect(seen == 1 && stopping.isStopped)
+
+        struct Refused: Error {}
+        #expect(throws: Refused.self) { try streamed(nextcloudListing, piece: 5) { _ in throw Refused() } }
+        let cut = String(nextcloudListing.prefix(nextcloudListing.count / 2))
+        #expect(throws: ProtocolViolation.self) { try streamed(cut, piece: 5) }
+        let endless = #expect(throws: ProtocolViolation.self) { try streamed(nextcloudListing, piece: 16, longest: 100) }
+        #expect(endless?.description == "the server's WebDAV reply goes on past 100 bytes, more than any listing needs")
+    }
 }

@@ -87,8 +87,18 @@ public final class MultistatusParser {
 
         /// No element, text or tag of a multistatus comes near this.
         static let lookahead = 256 << 10
+        /// A listing of a few million names; a reply that goes on past this is refused rather
+        /// than read for ever.
+        static let longest: Int64 = 1 << 30
+        private let longest: Int64
+        private var received: Int64 = 0
 
-        public init(_ each: @escaping (Response) throws -> Bool) {
+        public convenience init(_ each: @escaping (Response) throws -> Bool) {
+            self.init(longest: Self.longest, each)
+        }
+
+        init(longest: Int64, _ each: @escaping (Response) throws -> Bool) {
+            self.longest = longest
             let outcome = Outcome()
             self.outcome = outcome
             parser = MultistatusParser { response in
@@ -99,6 +109,11 @@ public final class MultistatusParser {
         public func accepts(status: Int) -> Bool { status == 207 }
 
         public func read(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            received += Int64(bytes.count)
+            guard received <= longest else {
+                outcome.failure = ProtocolViolation("the server's WebDAV reply goes on past \(longest) bytes, more than any listing needs")
+                return false
+            }
             reader.feed(bytes)
             drain()
             return failure == nil && !isStopped
