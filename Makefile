@@ -127,6 +127,8 @@ bench: venv deb programs
 	$(PYTHON) scripts/bench_queue.py --bin $(PROGRAMS) --json bench/out/queue.json
 	$(PYTHON) scripts/bench_backlog.py --bin $(PROGRAMS) --json bench/out/backlog.json
 	$(PYTHON) scripts/bench_batch.py --bin $(PROGRAMS) --json bench/out/batch.json
+	$(PYTHON) scripts/bench_batch.py --bin $(PROGRAMS) --json bench/out/batch-among.json --batch 30x300000 --server apache \
+		--tools agent --rounds 1 --no-profile --among 100000
 	$(PYTHON) scripts/bench_share_to.py --bin $(PROGRAMS)
 	$(PYTHON) scripts/bench_watch.py --bin $(PROGRAMS)
 	$(PYTHON) scripts/bench_tray.py --bin $(PROGRAMS) --json bench/out/tray.json

@@ -2,9 +2,10 @@
 """Writes BENCHMARKS.md from the figures `make bench` just measured.
 
 It reads what each benchmark wrote into bench/out/ (bench.py: latest.json,
-bench_queue.py: queue.json, bench_backlog.py: backlog.json, bench_batch.py: batch.json, bench_tray.py: tray.json) and the programs `make dist`
-and `make deb` left, and lists every goal with PASS, MISS, or "not measured" when the
-figure is missing (a benchmark that was not run, or a measurement not written yet).
+bench_queue.py: queue.json, bench_backlog.py: backlog.json, bench_batch.py: batch.json and
+batch-among.json, bench_tray.py: tray.json) and the programs `make dist` and `make deb`
+left, and lists every goal with PASS, MISS, or "not measured" when the figure is missing
+(a benchmark that was not run, or a measurement not written yet).
 
     .venv/bin/python scripts/bench_report.py [--out BENCHMARKS.md]
 """
@@ -328,6 +329,18 @@ def batch_goals(goals: Goals, batch: dict | None) -> list[str]:
     return lines
 
 
+def among_lines(batch: dict | None) -> list[str]:
+    """Photos into a folder that already holds many files (bench_batch.py --among): what the
+    agent's listing of it costs. No goal of the issue is set on it."""
+    lines = []
+    for r in (batch or {}).get("runs", []):
+        for tool, f in r["tools"].items():
+            lines.append(f"- {r['files']:,} x {r['size'] // 1000} kB to {r['server']}, into a folder of {r['among']:,} files, {tool}: "
+                         f"{f['files_per_s']:.1f} files/s ({f['seconds']:.1f} s), {f['requests_per_file']:.2f} requests per file, "
+                         f"CPU {f['cpu_ms_per_file']:.2f} ms per file (most of it the folder's listing), peak RSS {f['peak_rss_mb']:.1f} MB")
+    return lines
+
+
 def tray_goals(goals: Goals, tray: dict | None) -> list[str]:
     command = "make bench (scripts/bench_tray.py)"
     goal = "the status icon at rest for 60 s: no wake-ups, < 10 ms CPU"
@@ -467,6 +480,7 @@ def main() -> int:
         ("`status` and `queue` on 100,000 rows (`scripts/bench_queue.py`)", queue_goals(goals, load("queue.json"))),
         ("A long backlog (`scripts/bench_backlog.py`)", backlog_goals(goals, load("backlog.json"))),
         ("A card's photos beside rclone and curl (`scripts/bench_batch.py`)", batch_goals(goals, load("batch.json"))),
+        ("Photos into a folder of many files (`scripts/bench_batch.py --among`)", among_lines(load("batch-among.json"))),
         ("The status icon at rest (`scripts/bench_tray.py`)", tray_goals(goals, load("tray.json"))),
         ("Size", package_goals(goals)),
     ]
