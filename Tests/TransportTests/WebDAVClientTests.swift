@@ -186,12 +186,12 @@ struct WebDAVClientTests {
         #expect(throws: ProtocolViolation.self) { try dav.client.list("/") }
     }
 
-    @Test("a folder of 20,000 files is listed as its reply comes: every name once; a listing stopped early leaves the rest unread and the client working")
+    @Test("a folder of 3,000 files is listed as its reply comes (a reply several times what is held of it): every name once; a listing stopped early leaves the rest unread and the client working")
     func longFolder() throws {
         let dav = try WebDAVTestServer()
         let folder = dav.server.tree() + "/Camera"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let count = 20_000
+        let count = 3_000
         for i in 0..<count {
             let fd = open(folder + "/IMG_\(100_000 + i).jpg", O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw TestFailure("cannot make a file in \(folder)") }
@@ -204,10 +204,10 @@ struct WebDAVClientTests {
             names.insert(item.name)
             return true
         })
-        #expect(seen == count && names.count == count && names.contains("IMG_119999.jpg"))
+        #expect(seen == count && names.count == count && names.contains("IMG_102999.jpg"))
 
         seen = 0
-        #expect(try !dav.client.eachItem(in: "/Camera") { _ in
+        #expect(try !dav.client.eachItem(in: "/Camera", details: false) { _ in
             seen += 1
             return seen < 10
         })
