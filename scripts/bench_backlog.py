@@ -38,7 +38,7 @@ from collections.abc import Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_watch import PASSWORD, REPO, USER, Scene, photo, tally  # noqa: E402
-from bench import in_turn, save_json  # noqa: E402
+from bench import in_turn, kib, process_status, save_json  # noqa: E402
 
 RATE_GOAL = 0.9
 CPU_GOAL_MS = 3.0
@@ -180,6 +180,8 @@ def run(binary: str, backlog: int, measure: int, profile: str | None = None) -> 
                 raise RuntimeError(f"only {done} of {measure} completed in 30 minutes; see {scene.home}/agent.log")
             time.sleep(0.05)
         end, cpu1 = time.monotonic(), scene.cpu_seconds()
+        # The most the agent held since it started: the long queue loaded, then 2,000 sent.
+        peak_mb = kib(process_status(scene.agent.pid)["VmHWM"]) / 1024
         last_requests = requests_so_far(scene)
         if perf:
             perf.send_signal(2)
@@ -191,7 +193,7 @@ def run(binary: str, backlog: int, measure: int, profile: str | None = None) -> 
             "backlog": backlog, "made_s": made, "queued_s": queued, "measured_files": files,
             "files_per_s": files / (end - first), "cpu_ms_per_file": (cpu1 - first_cpu) / files * 1000,
             "requests_per_file": (last_requests - first_requests) / files,
-            "start_s": first - started, "start_cpu_s": first_cpu - cpu0, "failed": failed,
+            "start_s": first - started, "start_cpu_s": first_cpu - cpu0, "failed": failed, "peak_rss_mb": peak_mb,
         }
 
 
@@ -315,7 +317,7 @@ def main() -> int:
     def run_backlog(backlog: int) -> dict:
         r = run(binary, backlog, args.measure, profile=args.profile if backlog == args.large else None)
         print(f"backlog {backlog:>7,}: {r['files_per_s']:6.1f} files/s, agent CPU {r['cpu_ms_per_file']:.2f} ms per file, "
-              f"{r['requests_per_file']:.2f} requests per file "
+              f"{r['requests_per_file']:.2f} requests per file, agent peak RSS {r['peak_rss_mb']:.1f} MB "
               f"(first {r['measured_files']:,} completions; files made in {r['made_s']:.1f} s, queued by `upload` in "
               f"{r['queued_s']:.1f} s, agent start to first completion {r['start_s']:.2f} s and {r['start_cpu_s']:.2f} s CPU; "
               f"{r['failed']} failed)")

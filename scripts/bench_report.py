@@ -192,6 +192,7 @@ def backlog_goals(goals: Goals, backlog: dict | None) -> list[str]:
                   busy["cpu_share"] <= 0.01, command)
     return [f"- {r['backlog']:,} queued: {r['files_per_s']:.1f} files/s, {r['cpu_ms_per_file']:.2f} ms agent CPU per file"
             + (f", {r['requests_per_file']:.2f} requests per file" if "requests_per_file" in r else "")
+            + (f", the agent's peak RSS {r['peak_rss_mb']:.1f} MB" if "peak_rss_mb" in r else "")
             + f" over {r['measured_files']:,} completions (Apache mod_dav on loopback)"
             + (f"; from the agent's start to its first completion {r['start_s']:.2f} s and {r['start_cpu_s']:.2f} s of CPU"
                if "start_cpu_s" in r else "") for r in backlog["runs"]] + lines
