@@ -252,6 +252,12 @@ def kib(value: str) -> int:
     return int(value.split()[0])
 
 
+def peak_rss_mb(pid: int | str) -> float:
+    """A process's peak resident memory (VmHWM) since it started, or since its peak was reset
+    through /proc/PID/clear_refs."""
+    return kib(process_status(pid)["VmHWM"]) / 1024
+
+
 def process_cpu(pid: int | str, with_children: bool = False) -> float:
     """A process's CPU seconds so far (every thread's, the ended ones' included), and with
     `with_children` those of its children that ended and were waited for; 0 once it is gone."""

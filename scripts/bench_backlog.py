@@ -38,7 +38,7 @@ from collections.abc import Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_watch import PASSWORD, REPO, USER, Scene, photo, tally  # noqa: E402
-from bench import in_turn, kib, process_status, save_json  # noqa: E402
+from bench import in_turn, peak_rss_mb, save_json  # noqa: E402
 
 RATE_GOAL = 0.9
 CPU_GOAL_MS = 3.0
@@ -181,7 +181,7 @@ def run(binary: str, backlog: int, measure: int, profile: str | None = None) -> 
             time.sleep(0.05)
         end, cpu1 = time.monotonic(), scene.cpu_seconds()
         # The most the agent held since it started: the long queue loaded, then 2,000 sent.
-        peak_mb = kib(process_status(scene.agent.pid)["VmHWM"]) / 1024
+        peak_mb = peak_rss_mb(scene.agent.pid)
         last_requests = requests_so_far(scene)
         if perf:
             perf.send_signal(2)

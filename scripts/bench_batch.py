@@ -49,7 +49,7 @@ import urllib.request
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import in_turn, process_cpu, process_stat, save_json, start_server  # noqa: E402
+from bench import in_turn, peak_rss_mb, process_cpu, process_stat, save_json, start_server  # noqa: E402
 from bench_backlog import requests_so_far, start_apache  # noqa: E402
 from bench_report import profile_libraries, profile_parts  # noqa: E402
 from bench_watch import PASSWORD, REPO, USER, Scene, tally  # noqa: E402
@@ -151,13 +151,6 @@ def completed(scene: Scene) -> int:
         return tally(db, "completed")
     finally:
         db.close()
-
-
-def peak_rss_mb(pid: int) -> float:
-    """The process's peak resident memory since it started or since `reset_peak_rss`."""
-    with open(f"/proc/{pid}/status") as f:
-        kib = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
-    return kib / 1024
 
 
 def reset_peak_rss(pid: int) -> None:

@@ -65,13 +65,8 @@ struct WebDAVPutTests {
             let s = try AgentHarness()
             try s.addAccount(address: server.address())
             let folder = server.tree() + "/Photos/Trip"
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             // More than a listing read whole was ever kept for (10,000 names).
-            for i in 0..<12_000 {
-                let fd = open(folder + "/DSC_\(10_000 + i).jpg", O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
-                guard fd >= 0 else { throw TestFailure("cannot make a file in \(folder)") }
-                close(fd)
-            }
+            try TestData.emptyFiles(12_000, in: folder, prefix: "DSC_", first: 10_000)
             let theirs = Array("someone else's IMG_3.jpg".utf8)
             try Data(theirs).write(to: URL(fileURLWithPath: folder + "/IMG_3.jpg"))
             let count = 6

@@ -88,6 +88,17 @@ public enum TestData {
         return out
     }
 
+    /// `count` empty files named `prefix` and a number from `first` up, `.jpg`, in `folder`
+    /// (made with its parents): a server folder years of photos have filled.
+    public static func emptyFiles(_ count: Int, in folder: String, prefix: String, first: Int) throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for i in 0..<count {
+            let fd = open(folder + "/\(prefix)\(first + i).jpg", O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw TestFailure("cannot make a file in \(folder): \(String(cString: strerror(errno)))") }
+            close(fd)
+        }
+    }
+
     /// SHA-256 of a file, as hex, via OpenSSL's command (which uses the CPU's SHA
     /// instructions; coreutils' sha256sum does not, and took half a minute of the suite's CPU).
     public static func sha256(ofFile path: String) throws -> String {

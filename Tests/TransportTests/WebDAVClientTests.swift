@@ -189,14 +189,8 @@ struct WebDAVClientTests {
     @Test("a folder of 3,000 files is listed as its reply comes (a reply several times what is held of it): every name once; a listing stopped early leaves the rest unread and the client working")
     func longFolder() throws {
         let dav = try WebDAVTestServer()
-        let folder = dav.server.tree() + "/Camera"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let count = 3_000
-        for i in 0..<count {
-            let fd = open(folder + "/IMG_\(100_000 + i).jpg", O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw TestFailure("cannot make a file in \(folder)") }
-            close(fd)
-        }
+        try TestData.emptyFiles(count, in: dav.server.tree() + "/Camera", prefix: "IMG_", first: 100_000)
         var names = Set<String>()
         var seen = 0
         #expect(try dav.client.eachItem(in: "/Camera", details: false) { item in

@@ -280,6 +280,19 @@ struct WebDAVMultistatusParserTests {
             let whole = try MultistatusParser.parse(Array(xml.utf8))
             for piece in [1, 7, 4096] { #expect(try streamed(xml, piece: piece) == whole, "pieces of \(piece)") }
         }
+        // A reply longer than the lookahead is read as it comes: most of its responses are
+        // handed on before it has ended.
+        let entry = #"<d:response><d:href>/dav/alice/IMG_0001.jpg</d:href><d:propstat><d:prop><d:resourcetype/></d:prop>"#
+            + "<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>\n"
+        let long = Array((#"<d:multistatus xmlns:d="DAV:">"# + String(repeating: entry, count: 5_000) + "</d:multistatus>").utf8)
+        var found = 0
+        let stream = MultistatusParser.Stream { _ in found += 1; return true }
+        for start in stride(from: 0, to: long.count, by: 4096) {
+            #expect(long[start..<min(start + 4096, long.count)].withUnsafeBytes { stream.read($0) })
+        }
+        #expect(found > 3_000 && found < 5_000, "\(found) of 5,000 before the end")
+        #expect(try stream.end())
+        #expect(found == 5_000)
     }
 
     @Test("read as it comes: stopped by its reader, failed by its reader, cut short, or longer than any listing, each says so")

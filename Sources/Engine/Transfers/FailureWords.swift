@@ -56,8 +56,8 @@ public struct FailureWords: Sendable, Equatable {
             return FailureWords("the server address is not usable", detail: raw, advice: "check it")
         case .malformedReply:
             // libcurl names what it could not read ("Invalid Content-Length") but never the value;
-            // without a curl error the message is ours ("the server's reply is longer than ...").
-            return FailureWords("the server's reply cannot be read", detail: e.message.hasPrefix("the server's") ? e.message : raw)
+            // without a curl code the message is ours ("the server's reply is longer than ...").
+            return FailureWords("the server's reply cannot be read", detail: raw ?? e.message)
         case .cancelled:
             return FailureWords("stopped")
         case .other:

@@ -419,10 +419,10 @@ final class ExchangeContext {
             return TransportError(kind: kind, message: String(cString: strerror(fileError)), curlCode: code, errno: fileError)
         }
         if bodyTooLarge, case .memory(let limit) = request.sink {
-            // Asked again, the server would send the same.
+            // Asked again, the server would send the same. No curl code: the words are ours
+            // (curl only saw the body refused).
             let size = limit >= 1 << 20 ? "\(limit >> 20) MiB" : limit >= 1 << 10 ? "\(limit >> 10) KiB" : "\(limit) bytes"
-            return TransportError(kind: .malformedReply, message: "the server's reply is longer than \(size), far more than such a reply needs",
-                                  curlCode: code)
+            return TransportError(kind: .malformedReply, message: "the server's reply is longer than \(size), far more than such a reply needs")
         }
         if stalled {
             return TransportError(kind: .timeout, message: "no data moved for \(Int(saturating: stallSeconds)) s", curlCode: code,

@@ -134,8 +134,8 @@ public final class MultistatusParser {
         private func drain() {
             do throws(ProtocolViolation) {
                 while failure == nil, !isStopped, !ended {
-                    guard try parser.take(reader: &reader) else { ended = true; return }
-                    if parser.waits { return }
+                    // No event: the multistatus has ended, or the reader waits for more of it.
+                    guard try parser.take(reader: &reader) else { ended = !reader.isWaiting; return }
                 }
             } catch {
                 outcome.failure = error
@@ -143,12 +143,10 @@ public final class MultistatusParser {
         }
     }
 
-    /// Reads the reader's next event; false once the document has ended. A fed reader that
-    /// needs more bytes leaves `waits` set.
+    /// Reads the reader's next event; false when it has none (see `XMLReader.next()`).
     private func take(reader: inout XMLReader) throws(ProtocolViolation) -> Bool {
         let event: XMLEvent?
         do throws(XMLReaderError) { event = try reader.next() } catch { throw Self.violation(error) }
-        waits = false
         switch event {
         case .start(let element, _)?:
             try start(element)
@@ -159,8 +157,6 @@ public final class MultistatusParser {
         case .processingInstruction?:
             throw ProtocolViolation("the server's WebDAV reply carries a processing instruction, which a multistatus never needs")
         case nil:
-            // The reader saw the root element end (it is the multistatus), or waits for more.
-            if reader.isWaiting { waits = true; return true }
             return false
         }
         return true
@@ -192,8 +188,6 @@ public final class MultistatusParser {
     private var text = ""
     /// Where each response goes once it has ended.
     private let found: (Response) -> Void
-    /// The reader gave no event: it waits for more of a reply fed to it.
-    private var waits = false
     private var current: Response?
 
     // The propstat being read: its properties are kept only if its status is 2xx.
