@@ -37,10 +37,10 @@ public enum DisplayText {
         return out
     }
 
-    public static func escape(_ text: String) -> String { text.utf8.allSatisfy(isPlain) ? text : escape(Array(text.utf8)) }
+    public static func escape(_ text: String) -> String { text.everyUTF8Byte(isPlain) ? text : escape(Array(text.utf8)) }
 
     /// Printable ASCII other than the backslash: shown as it is (most names are only that).
-    private static func isPlain(_ b: UInt8) -> Bool { b >= 0x20 && b < 0x7f && b != UInt8(ascii: "\\") }
+    @inline(__always) private static func isPlain(_ b: UInt8) -> Bool { b >= 0x20 && b < 0x7f && b != UInt8(ascii: "\\") }
 
     /// Escapes only what can move a terminal's cursor or rearrange a line (control
     /// characters, bidi overrides), the way `escape` writes them, and leaves backslashes

@@ -68,37 +68,41 @@ public struct QueueView: Sendable {
 
     func render(_ group: Group) -> String {
         let shown = rowsPerGroup.map { Array(group.rows.prefix($0)) } ?? group.rows
-        var lines = ["\(Self.title(group.state)) (\(group.total))"]
         let idWidth = Self.idWidth(shown)
         let indent = Self.detailIndent(idWidth: idWidth)
         let nextIndent = indent + "  "
-        lines.reserveCapacity(1 + 3 * shown.count)
-        for (row, position) in zip(shown, Self.positions(shown)) {
-            lines.append(headLine(row, idWidth: idWidth))
-            for text in detailLines(row, position: position) {
+        // One string written in order: `queue --state failed` prints thousands of rows.
+        var out = "\(Self.title(group.state)) (\(group.total))"
+        out.reserveCapacity(shown.count * 3 * (width / 2))
+        let positions = Self.positions(shown)
+        for i in shown.indices {
+            out += "\n"
+            out += headLine(shown[i], idWidth: idWidth)
+            for text in detailLines(shown[i], position: positions[i]) {
+                out += "\n"
                 // A completed row ends in a path; a path broken at its spaces cannot be copied.
-                if group.state == .completed { lines.append(indent + text); continue }
-                lines.append(TextLayout.wrap(text, width: width, indent: nextIndent, firstIndent: indent))
+                if group.state == .completed { out += indent; out += text; continue }
+                out += TextLayout.wrap(text, width: width, indent: nextIndent, firstIndent: indent)
             }
         }
         let hidden = group.total - shown.count
         if hidden > 0 {
-            var more = "  … and \(hidden) more"
-            if rowsPerGroup != nil { more += " (instant-upload queue --state \(group.state.rawValue))" }
-            lines.append(more)
+            out += "\n  … and \(hidden) more"
+            if rowsPerGroup != nil { out += " (instant-upload queue --state \(group.state.rawValue))" }
         }
-        return lines.joined(separator: "\n")
+        return out
     }
 
-    /// Columns the `#ID` column takes for these rows.
-    static func idWidth(_ rows: [Transfer]) -> Int { rows.map { "#\($0.id)".count }.max() ?? 2 }
+    /// Columns the `#ID` column takes for these rows: the largest number's.
+    static func idWidth(_ rows: [Transfer]) -> Int { rows.isEmpty ? 2 : "#\(rows.lazy.map(\.id).max()!)".utf8.count }
 
     /// Each row's place in line among the rows of its direction (for queued rows).
     static func positions(_ rows: [Transfer]) -> [Int] {
-        var counts: [Direction: Int] = [:]
+        var uploads = 0, downloads = 0
         return rows.map { row in
-            counts[row.direction, default: 0] += 1
-            return counts[row.direction]!
+            if row.direction == .upload { uploads += 1; return uploads }
+            downloads += 1
+            return downloads
         }
     }
 
@@ -143,7 +147,10 @@ public struct QueueView: Sendable {
             folder = account + TextLayout.truncateStart(DisplayText.escape(row.remoteFolder), to: max(6, room))
             name = TextLayout.truncateMiddle(name, to: max(8, budget - fixed - folder.count))
         }
-        return lead + name + " " + row.routeWord + " " + folder + suffix
+        var line = lead
+        line.reserveCapacity(lead.utf8.count + name.utf8.count + folder.utf8.count + 20)
+        line += name; line += " "; line += row.routeWord; line += " "; line += folder; line += suffix
+        return line
     }
 
     /// `[#####---------]  45%  12 MB of 27 MB, 1.5 MB/s, 10 s left`; once every byte is

@@ -8,7 +8,7 @@ enum TextLayout {
     static func wrap(_ text: String, width: Int, indent: String = "", firstIndent: String? = nil) -> String {
         // Most lines fit, and a line's bytes bound its characters: counting bytes costs nothing.
         let lead = firstIndent ?? indent
-        if lead.utf8.count + text.utf8.count <= width, !text.utf8.contains(UInt8(ascii: "\n")) { return lead + text }
+        if lead.utf8.count + text.utf8.count <= width, !text.containsUTF8Byte(UInt8(ascii: "\n")) { return lead + text }
         // In ASCII without a carriage return every byte is a character: split and counted as
         // bytes.
         let ascii = isPlainASCII(text) && isPlainASCII(indent) && isPlainASCII(lead)
@@ -53,8 +53,12 @@ enum TextLayout {
     static func length(_ text: String) -> Int { isPlainASCII(text) ? text.utf8.count : text.count }
 
     static func isPlainASCII(_ text: some StringProtocol) -> Bool {
-        text.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "\r") }
+        text.utf8.allSatisfy(isPlainASCII)
     }
+
+    static func isPlainASCII(_ text: String) -> Bool { text.everyUTF8Byte(isPlainASCII) }
+
+    private static func isPlainASCII(_ byte: UInt8) -> Bool { byte < 0x80 && byte != UInt8(ascii: "\r") }
 
     /// Shortens `text` to `width` characters by cutting its middle, so the start and the
     /// extension of a file name both stay visible.

@@ -16,9 +16,6 @@ extension Transfer {
     /// `to` for uploads, `from` for downloads: the word before `remoteFolderText`.
     var routeWord: String { direction == .upload ? "to" : "from" }
 
-    /// The last part of the remote path, as the server names the file.
-    var remoteName: String { String(remotePath.split(separator: "/").last ?? Substring(remotePath)) }
-
     /// The name for programs: real text, invalid UTF-8 replaced, nothing escaped.
     var plainName: String { direction == .upload ? localPath.lastComponent.text : remoteName }
 
@@ -52,6 +49,10 @@ extension Transfer {
     /// bytes; only where they are found do the characters around them decide: `D` a whole
     /// character (no mark on it), and no letter, digit or `_` on either side.
     static func substituteID(in text: String, id: Int64) -> String {
+        // Most actions name no ID; and in ASCII each byte is a character (`\r\n` is no
+        // letter either way), so the bytes alone decide.
+        guard text.containsUTF8Byte(UInt8(ascii: "I")) else { return text }
+        if text.everyUTF8Byte({ $0 < 0x80 }) { return substituteASCIIID(in: text, id: id) }
         func isWord(_ c: Character?) -> Bool { c.map { $0.isLetter || $0.isNumber || $0 == "_" } ?? false }
         let bytes = text.utf8
         var out = ""
@@ -73,5 +74,29 @@ extension Transfer {
         guard kept != text.startIndex else { return text }
         out += text[kept...]
         return out
+    }
+
+    private static func substituteASCIIID(in text: String, id: Int64) -> String {
+        func isWord(_ b: UInt8) -> Bool {
+            (0x30...0x39).contains(b) || (0x41...0x5a).contains(b) || (0x61...0x7a).contains(b) || b == UInt8(ascii: "_")
+        }
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        var kept = 0
+        var i = 0
+        while i + 1 < bytes.count {
+            if bytes[i] == UInt8(ascii: "I"), bytes[i + 1] == UInt8(ascii: "D"),
+               i == 0 || !isWord(bytes[i - 1]), i + 2 == bytes.count || !isWord(bytes[i + 2]) {
+                out += bytes[kept..<i]
+                out += String(id).utf8
+                kept = i + 2
+                i += 2
+            } else {
+                i += 1
+            }
+        }
+        guard kept > 0 else { return text }
+        out += bytes[kept...]
+        return String(decoding: out, as: UTF8.self)
     }
 }

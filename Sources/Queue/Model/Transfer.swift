@@ -70,8 +70,17 @@ public struct Transfer: Sendable, Equatable {
 
     /// The name a person recognises.
     public var name: String {
-        if direction == .upload { return localPath.lastComponent.display }
-        return DisplayText.escape(String(remotePath.split(separator: "/").last ?? Substring(remotePath)))
+        direction == .upload ? localPath.lastComponent.display : DisplayText.escape(remoteName)
+    }
+
+    /// The last part of the remote path, as the server names the file: after the last `/`
+    /// byte, as `remoteFolder` ends before it.
+    public var remoteName: String {
+        let bytes = remotePath.utf8
+        var end = bytes.endIndex
+        while end > bytes.startIndex, bytes[bytes.index(before: end)] == UInt8(ascii: "/") { end = bytes.index(before: end) }
+        let start = bytes[..<end].lastIndex(of: UInt8(ascii: "/")).map(bytes.index(after:)) ?? bytes.startIndex
+        return start < end ? String(remotePath[start..<end]) : remotePath
     }
 
     /// What the request that makes this upload's file may replace: the version it is a new
