@@ -1,4 +1,4 @@
-import CLI
+@testable import CLI
 import Foundation
 import Platform
 import Queue
@@ -161,5 +161,17 @@ struct JSONOutputTests {
         let topLevel = keys.filter { Self.itemKeys.contains($0) }
         #expect(topLevel == topLevel.sorted())
         #expect(items[0].reason?.action.contains("retry 1") == true)
+    }
+
+    @Test("a list written an item at a time is byte for byte the list encoded whole, empty or not; a line break in a name stays escaped")
+    func listByItems() {
+        let rows = [makeTransfer(id: 1, state: .failed, reason: Reason(.auth)), makeTransfer(id: 2, .download, remote: "/x/y"),
+                    makeTransfer(id: 3, local: LocalPath("/p/two\nlines.jpg"))]
+        for count in 0...rows.count {
+            let items = rows.prefix(count).map(TransferJSON.init)
+            var text = JSONOutput.ArrayText()
+            for item in items { text.add(item) }
+            #expect(text.finish() == JSONOutput.encode(items))
+        }
     }
 }

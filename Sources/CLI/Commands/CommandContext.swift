@@ -19,7 +19,14 @@ public struct CommandContext {
         self.error = error
     }
 
-    public func say(_ line: String) { output(line + "\n") }
+    /// Writes `line` and a line break. A long text (`queue --json` of a long queue) goes in
+    /// two writes rather than copied whole to add one byte: past `PIPE_BUF` a write to a pipe
+    /// is not one piece anyway.
+    public func say(_ line: String) {
+        guard line.utf8.count > PIPE_BUF else { return output(line + "\n") }
+        output(line)
+        output("\n")
+    }
     public func complain(_ line: String) { error(line + "\n") }
 
     /// Opens the queue, turning every way that can fail into words for the person.

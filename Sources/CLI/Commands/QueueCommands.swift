@@ -51,7 +51,11 @@ public enum QueueCommands {
         let (text, summary) = try store.database.snapshot { () throws -> (String, QueueSummary) in
             var summary = try store.summary()
             if running { hearAgent(&summary, context) }
-            if json { return (JSONOutput.encode(try store.transfers(state: state).map(TransferJSON.init)), summary) }
+            if json {
+                var text = JSONOutput.ArrayText()
+                try store.eachTransfer(state: state) { text.add(TransferJSON($0)) }
+                return (text.finish(), summary)
+            }
             let batch = try BatchReader.read(store, summary: summary, agentRunning: running)
             let header = StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: running)
             return (try render(store: store, summary: summary, header: header, state: state, width: terminalWidth()), summary)
@@ -62,20 +66,25 @@ public enum QueueCommands {
 
     static let rowsPerGroup = 10
 
-    /// The text of the queue view, reading only the rows it shows plus counts.
+    /// The text of the queue view, reading only the rows it shows plus counts; one state in
+    /// full is written as its rows are read.
     static func render(store: QueueStore, summary: QueueSummary, header: String, state: TransferState?, width: Int) throws -> String {
+        let now = nowMilliseconds()
+        if let state {
+            let total = summary.count(state)
+            guard total > 0 else { return "nothing " + QueueView.emptyWord(state) }
+            let view = QueueView(groups: [], now: now, width: width, rowsPerGroup: nil)
+            var group = QueueView.GroupText(view, state: state, total: total,
+                                            idWidth: QueueView.idWidth(largestID: try store.largestID(state: state)))
+            try store.eachTransfer(state: state) { group.add($0) }
+            return header + "\n\n" + group.finish()
+        }
         var groups: [QueueView.Group] = []
-        for s in TransferState.allCases where state == nil || state == s {
-            let total = summary.count(s)
-            guard total > 0 else { continue }
-            let rows = try store.transfers(state: s, limit: state == nil ? rowsPerGroup : nil)
-            groups.append(QueueView.Group(state: s, rows: rows, total: total))
+        for s in TransferState.allCases where summary.count(s) > 0 {
+            groups.append(QueueView.Group(state: s, rows: try store.transfers(state: s, limit: rowsPerGroup), total: summary.count(s)))
         }
-        if groups.isEmpty {
-            return state == nil ? "nothing queued" : "nothing \(state!.rawValue.replacing("_", with: " "))"
-        }
-        return header + "\n\n" + QueueView(groups: groups, now: nowMilliseconds(), width: width,
-                                           rowsPerGroup: state == nil ? rowsPerGroup : nil).render()
+        guard !groups.isEmpty else { return "nothing queued" }
+        return header + "\n\n" + QueueView(groups: groups, now: now, width: width, rowsPerGroup: rowsPerGroup).render()
     }
 
     static func terminalWidth() -> Int {

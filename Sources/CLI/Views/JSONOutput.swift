@@ -3,20 +3,50 @@ import FoundationEssentials
 /// JSON for programs: sorted keys, unescaped slashes, so equal values print equal bytes.
 public enum JSONOutput {
     /// Pretty-printed, for `--json`.
-    public static func encode<T: Encodable>(_ value: T) -> String { encode(value, pretty: true) }
+    public static func encode<T: Encodable>(_ value: T) -> String { String(decoding: encoded(value, by: encoder(pretty: true)), as: UTF8.self) }
 
     /// One line per value, for streams such as `queue --json --follow`.
-    public static func line<T: Encodable>(_ value: T) -> String { encode(value, pretty: false) }
+    public static func line<T: Encodable>(_ value: T) -> String { String(decoding: encoded(value, by: encoder(pretty: false)), as: UTF8.self) }
 
-    static func encode<T: Encodable>(_ value: T, pretty: Bool) -> String {
+    static func encoder(pretty: Bool) -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
                                           : [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    static func encoded<T: Encodable>(_ value: T, by encoder: JSONEncoder) -> Data {
         do {
-            return String(decoding: try encoder.encode(value), as: UTF8.self)
+            return try encoder.encode(value)
         } catch {
             // The output types hold only strings, integers and booleans, which always encode.
             preconditionFailure("JSON output could not be encoded: \(error)")
+        }
+    }
+
+    /// A pretty-printed array written an element at a time, byte for byte as `encode` writes
+    /// the whole array: `queue --json` on a long queue holds its text, not every row as a
+    /// value, then as JSON, then as text.
+    struct ArrayText {
+        private let encoder = JSONOutput.encoder(pretty: true)
+        private var text = "[\n"
+        private var element: [UInt8] = []
+
+        mutating func add<T: Encodable>(_ value: T) {
+            if text.utf8.count > 2 { text += ",\n" }
+            // Each line of the element one level in: a line break in its text is always escaped.
+            element.removeAll(keepingCapacity: true)
+            element += "  ".utf8
+            for byte in JSONOutput.encoded(value, by: encoder) {
+                element.append(byte)
+                if byte == UInt8(ascii: "\n") { element += "  ".utf8 }
+            }
+            text += String(decoding: element, as: UTF8.self)
+        }
+
+        consuming func finish() -> String {
+            text += "\n]"
+            return text
         }
     }
 }

@@ -68,33 +68,62 @@ public struct QueueView: Sendable {
 
     func render(_ group: Group) -> String {
         let shown = rowsPerGroup.map { Array(group.rows.prefix($0)) } ?? group.rows
-        let idWidth = Self.idWidth(shown)
-        let indent = Self.detailIndent(idWidth: idWidth)
-        let nextIndent = indent + "  "
-        // One string written in order: `queue --state failed` prints thousands of rows.
-        var out = "\(Self.title(group.state)) (\(group.total))"
-        out.reserveCapacity(shown.count * 3 * (width / 2))
-        let positions = Self.positions(shown)
-        for i in shown.indices {
-            out += "\n"
-            out += headLine(shown[i], idWidth: idWidth)
-            for text in detailLines(shown[i], position: positions[i]) {
-                out += "\n"
+        var text = GroupText(self, state: group.state, total: group.total, idWidth: Self.idWidth(shown))
+        for row in shown { text.add(row) }
+        return text.finish()
+    }
+
+    /// One group's text, written a row at a time as the rows come: `queue --state failed`
+    /// lists thousands of rows without holding them.
+    struct GroupText {
+        private let view: QueueView
+        private let state: TransferState
+        private let total: Int
+        private let idWidth: Int
+        private let indent: String
+        private let nextIndent: String
+        private var text: String
+        private var shown = 0
+        /// Rows added so far in each direction: a queued row's place in line.
+        private var uploads = 0, downloads = 0
+
+        /// `idWidth` is what `QueueView.idWidth` gives for the rows to come.
+        init(_ view: QueueView, state: TransferState, total: Int, idWidth: Int) {
+            self.view = view; self.state = state; self.total = total; self.idWidth = idWidth
+            indent = QueueView.detailIndent(idWidth: idWidth)
+            nextIndent = indent + "  "
+            text = "\(QueueView.title(state)) (\(total))"
+        }
+
+        mutating func add(_ row: Transfer) {
+            shown += 1
+            if row.direction == .upload { uploads += 1 } else { downloads += 1 }
+            text += "\n"
+            text += view.headLine(row, idWidth: idWidth)
+            for line in view.detailLines(row, position: row.direction == .upload ? uploads : downloads) {
+                text += "\n"
                 // A completed row ends in a path; a path broken at its spaces cannot be copied.
-                if group.state == .completed { out += indent; out += text; continue }
-                out += TextLayout.wrap(text, width: width, indent: nextIndent, firstIndent: indent)
+                if state == .completed { text += indent; text += line; continue }
+                text += TextLayout.wrap(line, width: view.width, indent: nextIndent, firstIndent: indent)
             }
         }
-        let hidden = group.total - shown.count
-        if hidden > 0 {
-            out += "\n  … and \(hidden) more"
-            if rowsPerGroup != nil { out += " (instant-upload queue --state \(group.state.rawValue))" }
+
+        /// The text, ending with how many rows of the group were not shown.
+        consuming func finish() -> String {
+            let hidden = total - shown
+            if hidden > 0 {
+                text += "\n  … and \(hidden) more"
+                if view.rowsPerGroup != nil { text += " (instant-upload queue --state \(state.rawValue))" }
+            }
+            return text
         }
-        return out
     }
 
     /// Columns the `#ID` column takes for these rows: the largest number's.
-    static func idWidth(_ rows: [Transfer]) -> Int { rows.isEmpty ? 2 : "#\(rows.lazy.map(\.id).max()!)".utf8.count }
+    static func idWidth(_ rows: [Transfer]) -> Int { idWidth(largestID: rows.lazy.map(\.id).max()) }
+
+    /// The same, from the largest ID alone (`QueueStore.largestID`), before any row is read.
+    static func idWidth(largestID: Int64?) -> Int { largestID.map { "#\($0)".utf8.count } ?? 2 }
 
     /// Each row's place in line among the rows of its direction (for queued rows).
     static func positions(_ rows: [Transfer]) -> [Int] {

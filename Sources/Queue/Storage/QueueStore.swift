@@ -272,26 +272,40 @@ public final class QueueStore: Sendable {
     /// once per direction, and the two runs merged in order, so the first rows of a long
     /// group come without sorting the group.
     public func transfers(state: TransferState? = nil, direction: Direction? = nil, limit: Int? = nil) throws -> [Transfer] {
+        try database.query(Self.transfersSQL(state: state, direction: direction, limit: limit), row: Self.transfer)
+    }
+
+    /// As `transfers`, each row handed to `body` as it is read and let go after: a view of
+    /// a hundred thousand rows holds only what it prints.
+    public func eachTransfer(state: TransferState? = nil, direction: Direction? = nil, _ body: (Transfer) throws -> Void) throws {
+        try database.query(Self.transfersSQL(state: state, direction: direction, limit: nil)) { try body(try Self.transfer($0)) }
+    }
+
+    /// The largest ID among the rows in `state` (nil for none): how wide the ID column of
+    /// their list is, known before the first row.
+    public func largestID(state: TransferState) throws -> Int64? {
+        try database.query("SELECT max(id) FROM transfers WHERE state = \(state.sql)") { $0.optionalInt64(0) }.first ?? nil
+    }
+
+    private static func transfersSQL(state: TransferState?, direction: Direction?, limit: Int?) -> String {
         let columns = "SELECT \(Self.columns), t.lane AS lane FROM transfers t"
         let select = columns + " JOIN accounts a ON a.id = t.account_id"
         let limited = limit.map { " LIMIT \($0)" } ?? ""
-        let sql: String
         switch (state, direction) {
         case (.completed?, _):
             // Completed rows have an index of their own, in finishing order; named, because
             // without statistics the planner prefers the one on state and sorts them all.
-            sql = columns + " INDEXED BY transfers_completed JOIN accounts a ON a.id = t.account_id"
+            return columns + " INDEXED BY transfers_completed JOIN accounts a ON a.id = t.account_id"
                 + " WHERE t.state = \(TransferState.completed.sql)" + (direction.map { " AND t.direction = '\($0.rawValue)'" } ?? "")
                 + " ORDER BY t.completed_at DESC, t.id DESC" + limited
         case (let state?, let direction?):
-            sql = select + " WHERE t.state = \(state.sql) AND t.direction = '\(direction.rawValue)' ORDER BY lane, id" + limited
+            return select + " WHERE t.state = \(state.sql) AND t.direction = '\(direction.rawValue)' ORDER BY lane, id" + limited
         case (let state?, nil):
-            sql = "SELECT * FROM (" + Direction.allCases.map { "\(select) WHERE t.state = \(state.sql) AND t.direction = '\($0.rawValue)'" }
+            return "SELECT * FROM (" + Direction.allCases.map { "\(select) WHERE t.state = \(state.sql) AND t.direction = '\($0.rawValue)'" }
                 .joined(separator: " UNION ALL ") + ") ORDER BY lane, id" + limited
         case (nil, let direction):
-            sql = select + (direction.map { " WHERE t.direction = '\($0.rawValue)'" } ?? "") + " ORDER BY lane, id" + limited
+            return select + (direction.map { " WHERE t.direction = '\($0.rawValue)'" } ?? "") + " ORDER BY lane, id" + limited
         }
-        return try database.query(sql, row: Self.transfer)
     }
 
     // MARK: Agent state
