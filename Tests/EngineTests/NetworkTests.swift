@@ -17,16 +17,18 @@ struct NetworkTests {
             s.namespace = net.agent
             try s.writeConfig("[agent]\nautostart = false\n[transfers]\nchunk_size_mb = 1\nstall_seconds = 30\n")
             try s.addAccount(server)
-            try net.throttle("24mbit")
+            try net.throttle("8mbit")
             var files: [String] = []
-            // Large enough that all three are seen under way past 2.5 MB even when every
-            // look at the queue is slow (a loaded machine, a sanitized build).
             for i in 0..<3 { files.append(try s.home.randomFile("trip/v\(i).mp4", size: 12_000_000, seed: UInt64(50 + i))) }
             #expect(try s.cli(["upload", "--to", "/Trip"] + files).status == 0)
             try s.startAgent()
             try s.waitFor("three uploads under way") { items in
                 items.filter { $0["state"] as? String == "in_progress" && ($0["bytes_done"] as? Int ?? 0) > 2_500_000 }.count == 3
             }
+            // Slowed to a crawl until the link is down, so they are still under way then
+            // however long each look at the queue takes (a loaded machine, a sanitized build
+            // whose every command starts slowly): the 28 MB left would take minutes.
+            try net.throttle("1mbit")
             let before = try s.items()
             try net.linkDown()
             let down = Date()
@@ -48,6 +50,7 @@ struct NetworkTests {
             #expect(status.stdout.contains("waiting for network"), "\(status.stdout)")
 
             usleep(1_000_000)
+            try net.throttle("100mbit")
             try net.linkUp()
             try s.waitForAll("completed", count: 3, timeout: 60)
             for item in try s.items() {
