@@ -22,11 +22,11 @@ TEST_BUILD_LOG := .build/build-tests.log
 DIST_BUILD_LOG := .build/build-dist.log
 
 # Debian packages: C libraries the Swift targets link, the tools the tests drive, and perf for
-# the profiles `make bench` reports beside a missed goal.
+# the profiles `make bench` reports beside a missed goal (GNU time for a command's peak RSS).
 APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libexif-dev libdbus-1-dev libstdc++-12-dev python3-dbus python3-gi pkg-config \
 	curl ca-certificates python3 python3-venv iproute2 nftables dbus libsecret-tools \
 	xdg-user-dirs xvfb zenity kdialog apache2 apache2-utils rclone xdotool imagemagick tmux desktop-file-utils dpkg-dev binutils lintian \
-	dosfstools fusefat bash-completion xfce4-panel x11-utils librsvg2-common linux-perf
+	dosfstools fusefat bash-completion xfce4-panel x11-utils librsvg2-common linux-perf time
 
 .PHONY: all build run test test-build test-swift test-server test-fuzz programs fuzz server bench soak sanitize dist install uninstall deb clean deps venv
 

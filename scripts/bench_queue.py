@@ -20,7 +20,9 @@ What it does:
   5. times each command RUNS times (after one warm-up run) as a child process, reading
      all of its output, alternating between the two homes, and prints median / min / max
      wall time and the median CPU time (user + sys) of the child, which a busy machine
-     disturbs less than wall time, and the idle agent's resident memory on that queue;
+     disturbs less than wall time; then each command's peak RSS, from one more run under
+     GNU time (a command that lists every row should hold what it prints, not every row);
+     and the idle agent's resident memory on that queue;
   6. prints SQLite's query plan of every statement `status` and `queue` run, as the
      binary reports them with INSTANT_UPLOAD_EXPLAIN set.
 
@@ -213,6 +215,15 @@ def run_once(binary: str, args: list[str], env: dict[str, str]) -> tuple[float, 
     return wall, cpu, p.returncode, len(p.stdout)
 
 
+def peak_rss_mb(binary: str, args: list[str], env: dict[str, str]) -> float:
+    """The command's peak RSS, in a run of its own under GNU time (`%M`): the kernel's count
+    for a process started from this one would begin at this script's own size, which a
+    child keeps across exec, and the timed runs are left as they are."""
+    r = subprocess.run(["/usr/bin/time", "-f", "%M", binary, *args], env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    return int(r.stderr.strip().splitlines()[-1]) / 1024
+
+
 def measure(binary: str, variants: list[tuple[str, dict[str, str]]], runs: int) -> dict[str, dict[str, dict]]:
     """Times every command on every variant; the variants' runs alternate, so a burst of load
     elsewhere on the machine hits both alike."""
@@ -232,21 +243,22 @@ def measure(binary: str, variants: list[tuple[str, dict[str, str]]], runs: int) 
         for name, _ in variants:
             walls, cpus = samples[name]
             results[name][label] = {"median": statistics.median(walls), "min": min(walls), "max": max(walls),
-                                    "cpu": statistics.median(cpus), "status": status[name][0], "bytes": status[name][1]}
+                                    "cpu": statistics.median(cpus), "peak_rss_mb": peak_rss_mb(binary, args, dict(variants)[name]),
+                                    "status": status[name][0], "bytes": status[name][1]}
     return results
 
 
 def print_table(title: str, results: dict[str, dict]) -> None:
     print(f"\n{title}")
     header = (f"{'command':<24} {'exit':>4} {'output B':>11} {'median ms':>10} {'min ms':>8} {'max ms':>8} "
-              f"{'cpu ms':>8}  target (on the median)")
+              f"{'cpu ms':>8} {'peak MB':>8}  target (on the median)")
     print(header)
     print("-" * len(header))
     for label, _, target in COMMANDS:
         r = results[label]
         verdict = (f"< {target:.0f} ms: " + ("PASS" if r["median"] < target else "MISS")) if target else "(not held)"
         print(f"{label:<24} {r['status']:>4} {r['bytes']:>11,} {r['median']:>10.1f} {r['min']:>8.1f} {r['max']:>8.1f} "
-              f"{r['cpu']:>8.1f}  {verdict}")
+              f"{r['cpu']:>8.1f} {r['peak_rss_mb']:>8.1f}  {verdict}")
 
 
 def explain(binary: str, env: dict) -> None:

@@ -144,9 +144,11 @@ def queue_goals(goals: Goals, queue: dict | None) -> list[str]:
             goals.add(goal, text, met, command)
         else:
             goals.add(goal, None, None, command)
-    lines = [f"- {c['label']}: median {c['median']:.1f} ms, CPU {c['cpu']:.1f} ms, {c['bytes']:,} bytes out"
+    def peak(c: dict) -> str:
+        return f", peak RSS {c['peak_rss_mb']:.1f} MB" if "peak_rss_mb" in c else ""
+    lines = [f"- {c['label']}: median {c['median']:.1f} ms, CPU {c['cpu']:.1f} ms{peak(c)}, {c['bytes']:,} bytes out"
              + (f"; with an agent running: median {c['agent_running']['median']:.1f} ms, CPU {c['agent_running']['cpu']:.1f} ms"
-                if c.get("agent_running") else "")
+                + peak(c["agent_running"]) if c.get("agent_running") else "")
              for c in by_label.values()]
     memory = (queue or {}).get("agent_memory_kib")
     if memory:
