@@ -241,6 +241,29 @@ extension FolderWatcherTests {
         #expect(try w.isTaken("a.jpg"), "the renamed one is known where it is")
     }
 
+    @Test("as above, with the renamed photo still settling when the new one has: the new one waits for it, and only the new one is taken")
+    func renamedOverAnotherStillSettling() throws {
+        let w = WatchRecorder(settle: .milliseconds(300))
+        try Files.makeFolder(w.root)
+        try w.takenBeforeStart(["a.jpg", "b.jpg"])
+        try Files.rename(w.path("b.jpg"), w.path("a.jpg"))
+        try Files.write(w.path("b.jpg"), Files.photo(30))
+        try w.start()
+        // a.jpg opened for writing and closed unchanged, again and again: each close starts
+        // its wait anew (as a slow walk noticing it late would), while b.jpg settles.
+        for _ in 0..<12 {
+            let fd = open(w.path("a.jpg"), O_WRONLY)
+            #expect(fd >= 0)
+            close(fd)
+            usleep(100_000)
+        }
+        try w.waitForFound(1)
+        try w.scanAndSettle()
+        #expect(w.foundNames == ["b.jpg"], "the renamed one is not new")
+        #expect(w.moves.map { "\($0.0.lastComponent.text) -> \($0.1.lastComponent.text)" } == ["b.jpg -> a.jpg"])
+        for name in ["a.jpg", "b.jpg"] { #expect(try w.isTaken(name), "\(name)") }
+    }
+
     @Test("a taken photo renamed while nobody watches, and a new photo saved at its old name that the walk reaches first: the rename is followed before the new one is taken, and the renamed one is not taken again")
     func renamedAndANewOneAtItsNameFirst() throws {
         let w = WatchRecorder(settle: .milliseconds(300))

@@ -36,6 +36,10 @@ struct Settler {
     var count: Int { entries.count }
     func isPending(_ path: LocalPath) -> Bool { entries[path] != nil }
 
+    /// Whether the file with this device and inode waits, under any name. A walk through
+    /// every wait: asked only for a new file at a name the memory holds for another file.
+    func isPending(_ identity: FileIdentity) -> Bool { entries.values.contains { $0.fingerprint.identity == identity } }
+
     /// (Re)starts the wait for `path`, last seen with `fingerprint`.
     mutating func touch(_ path: LocalPath, _ fingerprint: FileFingerprint, noticedBy: FoundFile.NoticedBy,
                         now: ContinuousClock.Instant) {

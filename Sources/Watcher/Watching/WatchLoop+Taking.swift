@@ -99,13 +99,22 @@ extension WatchLoop {
     /// The files that settled together, those the memory knows under another name first
     /// (renamed while nobody watched, or while events were lost): a new file saved at the
     /// name one of them left, taken first, would replace the memory's record there, and the
-    /// renamed one would then look new and be sent again.
+    /// renamed one would then look new and be sent again. For the same reason a new file at
+    /// a name whose remembered file still waits to settle under another name (noticed a
+    /// moment later by the same walk) waits another window, until that one is followed.
     func takeAll(_ settled: [Settler.Settled]) {
         var renamed: [Settler.Settled] = [], rest: [Settler.Settled] = []
         for file in settled {
             if case .takenAt = taken.status(of: file.fingerprint, at: file.path) { renamed.append(file) } else { rest.append(file) }
         }
-        for file in renamed + rest { take(file) }
+        for file in renamed { take(file) }
+        for file in rest {
+            if let before = taken.identity(takenAt: file.path), before != file.fingerprint.identity, settler.isPending(before) {
+                settler.touch(file.path, file.fingerprint, noticedBy: file.noticedBy, now: clock.now)
+                continue
+            }
+            take(file)
+        }
     }
 
     func take(_ candidate: Settler.Settled) {
