@@ -215,7 +215,7 @@ def run_once(binary: str, args: list[str], env: dict[str, str]) -> tuple[float, 
     return wall, cpu, p.returncode, len(p.stdout)
 
 
-def peak_rss_mb(binary: str, args: list[str], env: dict[str, str]) -> float:
+def command_peak_rss_mb(binary: str, args: list[str], env: dict[str, str]) -> float:
     """The command's peak RSS, in a run of its own under GNU time (`%M`): the kernel's count
     for a process started from this one would begin at this script's own size, which a
     child keeps across exec, and the timed runs are left as they are."""
@@ -243,7 +243,7 @@ def measure(binary: str, variants: list[tuple[str, dict[str, str]]], runs: int) 
         for name, _ in variants:
             walls, cpus = samples[name]
             results[name][label] = {"median": statistics.median(walls), "min": min(walls), "max": max(walls),
-                                    "cpu": statistics.median(cpus), "peak_rss_mb": peak_rss_mb(binary, args, dict(variants)[name]),
+                                    "cpu": statistics.median(cpus), "peak_rss_mb": command_peak_rss_mb(binary, args, dict(variants)[name]),
                                     "status": status[name][0], "bytes": status[name][1]}
     return results
 

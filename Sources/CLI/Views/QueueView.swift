@@ -84,8 +84,7 @@ public struct QueueView: Sendable {
         private let nextIndent: String
         private var text: String
         private var shown = 0
-        /// Rows added so far in each direction: a queued row's place in line.
-        private var uploads = 0, downloads = 0
+        private var places = PlaceInLine()
 
         /// `idWidth` is what `QueueView.idWidth` gives for the rows to come.
         init(_ view: QueueView, state: TransferState, total: Int, idWidth: Int) {
@@ -97,10 +96,9 @@ public struct QueueView: Sendable {
 
         mutating func add(_ row: Transfer) {
             shown += 1
-            if row.direction == .upload { uploads += 1 } else { downloads += 1 }
             text += "\n"
             text += view.headLine(row, idWidth: idWidth)
-            for line in view.detailLines(row, position: row.direction == .upload ? uploads : downloads) {
+            for line in view.detailLines(row, position: places.next(row.direction)) {
                 text += "\n"
                 // A completed row ends in a path; a path broken at its spaces cannot be copied.
                 if state == .completed { text += indent; text += line; continue }
@@ -127,9 +125,17 @@ public struct QueueView: Sendable {
 
     /// Each row's place in line among the rows of its direction (for queued rows).
     static func positions(_ rows: [Transfer]) -> [Int] {
-        var uploads = 0, downloads = 0
-        return rows.map { row in
-            if row.direction == .upload { uploads += 1; return uploads }
+        var places = PlaceInLine()
+        return rows.map { places.next($0.direction) }
+    }
+
+    /// Places in line counted as rows come, one line per direction.
+    struct PlaceInLine {
+        private var uploads = 0, downloads = 0
+
+        /// The place of the next row going `direction`.
+        mutating func next(_ direction: Direction) -> Int {
+            if direction == .upload { uploads += 1; return uploads }
             downloads += 1
             return downloads
         }

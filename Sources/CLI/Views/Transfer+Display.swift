@@ -49,11 +49,14 @@ extension Transfer {
     /// bytes; only where they are found do the characters around them decide: `D` a whole
     /// character (no mark on it), and no letter, digit or `_` on either side.
     static func substituteID(in text: String, id: Int64) -> String {
-        // Most actions name no ID; and in ASCII each byte is a character (`\r\n` is no
-        // letter either way), so the bytes alone decide.
         guard text.containsUTF8Byte(UInt8(ascii: "I")) else { return text }
-        if text.everyUTF8Byte({ $0 < 0x80 }) { return substituteASCIIID(in: text, id: id) }
+        // In ASCII each byte is a character (`\r\n` is no letter either way): the bytes
+        // around `ID` decide, without reading characters.
+        let ascii = text.everyUTF8Byte { $0 < 0x80 }
         func isWord(_ c: Character?) -> Bool { c.map { $0.isLetter || $0.isNumber || $0 == "_" } ?? false }
+        func isWordByte(_ b: UInt8) -> Bool {
+            b == UInt8(ascii: "_") || (0x30...0x39).contains(b) || (0x41...0x5a).contains(b) || (0x61...0x7a).contains(b)
+        }
         let bytes = text.utf8
         var out = ""
         var kept = text.startIndex
@@ -62,7 +65,10 @@ extension Transfer {
             let d = bytes.index(after: i)
             guard bytes[i] == UInt8(ascii: "I"), d != bytes.endIndex, bytes[d] == UInt8(ascii: "D") else { i = d; continue }
             let end = bytes.index(after: d)
-            if text[d...].first == "D", !isWord(text[..<i].last), !isWord(text[end...].first) {
+            let isTheWord = ascii
+                ? (i == bytes.startIndex || !isWordByte(bytes[bytes.index(before: i)])) && (end == bytes.endIndex || !isWordByte(bytes[end]))
+                : text[d...].first == "D" && !isWord(text[..<i].last) && !isWord(text[end...].first)
+            if isTheWord {
                 out += text[kept..<i]
                 out += String(id)
                 kept = end
@@ -74,29 +80,5 @@ extension Transfer {
         guard kept != text.startIndex else { return text }
         out += text[kept...]
         return out
-    }
-
-    private static func substituteASCIIID(in text: String, id: Int64) -> String {
-        func isWord(_ b: UInt8) -> Bool {
-            (0x30...0x39).contains(b) || (0x41...0x5a).contains(b) || (0x61...0x7a).contains(b) || b == UInt8(ascii: "_")
-        }
-        let bytes = Array(text.utf8)
-        var out: [UInt8] = []
-        var kept = 0
-        var i = 0
-        while i + 1 < bytes.count {
-            if bytes[i] == UInt8(ascii: "I"), bytes[i + 1] == UInt8(ascii: "D"),
-               i == 0 || !isWord(bytes[i - 1]), i + 2 == bytes.count || !isWord(bytes[i + 2]) {
-                out += bytes[kept..<i]
-                out += String(id).utf8
-                kept = i + 2
-                i += 2
-            } else {
-                i += 1
-            }
-        }
-        guard kept > 0 else { return text }
-        out += bytes[kept...]
-        return String(decoding: out, as: UTF8.self)
     }
 }
