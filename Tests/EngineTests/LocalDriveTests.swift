@@ -143,6 +143,38 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("saved again with the same bytes while its new version is being made (an editor's save without changes): that version is sent once and nothing after it, and the next edit replaces it",
+          arguments: kinds)
+    func savedUnchangedWhileSent(_ kind: ServerKind) async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(kind, pausedAt: "upload-finishing")
+            let local = try scene.download("/Documents/report.odt")
+            try scene.overwrite(local, seed: 81)
+            let first = try TestData.sha256(ofFile: local)
+            try scene.session.waitForAgentLog("paused at upload-finishing")
+            try scene.overwrite(local, seed: 81)
+            try scene.session.waitFor("the second save seen") { _ in
+                scene.session.agentLog.components(separatedBy: "report.odt changed; ").count - 1 >= 2
+            }
+            scene.session.releasePause()
+            try scene.waitForUploads(1)
+            // Local Drive looks at the save again once the version is made: it finds the same
+            // bytes, or (were it taken for an edit) queues another upload.
+            try scene.session.waitFor("the second save looked at again") { items in
+                scene.session.agentLog.contains("report.odt was saved with the bytes it had; nothing to send")
+                    || items.filter { $0["direction"] as? String == "upload" }.count > 1
+            }
+            let uploads = try scene.uploads()
+            #expect(uploads.count == 1, "one upload: \(uploads.map(\.id))")
+            #expect(try scene.serverSHA("report.odt") == first)
+            try scene.overwrite(local, seed: 83)
+            try scene.waitForUploads(2)
+            #expect(try scene.uploads().count == 2)
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)), "the next edit replaced it")
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no conflicted copy")
+        }
+    }
+
     @Test("a server whose replies name a file by another ETag than its listing: each edit still replaces the one before, no conflicted copy, and the upload counts as checked")
     func replyETagsDiffer() async throws {
         try await offThePool {

@@ -60,6 +60,8 @@ public enum AgentCommand {
             if row.direction == .download {
                 CrashWindow.downloadCompleted.pauseIfTesting(transfer: row.id)
                 localDrive.downloaded(row.localPath)
+            } else if row.newVersionOf != nil {
+                localDrive.versionSent(row.localPath)
             }
         }
         options.onDownloadPlaced = { localDrive.placed($0, as: $1) }

@@ -49,18 +49,16 @@ extension QueueStore {
             // this version was queued (its file deleted and downloaded again while it was
             // sent) holds an older version, which would otherwise be taken for a save made
             // since, and sent over this one.
-            let path = row.localPath
-            let remembered = try database.run("""
+            //
+            // Saved again while it was sent (the watcher left that save to this row): Local
+            // Drive looks at the file again once the row is completed, as at the next start
+            // (`LocalDriveWatch.versionSent`), and sends it as the new version of the one
+            // just made unless it holds the same bytes (a save without changes).
+            try database.run("""
                 UPDATE local_drive SET remote_path = ?, etag = ?, \(FileFingerprint.assignments), sha256 = ?
                 WHERE local_path = ? AND (SELECT completed_at FROM transfers WHERE id = local_drive.download_id) <= ?
                 """, [.text(row.remotePath), .optionalText(row.versionETag)] + sent.columnValues
-                    + [.text(sha256), .blob(path.bytes), .int(row.createdAt)])
-            // Saved again while this version was sent (the watcher left that edit to this
-            // row): the file as it is now goes next, as the new version of the one just made.
-            guard remembered > 0, let now = try? FileFingerprint.of(path), now != sent else { return }
-            try enqueue([NewTransfer(direction: .upload, origin: .manual, accountID: row.accountID, localPath: path,
-                                     remotePath: row.remotePath, bytesTotal: now.size, fingerprint: now,
-                                     replacesETag: row.versionETag, newVersion: true)])
+                    + [.text(sha256), .blob(row.localPath.bytes), .int(row.createdAt)])
         }
     }
 
@@ -224,8 +222,9 @@ extension QueueStore {
     /// against the same server version (the second would find the first there and go beside
     /// it as a conflicted copy): a row for it that has not started yet takes the new
     /// fingerprint; one that has started notices the change itself, and what it does not
-    /// send goes next once it completes (`noteLocalDrive`). A failed one stays as it failed,
-    /// and the new save goes in a row of its own. Returns the row's id, and whether it is new.
+    /// send is looked at again once it completes (`LocalDriveWatch.versionSent`). A failed
+    /// one stays as it failed, and the new save goes in a row of its own. Returns the row's
+    /// id, and whether it is new.
     @discardableResult
     public func queueNewVersion(of file: LocalDriveFile, as fingerprint: FileFingerprint) throws -> (id: Int64, isNew: Bool) {
         // Only an edit of this download's file: one of a file deleted before it was put

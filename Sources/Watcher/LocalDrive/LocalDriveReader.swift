@@ -155,6 +155,7 @@ final class LocalDriveReader: Sendable {
             // The same bytes under a new time (a touch, a save without changes): nothing to send.
             if let sha = ContentHash.sha256(of: found.path, expecting: found.fingerprint), sha == tracked.sha256 {
                 try store.acknowledgeLocalDrive(found.path, fingerprint: found.fingerprint)
+                Log.info("Local Drive: \(found.path.display) was saved with the bytes it had; nothing to send")
                 return false
             }
             let (id, isNew) = try store.queueNewVersion(of: tracked, as: found.fingerprint)

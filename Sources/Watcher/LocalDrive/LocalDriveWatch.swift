@@ -84,12 +84,26 @@ public final class LocalDriveWatch: Sendable {
     /// waits as a deleted one does, and one that changed (an edit the watcher saw settle
     /// before the file was tracked, and let go) is looked at again.
     public func downloaded(_ path: LocalPath) {
+        lookAgain(at: path)
+        start()
+    }
+
+    /// A new version of the file at `path` was made on the server, and is what Local Drive
+    /// remembers of it now. A save made while it was sent, which the watcher left to that
+    /// upload, is looked at again: one with other bytes goes next, as the new version of
+    /// the one just made; one with the same bytes (a save without changes) is only
+    /// remembered. An agent stopped before this looks at the next start, as at any edit
+    /// made while it was stopped.
+    public func versionSent(_ path: LocalPath) {
+        lookAgain(at: path)
+    }
+
+    private func lookAgain(at path: LocalPath) {
         switch reader.remember(path) {
         case .gone: reader.endTrackingLater()
         case .changed: watcher.reconsider([path])
         case .asPlaced, .untracked: break
         }
-        start()
     }
 
     /// A download has just put its file at `path`, which was free: a tracked file renamed
