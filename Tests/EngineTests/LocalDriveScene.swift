@@ -69,6 +69,18 @@ struct LocalDriveScene {
         guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw TestFailure("short write") }
     }
 
+    /// Saves the file (`first`), and saves it again (`second`) while the first save's new
+    /// version waits just before the request that makes its file (a scene paused at
+    /// `upload-finishing`); once the watcher has seen the second save, the first goes on.
+    func saveAgainWhileSent(_ path: String, first: UInt64, second: UInt64) throws {
+        try overwrite(path, seed: first)
+        try session.waitForAgentLog("paused at upload-finishing")
+        try overwrite(path, seed: second)
+        let changed = "\(LocalPath(path).lastComponent.display) changed; "
+        try session.waitFor("the second save seen") { _ in session.agentLog.components(separatedBy: changed).count - 1 >= 2 }
+        session.releasePause()
+    }
+
     /// Pauses the queue, edits the file in place and waits for its new version to be queued;
     /// the SHA-256 of the edit.
     @discardableResult

@@ -121,14 +121,7 @@ struct LocalDriveTests {
             // The first save's upload waits just before the request that makes the file.
             let scene = try LocalDriveScene(kind, pausedAt: "upload-finishing")
             let local = try scene.download("/Documents/report.odt")
-            try scene.overwrite(local, seed: 81)
-            try scene.session.waitForAgentLog("paused at upload-finishing")
-            try scene.overwrite(local, seed: 82)
-            // The watcher has taken the second save before the first goes on.
-            try scene.session.waitFor("the second save seen") { _ in
-                scene.session.agentLog.components(separatedBy: "report.odt changed; ").count - 1 >= 2
-            }
-            scene.session.releasePause()
+            try scene.saveAgainWhileSent(local, first: 81, second: 82)
             let second = try TestData.sha256(ofFile: local)
             try scene.session.waitFor("the second save on the server") { items in
                 items.allSatisfy { $0["state"] as? String == "completed" } && (try? scene.serverSHA("report.odt")) == second
@@ -149,14 +142,8 @@ struct LocalDriveTests {
         try await offThePool {
             let scene = try LocalDriveScene(kind, pausedAt: "upload-finishing")
             let local = try scene.download("/Documents/report.odt")
-            try scene.overwrite(local, seed: 81)
+            try scene.saveAgainWhileSent(local, first: 81, second: 81)
             let first = try TestData.sha256(ofFile: local)
-            try scene.session.waitForAgentLog("paused at upload-finishing")
-            try scene.overwrite(local, seed: 81)
-            try scene.session.waitFor("the second save seen") { _ in
-                scene.session.agentLog.components(separatedBy: "report.odt changed; ").count - 1 >= 2
-            }
-            scene.session.releasePause()
             try scene.waitForUploads(1)
             // Local Drive looks at the save again once the version is made: it finds the same
             // bytes, or (were it taken for an edit) queues another upload.
