@@ -42,6 +42,17 @@ public enum DisplayText {
     /// Printable ASCII other than the backslash: shown as it is (most names are only that).
     @inline(__always) private static func isPlain(_ b: UInt8) -> Bool { b >= 0x20 && b < 0x7f && b != UInt8(ascii: "\\") }
 
+    /// A count with thousands separators, e.g. `13,000,000`.
+    public static func grouped<Number: BinaryInteger>(_ number: Number) -> String {
+        let digits = Array(String(number.magnitude))
+        var out = ""
+        for (i, digit) in digits.enumerated() {
+            if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
+            out.append(digit)
+        }
+        return number < 0 ? "-" + out : out
+    }
+
     /// Escapes only what can move a terminal's cursor or rearrange a line (control
     /// characters, bidi overrides), the way `escape` writes them, and leaves backslashes
     /// alone: text that was already escaped passes unchanged. For whole log lines.

@@ -38,11 +38,4 @@ struct HumanFormatTests {
         #expect(HumanFormat.iso8601(fixedNow) == "2026-11-29T14:03:07.250Z")
         #expect(HumanFormat.iso8601(0) == "1970-01-01T00:00:00.000Z")
     }
-
-    @Test("large counts get thousands separators")
-    func grouped() {
-        #expect(HumanFormat.grouped(13_000_000) == "13,000,000")
-        #expect(HumanFormat.grouped(999) == "999")
-        #expect(HumanFormat.grouped(-1_000) == "-1,000")
-    }
 }

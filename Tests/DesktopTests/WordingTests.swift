@@ -75,7 +75,7 @@ struct WordingTests {
 
         // As the agent keeps a long batch: its count and the first names.
         let card = try #require(UploadedBatch(count: 10_000, firstNames: ["a.jpg", "b.jpg", "c.jpg"], account: "home", folder: "/Photos"))
-        #expect(card.line == "10000 files uploaded to home:/Photos")
-        #expect(card.body == "a.jpg, b.jpg, c.jpg and 9997 more")
+        #expect(card.line == "10,000 files uploaded to home:/Photos")
+        #expect(card.body == "a.jpg, b.jpg, c.jpg and 9,997 more")
     }
 }

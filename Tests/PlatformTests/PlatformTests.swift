@@ -6,6 +6,14 @@ import TestSupport
 
 @Suite("Names shown to people")
 struct DisplayTextTests {
+    @Test("large counts get thousands separators")
+    func grouped() {
+        #expect(DisplayText.grouped(13_000_000) == "13,000,000")
+        #expect(DisplayText.grouped(999) == "999")
+        #expect(DisplayText.grouped(-1_000) == "-1,000")
+        #expect(DisplayText.grouped(Int64.min) == "-9,223,372,036,854,775,808")
+    }
+
     @Test("control characters and invalid bytes are escaped, ordinary text passes")
     func escapes() {
         #expect(DisplayText.escape(Array("IMG 0001.jpg".utf8)) == "IMG 0001.jpg")

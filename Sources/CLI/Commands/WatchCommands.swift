@@ -93,7 +93,7 @@ public enum WatchCommands {
             context.say("what the folder holds now is uploaded too")
         case .files(let count):
             context.say(count == 0 ? "the folder is empty; everything that arrives from now on is uploaded"
-                        : "\(HumanFormat.grouped(Int64(count))) file\(count == 1 ? " already there is" : "s already there are") left alone (`--existing` uploads them)")
+                        : "\(DisplayText.grouped(count)) file\(count == 1 ? " already there is" : "s already there are") left alone (`--existing` uploads them)")
         case .folderMissing:
             context.say("the folder is not there now; it is watched from when it appears, and everything it holds then is uploaded (a card inserted later, say)")
         case .notTaken(let error):

@@ -72,17 +72,6 @@ public enum HumanFormat {
         return "\(c.year!)-\(two(c.month!))-\(two(c.day!))T\(two(c.hour!)):\(two(c.minute!)):\(two(c.second!)).\(ms)Z"
     }
 
-    /// A count with thousands separators, e.g. `13,000,000`.
-    public static func grouped(_ number: Int64) -> String {
-        let digits = Array(String(number.magnitude))
-        var out = ""
-        for (i, digit) in digits.enumerated() {
-            if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
-            out.append(digit)
-        }
-        return number < 0 ? "-" + out : out
-    }
-
     private static func components(_ milliseconds: Int64, _ timeZone: TimeZone?) -> DateComponents {
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
         let date = Date(timeIntervalSince1970: TimeInterval(seconds))

@@ -36,10 +36,15 @@ public enum JSONOutput {
             if text.utf8.count > 2 { text += ",\n" }
             // Each line of the element one level in: a line break in its text is always escaped.
             element.removeAll(keepingCapacity: true)
-            element += "  ".utf8
-            for byte in JSONOutput.encoded(value, by: encoder) {
-                element.append(byte)
-                if byte == UInt8(ascii: "\n") { element += "  ".utf8 }
+            JSONOutput.encoded(value, by: encoder).withUnsafeBytes { bytes in
+                var rest = bytes[...]
+                while let lineBreak = rest.firstIndex(of: UInt8(ascii: "\n")) {
+                    element += "  ".utf8
+                    element += rest[...lineBreak]
+                    rest = rest[(lineBreak + 1)...]
+                }
+                element += "  ".utf8
+                element += rest
             }
             text += String(decoding: element, as: UTF8.self)
         }

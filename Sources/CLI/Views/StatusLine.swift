@@ -58,7 +58,7 @@ public enum StatusLine {
     static func files(_ count: Int) -> String { count == 1 ? "1 file" : "\(n(count)) files" }
 
     /// `29,972`: counts read at a glance.
-    static func n(_ count: Int) -> String { HumanFormat.grouped(Int64(count)) }
+    static func n(_ count: Int) -> String { DisplayText.grouped(count) }
 
     /// `server busy`, or `2 server busy, 1 connection dropped` when the reasons differ.
     static func retryingWhy(_ byReason: [ReasonCode: Int]) -> String {

@@ -33,7 +33,7 @@ public enum TransferDetail {
         add("version", t.versionNote)
         add("note", t.nameNote)
         add("progress", progressText(t, speed: speed))
-        add("checkpoint", "byte \(HumanFormat.grouped(t.checkpoint.offset))"
+        add("checkpoint", "byte \(DisplayText.grouped(t.checkpoint.offset))"
             + (t.checkpoint.hashState != nil ? ", with the SHA-256 state up to there" : ""))
         add("attempts", String(t.attempts))
         if let reason = t.reason {
@@ -47,10 +47,10 @@ public enum TransferDetail {
         add("upload host", t.uploadHost.map { DisplayText.escape($0) })
         add("upload expires", time(t.uploadExpiresAt))
         add("etag", t.etag.map { DisplayText.escape($0) })
-        add("this run", "from byte \(HumanFormat.grouped(t.counters.resumedAt)): "
-            + "\(HumanFormat.grouped(t.counters.bytesRead)) bytes read, \(HumanFormat.grouped(t.counters.bytesHashed)) hashed")
+        add("this run", "from byte \(DisplayText.grouped(t.counters.resumedAt)): "
+            + "\(DisplayText.grouped(t.counters.bytesRead)) bytes read, \(DisplayText.grouped(t.counters.bytesHashed)) hashed")
         if let fp = t.fingerprint {
-            add(t.direction == .download ? "file placed" : "source file", "device \(fp.device), inode \(fp.inode), \(HumanFormat.grouped(fp.size)) bytes, modified "
+            add(t.direction == .download ? "file placed" : "source file", "device \(fp.device), inode \(fp.inode), \(DisplayText.grouped(fp.size)) bytes, modified "
                 + HumanFormat.timestamp(fp.mtimeNanoseconds / 1_000_000, timeZone: timeZone))
         }
         add("rules", t.ignoreRules ? "ignored for this transfer (--now)" : nil)
@@ -78,7 +78,7 @@ public enum TransferDetail {
     }
 
     static func progressText(_ t: Transfer, speed: Double?) -> String {
-        var text = "\(HumanFormat.grouped(t.bytesDone)) of \(HumanFormat.grouped(t.bytesTotal)) bytes"
+        var text = "\(DisplayText.grouped(t.bytesDone)) of \(DisplayText.grouped(t.bytesTotal)) bytes"
         if t.state != .completed, t.bytesTotal > 0, t.bytesDone >= t.bytesTotal {
             return text + (t.direction == .upload ? ", all sent: the server is finishing the file" : ", all received: finishing the file")
         }

@@ -26,13 +26,13 @@ enum WatchListView {
 
         var standing = [stateText(item)]
         let overview = item.overview
-        var taken = "\(HumanFormat.grouped(Int64(overview.taken))) taken"
+        var taken = "\(DisplayText.grouped(overview.taken)) taken"
         if let last = overview.lastTaken {
             taken += ", last \(last.lastComponent.display)"
             if let at = overview.lastTakenAt { taken += " (\(HumanFormat.relative(at, now: now)))" }
         }
         standing.append(taken)
-        if overview.pending > 0 { standing.append("\(HumanFormat.grouped(Int64(overview.pending))) to upload") }
+        if overview.pending > 0 { standing.append("\(DisplayText.grouped(overview.pending)) to upload") }
         if overview.failed > 0 { standing.append("\(overview.failed) failed (`instant-upload queue --state failed`)") }
         lines.append("  " + standing.joined(separator: "; "))
 
@@ -40,7 +40,7 @@ enum WatchListView {
             lines.append("  held: \(held.reason.message) (\(held.count) upload\(held.count == 1 ? "" : "s"))")
         }
         if overview.keptCount > 0 {
-            lines.append("  kept, not moved to the trash: \(HumanFormat.grouped(Int64(overview.keptCount))) original\(overview.keptCount == 1 ? "" : "s")")
+            lines.append("  kept, not moved to the trash: \(DisplayText.grouped(overview.keptCount)) original\(overview.keptCount == 1 ? "" : "s")")
             for kept in overview.kept { lines.append("    \(kept.path.display): \(kept.reason)") }
             if overview.keptCount > overview.kept.count { lines.append("    and \(overview.keptCount - overview.kept.count) more") }
         }

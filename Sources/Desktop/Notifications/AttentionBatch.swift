@@ -40,13 +40,13 @@ public struct AttentionBatch: Sendable, Equatable {
         case [.download]: noun = "download"
         default: noun = "transfer"
         }
-        return items.count == 1 ? "1 \(noun) needs attention" : "\(items.count) \(noun)s need attention"
+        return items.count == 1 ? "1 \(noun) needs attention" : "\(DisplayText.grouped(items.count)) \(noun)s need attention"
     }
 
     /// "IMG_0042.jpg - no quota left on server", then "and N more" on a line of its own.
     public var body: String {
         let more = items.count - 1
-        return firstItem + (more > 0 ? "\nand \(more) more" : "")
+        return firstItem + (more > 0 ? "\nand \(DisplayText.grouped(more)) more" : "")
     }
 
     /// Everything on one line, for a log or a terminal:

@@ -21,7 +21,7 @@ public struct QueuedBatch: Sendable, Equatable {
 
     /// "IMG_0042.jpg queued to /Photos on home", or "3 files queued to /Photos on home".
     public var line: String {
-        let what = firstName.map { DisplayText.escape($0) } ?? "\(count) files"
+        let what = firstName.map { DisplayText.escape($0) } ?? "\(DisplayText.grouped(count)) files"
         return "\(what) queued to \(DisplayText.escape(folder)) on \(DisplayText.escape(account))"
     }
 

@@ -29,7 +29,7 @@ public struct UploadedBatch: Sendable, Equatable {
 
     /// "IMG_0042.jpg uploaded to home:/Photos", or "3 files uploaded to home:/Photos".
     public var line: String {
-        let what = count == 1 ? DisplayText.escape(firstNames[0]) : "\(count) files"
+        let what = count == 1 ? DisplayText.escape(firstNames[0]) : "\(DisplayText.grouped(count)) files"
         return "\(what) uploaded to \(destination)"
     }
 
@@ -38,7 +38,7 @@ public struct UploadedBatch: Sendable, Equatable {
         guard count > 1 else { return "" }
         let shown = firstNames.map { DisplayText.escape($0) }.joined(separator: ", ")
         let more = count - firstNames.count
-        return more > 0 ? "\(shown) and \(more) more" : shown
+        return more > 0 ? "\(shown) and \(DisplayText.grouped(more)) more" : shown
     }
 
     public var notification: DesktopNotification {
