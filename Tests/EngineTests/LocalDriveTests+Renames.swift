@@ -267,7 +267,13 @@ extension LocalDriveTests {
                 try scene.session.waitFor("its edit queued too") { items in items.filter { $0["direction"] as? String == "upload" }.count == 2 }
             }
             #expect(rename(report, notes) == 0)
-            if followedFirst { sleep(10) }
+            // Once the window has passed, the rename is followed: notes.txt is report.odt's download.
+            let followed = { () throws -> Void in
+                try scene.session.waitFor("the rename followed") { _ in
+                    (try? QueueStore(path: scene.session.databasePath).localDriveFile(at: LocalPath(notes)))??.remotePath == "/Documents/report.odt"
+                }
+            }
+            if followedFirst { try followed() }
             #expect(try scene.session.cli(["resume", "--all"]).status == 0)
             try scene.session.waitFor("the replaced file's edit gone") { items in
                 items.filter { $0["direction"] as? String == "upload" && $0["state"] as? String != "completed" }.isEmpty
@@ -277,7 +283,7 @@ extension LocalDriveTests {
                     "\(scene.session.agentLog.suffix(1500))")
             #expect(try scene.serverSHA("notes.txt") == notesBefore, "nothing went over notes.txt")
             #expect(try scene.serverSHA("report.odt") == reportNow, "report.odt is as it was, or its edit")
-            if !followedFirst { sleep(10) }
+            try followed()
             try scene.overwrite(notes, seed: 62)
             try scene.waitForUploads(renamedEdited ? 2 : 1)
             #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: notes)), "the edit went back to the file it came from")
