@@ -10,14 +10,22 @@ public struct CommandContext {
     public var paths: XDGPaths
     public var output: (String) -> Void
     public var error: (String) -> Void
+    /// Standard output's descriptor when `output` writes there (no other output given).
+    private let outputDescriptor: Int32?
 
     public init(paths: XDGPaths = XDGPaths(),
-                output: @escaping (String) -> Void = { StandardStreams.writeOutput($0) },
+                output: ((String) -> Void)? = nil,
                 error: @escaping (String) -> Void = { StandardStreams.writeError($0) }) {
         self.paths = paths
-        self.output = output
+        self.output = output ?? { StandardStreams.writeOutput($0) }
+        outputDescriptor = output == nil ? 1 : nil
         self.error = error
     }
+
+    /// Output for a long text written while a snapshot of the queue is held: out at once
+    /// while standard output takes it, kept for after the snapshot otherwise. Nil when the
+    /// output goes elsewhere; the text is then said whole, after.
+    func eagerOutput() -> EagerOutput? { outputDescriptor.map(EagerOutput.init(fd:)) }
 
     /// Writes `line` and a line break. A long text (`queue --json` of a long queue) goes in
     /// two writes rather than copied whole to add one byte: past `PIPE_BUF` a write to a pipe

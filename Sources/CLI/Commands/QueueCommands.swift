@@ -47,28 +47,40 @@ public enum QueueCommands {
         let store = try context.openStore()
         if follow { return try QueueFollower(store: store, state: state, json: json, context: context).run() }
         let running = context.agentRunning
-        // Read at one moment, told after: a pager reading slowly must not hold the queue's log.
+        // Read at one moment: a long text goes out while it is read only as fast as the
+        // reader takes it, and the rest after, so a pager reading slowly never holds the
+        // queue's log.
+        let eager = context.eagerOutput()
         let (text, summary) = try store.database.snapshot { () throws -> (String, QueueSummary) in
             var summary = try store.summary()
             if running { hearAgent(&summary, context) }
             if json {
                 var text = JSONOutput.ArrayText()
-                try store.eachTransfer(state: state) { text.add(TransferJSON($0)) }
+                try store.eachTransfer(state: state) {
+                    text.add(TransferJSON($0))
+                    if let eager, text.pending >= eagerPiece { eager.write(text.take()) }
+                }
                 return (text.finish(), summary)
             }
             let batch = try BatchReader.read(store, summary: summary, agentRunning: running)
             let header = StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: running)
-            return (try render(store: store, summary: summary, header: header, state: state, width: terminalWidth()), summary)
+            return (try render(store: store, summary: summary, header: header, state: state, width: terminalWidth(), eager: eager), summary)
         }
+        eager?.finish()
         context.say(text)
         return exitStatus(summary, agentRunning: running)
     }
 
+    /// How much text gathers before it is handed to an `EagerOutput`.
+    static let eagerPiece = 64 << 10
+
     static let rowsPerGroup = 10
 
     /// The text of the queue view, reading only the rows it shows plus counts; one state in
-    /// full is written as its rows are read.
-    static func render(store: QueueStore, summary: QueueSummary, header: String, state: TransferState?, width: Int) throws -> String {
+    /// full is written as its rows are read, its start handed to `eager` as it goes, and
+    /// the rest returned.
+    static func render(store: QueueStore, summary: QueueSummary, header: String, state: TransferState?, width: Int,
+                       eager: EagerOutput? = nil) throws -> String {
         let now = nowMilliseconds()
         if let state {
             let total = summary.count(state)
@@ -76,8 +88,12 @@ public enum QueueCommands {
             let view = QueueView(groups: [], now: now, width: width, rowsPerGroup: nil)
             var group = QueueView.GroupText(view, state: state, total: total,
                                             idWidth: QueueView.idWidth(largestID: try store.largestID(state: state)))
-            try store.eachTransfer(state: state) { group.add($0) }
-            return header + "\n\n" + group.finish()
+            eager?.write(header + "\n\n")
+            try store.eachTransfer(state: state) {
+                group.add($0)
+                if let eager, group.pending >= eagerPiece { eager.write(group.take()) }
+            }
+            return (eager == nil ? header + "\n\n" : "") + group.finish()
         }
         var groups: [QueueView.Group] = []
         for s in TransferState.allCases where summary.count(s) > 0 {

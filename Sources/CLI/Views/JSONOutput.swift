@@ -30,10 +30,21 @@ public enum JSONOutput {
     struct ArrayText {
         private let encoder = JSONOutput.encoder(pretty: true)
         private var text = "[\n"
+        private var empty = true
         private var element: [UInt8] = []
 
+        /// The text written since the last `take`.
+        var pending: Int { text.utf8.count }
+
+        /// The text so far, handed on (`EagerOutput`); the rest follows from here.
+        mutating func take() -> String {
+            defer { text = "" }
+            return text
+        }
+
         mutating func add<T: Encodable>(_ value: T) {
-            if text.utf8.count > 2 { text += ",\n" }
+            if !empty { text += ",\n" }
+            empty = false
             // Each line of the element one level in: a line break in its text is always escaped.
             element.removeAll(keepingCapacity: true)
             JSONOutput.encoded(value, by: encoder).withUnsafeBytes { bytes in

@@ -106,6 +106,15 @@ public struct QueueView: Sendable {
             }
         }
 
+        /// The text written since the last `take`.
+        var pending: Int { text.utf8.count }
+
+        /// The text so far, handed on (`EagerOutput`); the rest follows from here.
+        mutating func take() -> String {
+            defer { text = "" }
+            return text
+        }
+
         /// The text, ending with how many rows of the group were not shown.
         consuming func finish() -> String {
             let hidden = total - shown
