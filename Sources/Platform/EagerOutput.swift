@@ -27,6 +27,16 @@ public final class EagerOutput {
     /// How many bytes wait for the stream.
     public var heldCount: Int { held.count - start }
 
+    /// How much text a writer gathers before it hands it on (`pass`).
+    public static let gathered = 64 << 10
+
+    /// Writes `text` and empties it once it has gathered a piece; leaves it as it is before.
+    public func pass(_ text: inout String) {
+        guard text.utf8.count >= Self.gathered else { return }
+        write(text)
+        text = ""
+    }
+
     public func write(_ text: String) {
         var text = text
         text.withUTF8 { write(UnsafeRawBufferPointer($0)) }

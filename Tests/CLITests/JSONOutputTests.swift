@@ -1,5 +1,6 @@
 @testable import CLI
 import Foundation
+import Glibc
 import Platform
 import Queue
 import Testing
@@ -173,5 +174,26 @@ struct JSONOutputTests {
             for item in items { text.add(item) }
             #expect(text.finish() == JSONOutput.encode(items))
         }
+    }
+
+    @Test("a long array handed on as it is written (queue --json to standard output) is the whole array, byte for byte")
+    func listHandedOn() throws {
+        let items = (1...300).map { TransferJSON(makeTransfer(id: Int64($0), local: LocalPath("/p/photo \($0).jpg"))) }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iu-json-\(getpid()).txt").path
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        #expect(fd >= 0)
+        defer { unlink(path) }
+        let eager = EagerOutput(fd: fd)
+        var text = JSONOutput.ArrayText()
+        for item in items {
+            text.add(item)
+            text.handOn(to: eager)
+        }
+        let handedOn = try String(contentsOfFile: path, encoding: .utf8)
+        let rest = text.finish()
+        eager.finish()
+        close(fd)
+        #expect(!handedOn.isEmpty && rest.utf8.count < EagerOutput.gathered, "handed on while written: \(handedOn.utf8.count) bytes, \(rest.utf8.count) left")
+        #expect(handedOn + rest == JSONOutput.encode(items))
     }
 }

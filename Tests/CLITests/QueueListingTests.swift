@@ -1,4 +1,6 @@
 @testable import CLI
+import Foundation
+import Glibc
 import Platform
 import Queue
 import TestSupport
@@ -31,5 +33,29 @@ struct QueueListingTests {
         #expect(try QueueCommands.render(store: store, summary: summary, header: "header", state: .retrying, width: 80) == "nothing retrying")
         #expect(try store.largestID(state: .failed) == ids[7])
         #expect(try store.largestID(state: .retrying) == nil)
+    }
+
+    @Test("a long list handed on as it is read (to standard output, which takes it at once) is the same text as the list said whole")
+    func handedOnAsWhole() throws {
+        let folder = TemporaryFolder("iu-listing")
+        let store = try QueueStore(path: folder.path + "/queue.sqlite3")
+        let account = try store.addAccount(name: "alice", webdavURL: "http://127.0.0.1:1/dav/", tusURL: nil, username: "alice")
+        try store.enqueue((0..<3_000).map { i in
+            NewTransfer(direction: .upload, origin: .manual, accountID: account.id,
+                        localPath: LocalPath("/tmp/photo \(i).jpg"), remotePath: "/Photos/photo \(i).jpg", bytesTotal: 10)
+        })
+        let summary = try store.summary()
+        let whole = try QueueCommands.render(store: store, summary: summary, header: "header", state: .queued, width: 80)
+        #expect(whole.utf8.count > 2 * EagerOutput.gathered, "long enough to be handed on in pieces")
+        let path = folder.path + "/out.txt"
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        #expect(fd >= 0)
+        let eager = EagerOutput(fd: fd)
+        let rest = try QueueCommands.render(store: store, summary: summary, header: "header", state: .queued, width: 80, eager: eager)
+        let handedOn = try String(contentsOfFile: path, encoding: .utf8)
+        eager.finish()
+        close(fd)
+        #expect(!handedOn.isEmpty && rest.utf8.count < EagerOutput.gathered, "handed on while read: \(handedOn.utf8.count) bytes, \(rest.utf8.count) left")
+        #expect(handedOn + rest == whole)
     }
 }

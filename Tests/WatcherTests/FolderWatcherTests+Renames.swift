@@ -220,19 +220,26 @@ extension FolderWatcherTests {
         for name in ["a.jpg", "b.jpg"] { #expect(try w.isTaken(name), "\(name)") }
     }
 
-    @Test("a taken photo renamed over another while nobody watches, and a new photo saved at its old name (often given the inode the rename freed): a rename and a new photo, not a swap")
-    func renamedOverAnotherAndANewOne() throws {
+    /// The scene of the two tests below: taken photos a.jpg and b.jpg, b.jpg renamed over
+    /// a.jpg while nobody watches, and a new b.jpg saved; then the watcher starts.
+    private func renamedOverAnother() throws -> WatchRecorder {
         let w = WatchRecorder(settle: .milliseconds(300))
         try Files.makeFolder(w.root)
         try w.takenBeforeStart(["a.jpg", "b.jpg"])
         // On ext4 the new b.jpg is given the inode the rename freed, a.jpg's: the case. Where
-        // it is not, the test holds all the same.
+        // it is not, the tests hold all the same.
         try Files.rename(w.path("b.jpg"), w.path("a.jpg"))
         // Another size than a.jpg's: in the same inode, with the same size and a modification
         // time the kernel rounded to the same tick, it would be a.jpg by every mark a
         // fingerprint has, and look like a swap.
         try Files.write(w.path("b.jpg"), Files.photo(30))
         try w.start()
+        return w
+    }
+
+    @Test("a taken photo renamed over another while nobody watches, and a new photo saved at its old name (often given the inode the rename freed): a rename and a new photo, not a swap")
+    func renamedOverAnotherAndANewOne() throws {
+        let w = try renamedOverAnother()
         try w.waitForFound(1)
         try w.scanAndSettle()
         #expect(w.swaps.isEmpty, "not a swap")
@@ -243,12 +250,7 @@ extension FolderWatcherTests {
 
     @Test("as above, with the renamed photo still settling when the new one has: the new one waits for it, and only the new one is taken")
     func renamedOverAnotherStillSettling() throws {
-        let w = WatchRecorder(settle: .milliseconds(300))
-        try Files.makeFolder(w.root)
-        try w.takenBeforeStart(["a.jpg", "b.jpg"])
-        try Files.rename(w.path("b.jpg"), w.path("a.jpg"))
-        try Files.write(w.path("b.jpg"), Files.photo(30))
-        try w.start()
+        let w = try renamedOverAnother()
         // a.jpg opened for writing and closed unchanged, again and again: each close starts
         // its wait anew (as a slow walk noticing it late would), while b.jpg settles.
         for _ in 0..<12 {

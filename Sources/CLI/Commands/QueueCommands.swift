@@ -58,7 +58,7 @@ public enum QueueCommands {
                 var text = JSONOutput.ArrayText()
                 try store.eachTransfer(state: state) {
                     text.add(TransferJSON($0))
-                    if let eager, text.pending >= eagerPiece { eager.write(text.take()) }
+                    text.handOn(to: eager)
                 }
                 return (text.finish(), summary)
             }
@@ -70,9 +70,6 @@ public enum QueueCommands {
         context.say(text)
         return exitStatus(summary, agentRunning: running)
     }
-
-    /// How much text gathers before it is handed to an `EagerOutput`.
-    static let eagerPiece = 64 << 10
 
     static let rowsPerGroup = 10
 
@@ -91,7 +88,7 @@ public enum QueueCommands {
             eager?.write(header + "\n\n")
             try store.eachTransfer(state: state) {
                 group.add($0)
-                if let eager, group.pending >= eagerPiece { eager.write(group.take()) }
+                group.handOn(to: eager)
             }
             return (eager == nil ? header + "\n\n" : "") + group.finish()
         }

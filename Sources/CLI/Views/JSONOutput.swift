@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Platform
 
 /// JSON for programs: sorted keys, unescaped slashes, so equal values print equal bytes.
 public enum JSONOutput {
@@ -33,14 +34,9 @@ public enum JSONOutput {
         private var empty = true
         private var element: [UInt8] = []
 
-        /// The text written since the last `take`.
-        var pending: Int { text.utf8.count }
-
-        /// The text so far, handed on (`EagerOutput`); the rest follows from here.
-        mutating func take() -> String {
-            defer { text = "" }
-            return text
-        }
+        /// Hands the text so far to `eager` once it has gathered a piece (`EagerOutput.pass`);
+        /// what follows goes on from there.
+        mutating func handOn(to eager: EagerOutput?) { eager?.pass(&text) }
 
         mutating func add<T: Encodable>(_ value: T) {
             if !empty { text += ",\n" }

@@ -106,14 +106,9 @@ public struct QueueView: Sendable {
             }
         }
 
-        /// The text written since the last `take`.
-        var pending: Int { text.utf8.count }
-
-        /// The text so far, handed on (`EagerOutput`); the rest follows from here.
-        mutating func take() -> String {
-            defer { text = "" }
-            return text
-        }
+        /// Hands the text so far to `eager` once it has gathered a piece (`EagerOutput.pass`);
+        /// what follows goes on from there.
+        mutating func handOn(to eager: EagerOutput?) { eager?.pass(&text) }
 
         /// The text, ending with how many rows of the group were not shown.
         consuming func finish() -> String {
