@@ -74,6 +74,12 @@ struct LocalDriveScene {
     /// `upload-finishing`); once the watcher has seen the second save, the first goes on.
     func saveAgainWhileSent(_ path: String, first: UInt64, second: UInt64) throws {
         try overwrite(path, seed: first)
+        try saveAgainOnceSending(path, seed: second)
+    }
+
+    /// Saves the file again (`seed`) once a save made before waits just before the request
+    /// that makes its new version, and lets that go on once the watcher has seen it.
+    func saveAgainOnceSending(_ path: String, seed second: UInt64) throws {
         try session.waitForAgentLog("paused at upload-finishing")
         try overwrite(path, seed: second)
         let changed = "\(LocalPath(path).lastComponent.display) changed; "

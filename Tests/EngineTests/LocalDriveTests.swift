@@ -162,6 +162,24 @@ struct LocalDriveTests {
         }
     }
 
+    @Test("run --until-idle, with an edit made while no agent ran and saved again while its new version is being made: exits once the second save is on the server, not before")
+    func untilIdleSendsEveryEdit() async throws {
+        try await offThePool {
+            let scene = try LocalDriveScene(.nextcloud, pausedAt: "upload-finishing")
+            let local = try scene.download("/Documents/report.odt")
+            scene.session.stopAgent()
+            try scene.overwrite(local, seed: 81)
+            try scene.session.startAgent(arguments: ["--until-idle"])
+            try scene.saveAgainOnceSending(local, seed: 82)
+            let status = scene.session.waitForAgentExit(seconds: 90)
+            #expect(status == 0, "\(scene.session.agentLog.suffix(3000))")
+            #expect(try scene.serverSHA("report.odt") == (try TestData.sha256(ofFile: local)), "the second save is on the server")
+            let uploads = try scene.uploads()
+            #expect(uploads.count == 2 && uploads.allSatisfy { $0.state == .completed }, "\(uploads.map { ($0.id, $0.state) })")
+            #expect(try scene.listing() == ["notes.txt", "old.odt", "report.odt"], "no conflicted copy")
+        }
+    }
+
     @Test("a server whose replies name a file by another ETag than its listing: each edit still replaces the one before, no conflicted copy, and the upload counts as checked")
     func replyETagsDiffer() async throws {
         try await offThePool {

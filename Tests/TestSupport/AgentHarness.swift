@@ -90,9 +90,10 @@ public final class AgentHarness: @unchecked Sendable {
         return try ChildProcess(exe, args, environment: environment.merging(extra) { $1 }, output: output, error: error)
     }
 
-    /// Starts `instant-upload run`; ready when `socket` (default: the harness's runtime folder's) exists.
-    public func startAgent(socket: String? = nil) throws {
-        let (exe, args) = command("instant-upload", ["run"])
+    /// Starts `instant-upload run ARGUMENTS`; ready when `socket` (default: the harness's
+    /// runtime folder's) exists.
+    public func startAgent(socket: String? = nil, arguments: [String] = []) throws {
+        let (exe, args) = command("instant-upload", ["run"] + arguments)
         let log = home.path + "/agent.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil) // each run's log on its own
         let process = try ChildProcess(exe, args, environment: environment, error: .file(log))
@@ -133,6 +134,18 @@ public final class AgentHarness: @unchecked Sendable {
         }
         agent.waitUntilExit()
         return stopped && !agent.wasSignalled && agent.terminationStatus == 0
+    }
+
+    /// Waits up to `seconds` for the agent (`run --until-idle`) to exit by itself: its exit
+    /// status, or nil when it ended by a signal or still ran (and was then stopped).
+    public func waitForAgentExit(seconds: Double) -> Int32? {
+        guard let agent else { return nil }
+        guard agent.wait(seconds: seconds) else {
+            stopAgent()
+            return nil
+        }
+        agent.waitUntilExit()
+        return agent.wasSignalled ? nil : agent.terminationStatus
     }
 
     /// SIGKILL, as a crash or the OOM killer would.

@@ -101,6 +101,44 @@ extension InstantUploadTests {
         #expect(try scene.rule("camera")["taken"] as? Int == 91)
     }
 
+    @Test("run --until-idle, with photos that arrived while no agent ran and a recording still being written: exits once all of them are uploaded, not before")
+    func untilIdleTakesWhatArrived() throws {
+        let scene = try InstantUploadScene.watchingCamera()
+        scene.session.stopAgent()
+        var names: [String] = []
+        for i in 0..<3 {
+            try Camera.write(scene.path("Camera/IMG_\(i).jpg"), Camera.photo(i))
+            names.append("IMG_\(i).jpg")
+        }
+        // A recording written in pieces every 0.4 s from before the agent starts (the rule
+        // settles in 1 s), the last about 4 s later.
+        let video = MediaFiles.movie(creation: 1_700_000_000, mediaBytes: 100_000)
+        let pieces = 10, size = (video.count + 9) / 10
+        try Camera.append(scene.path("Camera/VID_0001.mp4"), Array(video[0..<size]))
+        names.append("VID_0001.mp4")
+        let written = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var writerError: Error?
+        DispatchQueue.global().async {
+            defer { written.signal() }
+            do {
+                for piece in 1..<pieces {
+                    usleep(400_000)
+                    try Camera.append(scene.path("Camera/VID_0001.mp4"), Array(video[(piece * size)..<min(video.count, (piece + 1) * size)]))
+                }
+            } catch {
+                writerError = error
+            }
+        }
+        try scene.session.startAgent(arguments: ["--until-idle"])
+        let status = scene.session.waitForAgentExit(seconds: 90)
+        written.wait()
+        if let writerError { throw writerError }
+        #expect(status == 0, "\(scene.session.agentLog.suffix(3000))")
+        try scene.expectEachOnce(names) { scene.path("Camera/" + $0) }
+        let summary = try scene.status()
+        #expect(summary["completed"] as? Int == 4 && summary["total"] as? Int == 4, "\(summary)")
+    }
+
     static func date(_ value: Any?) -> Date? {
         guard let text = value as? String else { return nil }
         let format = ISO8601DateFormatter()

@@ -234,7 +234,7 @@ public enum CommandSpecs {
     public static let run = CommandSpec(
         name: "run",
         summary: "Run the agent in the foreground (what the service starts).",
-        options: [.flag("until-idle", help: "exit once nothing is queued, moving or waiting to retry (for scripts)")])
+        options: [.flag("until-idle", help: "exit once nothing is queued, moving or waiting to retry, and no new file or edit is settling in a watched folder (for scripts)")])
 
     /// `stop`: the running agent, whoever started it.
     public static let stop = CommandSpec(

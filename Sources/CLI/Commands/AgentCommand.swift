@@ -65,6 +65,7 @@ public enum AgentCommand {
             }
         }
         options.onDownloadPlaced = { localDrive.placed($0, as: $1) }
+        options.arriving = { !watchService.isQuiet || !localDrive.isQuiet }
         options.needsProof = { row in row.watchRule.map { watchService.trashesOriginals(rule: $0) } ?? false }
         options.onDoorbell = { watchService.lookAgain() }
         options.onStarted = {

@@ -18,8 +18,13 @@ public final class Agent: Sendable {
         public var downloadSlots = 3
         public var settings = TransferSettings()
         public var backoff = Backoff()
-        /// Stop by itself once no row is queued, running or retrying.
+        /// Stop by itself once no row is queued, running or retrying, and nothing is on its
+        /// way to the queue (`arriving`).
         public var exitWhenIdle = false
+        /// Whether files are still on their way to the queue from elsewhere in the process:
+        /// a watched folder not walked yet, a new file or an edit settling, a file found and
+        /// not recorded yet. `exitWhenIdle` waits for them.
+        public var arriving: (@Sendable () -> Bool)?
         /// Told once per batch of rows that just failed and need the person.
         public var onAttention: (@Sendable ([Transfer]) -> Void)?
         /// Told when the last of the work a person asked for by hand is done.
@@ -319,7 +324,9 @@ public final class Agent: Sendable {
     }
 
     /// Nothing left that moves by itself: rows the person paused wait for the person.
+    /// Asked before the queue: what arrived before the answer is in the queue by then.
     private func isIdle(_ store: QueueStore) -> Bool {
+        guard options.arriving?() != true else { return false }
         let quiet = state.withLock { $0.running.isEmpty && $0.finished.isEmpty && $0.unapplied.isEmpty && $0.cancelling.isEmpty }
         return quiet && ((try? store.isQueuePaused() || store.isIdle(countingPaused: false)) ?? false)
     }
@@ -356,6 +363,8 @@ public final class Agent: Sendable {
             seconds = min(seconds, max(0.01, Double(next - nowMilliseconds()) / 1000))
         }
         if let until = accountsHeldUntil() { seconds = min(seconds, max(0.01, Double(until - nowMilliseconds()) / 1000)) }
+        // A file that settles and is passed over queues nothing and rings nobody.
+        if options.exitWhenIdle, options.arriving?() == true { seconds = min(seconds, 0.25) }
         // A password or status page due again is asked by the pass that meets its account's
         // rows; one overdue after a pass is one no pass asks now (no network, the queue
         // paused, the account's rows gone), and waking for it would wake every 10 ms.

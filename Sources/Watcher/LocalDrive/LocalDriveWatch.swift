@@ -125,6 +125,10 @@ public final class LocalDriveWatch: Sendable {
         if path.isWithin(reader.root) { memory.insert(file, at: path) }
     }
 
+    /// Whether no edit is on its way to the queue: the folder was walked, and no file there
+    /// (an edit, a save looked at again) waits to settle. True when not watching.
+    public var isQuiet: Bool { watcher.isQuiet }
+
     public func stop() {
         stopped.withLock { $0 = true }
         watcher.stop()

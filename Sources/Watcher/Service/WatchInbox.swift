@@ -28,6 +28,8 @@ final class WatchInbox: Sendable {
 
     private struct State {
         var messages: [Message] = []
+        /// Messages taken and not handled yet (`handled`).
+        var inHand = false
         var stop = false
     }
 
@@ -46,12 +48,20 @@ final class WatchInbox: Sendable {
         wakeUp.signal()
     }
 
-    /// Everything posted since the last call, and whether the service is to stop.
+    /// Everything posted since the last call, and whether the service is to stop. They
+    /// count as in hand until `handled`.
     func take() -> (messages: [Message], stop: Bool) {
         wakeUp.drain()
         return state.withLock { s in
             defer { s.messages = [] }
+            if !s.messages.isEmpty { s.inHand = true }
             return (s.messages, s.stop)
         }
     }
+
+    /// Everything taken so far is handled (the files found are in the queue).
+    func handled() { state.withLock { $0.inHand = false } }
+
+    /// Nothing posted waits to be taken or handled.
+    var isEmpty: Bool { state.withLock { $0.messages.isEmpty && !$0.inHand } }
 }

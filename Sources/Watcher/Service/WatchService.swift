@@ -30,6 +30,8 @@ public final class WatchService: Sendable {
     let published = PublishedRules()
     /// Which rule folders are away, cards on fixed mount points included.
     let presence = FolderPresence()
+    /// The watchers the service's thread runs, for `isQuiet`.
+    let watchers = RunningWatchers()
     private let running = Locked<(thread: DedicatedThread, inbox: WatchInbox)?>(nil)
 
     public init(options: Options) { self.options = options }
@@ -40,9 +42,9 @@ public final class WatchService: Sendable {
         try running.withLock { (running: inout (thread: DedicatedThread, inbox: WatchInbox)?) throws(SystemError) in
             guard running == nil else { return }
             let inbox = try WatchInbox()
-            let (options, published, presence) = (self.options, self.published, self.presence)
+            let (options, published, presence, watchers) = (self.options, self.published, self.presence, self.watchers)
             let thread = try DedicatedThread(name: "iu-watch") {
-                WatchWorker(options: options, inbox: inbox, published: published, presence: presence).run()
+                WatchWorker(options: options, inbox: inbox, published: published, presence: presence, watchers: watchers).run()
             }
             running = (thread, inbox)
         }
@@ -72,6 +74,15 @@ public final class WatchService: Sendable {
         }) else { return }
         run.inbox.requestStop()
         run.thread.join()
+    }
+
+    /// Whether no file is on its way from the watched folders to the queue now: the rules
+    /// were read, each running watcher walked its folder and has nothing settling, and
+    /// what they handed over is queued. True when the service does not run. (Watchers first:
+    /// a watcher posts what it found before it says it is quiet.)
+    public var isQuiet: Bool {
+        guard let inbox = running.withLock({ $0?.inbox }) else { return true }
+        return watchers.areQuiet && inbox.isEmpty
     }
 
     /// Why `rule`'s queued uploads to `account` must wait now, or nil (see `RuleHold`).
@@ -108,6 +119,19 @@ public final class WatchService: Sendable {
 
     private func post(_ message: WatchInbox.Message) {
         running.withLock { $0?.inbox }?.post(message)
+    }
+}
+
+/// The watchers the service's thread runs, as it last showed them, and whether it has
+/// read the rules it was last asked to read.
+final class RunningWatchers: Sendable {
+    private let state = Locked<(rulesRead: Bool, watchers: [FolderWatcher])>((false, []))
+
+    func show(_ watchers: [FolderWatcher], rulesRead: Bool) { state.withLock { $0 = (rulesRead, watchers) } }
+
+    var areQuiet: Bool {
+        let (read, watchers) = state.withLock { $0 }
+        return read && watchers.allSatisfy(\.isQuiet)
     }
 }
 

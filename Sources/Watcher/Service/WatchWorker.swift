@@ -16,6 +16,8 @@ final class WatchWorker {
     let published: PublishedRules
     /// Which rule folders are away; told what is mounted on each while it is watched.
     let presence: FolderPresence
+    /// Where the watchers running are shown to the agent (`WatchService.isQuiet`).
+    let watchers: RunningWatchers
     let clock = ContinuousClock()
 
     /// A rule whose watcher runs.
@@ -64,11 +66,13 @@ final class WatchWorker {
     static let waitingDelay = Duration.seconds(30)
     static let reconsiderDelay = Duration.seconds(10)
 
-    init(options: WatchService.Options, inbox: WatchInbox, published: PublishedRules, presence: FolderPresence) {
+    init(options: WatchService.Options, inbox: WatchInbox, published: PublishedRules, presence: FolderPresence,
+         watchers: RunningWatchers = RunningWatchers()) {
         self.options = options
         self.inbox = inbox
         self.published = published
         self.presence = presence
+        self.watchers = watchers
     }
 
     func run() {
@@ -86,6 +90,7 @@ final class WatchWorker {
             // Messages first: what a watcher found is recorded under the rule it found it
             // by, and a doorbell's request to read the rules again is seen this turn.
             handleBacklog()
+            if backlog.isEmpty { inbox.handled() }
             if reloadWanted, openStore() != nil {
                 // Placed (again) with every reload until it works: out of inotify watches
                 // or instances, changes are still heard through the agent's doorbell.
@@ -102,6 +107,7 @@ final class WatchWorker {
                 reload()
             }
             writeStatuses()
+            watchers.show(running.values.map(\.watcher), rulesRead: !reloadWanted)
             if stopRequested { break }
             if poll(&fds, nfds_t(fds.count), clock.pollTimeout(until: retryDue)) < 0, errno != EINTR {
                 Log.error("watch service: \(SystemError("poll")); trying again in 1 s")

@@ -96,6 +96,11 @@ public final class FolderWatcher: Sendable {
         running.withLock { $0?.control.requestLook(at: paths) }
     }
 
+    /// Whether nothing more is on its way from the tree for now: it was walked, no file
+    /// settles, and what was asked of it is done (see `WatcherStatus.quiet`). True when
+    /// not running.
+    public var isQuiet: Bool { running.withLock { $0?.control }?.isQuiet ?? true }
+
     /// Where the watcher stands now.
     public var status: WatcherStatus {
         if let control = running.withLock({ $0?.control }) { return control.status }

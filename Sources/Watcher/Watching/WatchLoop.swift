@@ -189,6 +189,7 @@ final class WatchLoop {
         status.troubles = troubles + scanProblems
         status.watchedFolders = tree.count
         status.settling = settler.count
+        status.quiet = settler.count == 0 && pendingMoves.isEmpty && scanDue == nil
         if control.publish(status) { handler(.status(status)) }
     }
 

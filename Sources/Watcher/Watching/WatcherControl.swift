@@ -7,6 +7,8 @@ final class WatcherControl: Sendable {
         var stopRequested = false
         var scanRequested = false
         var lookAgain: [LocalPath] = []
+        /// Requests taken by the loop whose outcome the status does not show yet.
+        var requestsInHand = false
         var status = WatcherStatus()
     }
 
@@ -16,6 +18,12 @@ final class WatcherControl: Sendable {
     init(wakeUp: WakeUp) { self.wakeUp = wakeUp }
 
     var status: WatcherStatus { state.withLock { $0.status } }
+
+    /// Nothing asked of the loop is still to be done, and its last status says the tree is
+    /// quiet (see `WatcherStatus.quiet`).
+    var isQuiet: Bool {
+        state.withLock { !$0.scanRequested && $0.lookAgain.isEmpty && !$0.requestsInHand && $0.status.quiet }
+    }
 
     func requestStop() {
         state.withLock { $0.stopRequested = true }
@@ -37,17 +45,19 @@ final class WatcherControl: Sendable {
         wakeUp.drain()
         return state.withLock { s in
             defer { s.scanRequested = false; s.lookAgain = [] }
+            if s.scanRequested || !s.lookAgain.isEmpty { s.requestsInHand = true }
             return (s.stopRequested, s.scanRequested, s.lookAgain)
         }
     }
 
-    /// Stores `status`; true when its state or troubles differ from the last one stored, or
-    /// a walk of the tree was done since (after an overflow, periodic): what the owner does
-    /// after a walk (Local Drive's look for tracked files gone while events were lost) must
-    /// not wait for the state to change.
+    /// Stores `status`, which shows what the requests taken so far did; true when its
+    /// state or troubles differ from the last one stored, or a walk of the tree was done
+    /// since (after an overflow, periodic): what the owner does after a walk (Local Drive's
+    /// look for tracked files gone while events were lost) must not wait for the state to
+    /// change.
     func publish(_ status: WatcherStatus) -> Bool {
         state.withLock { s in
-            defer { s.status = status }
+            defer { s.status = status; s.requestsInHand = false }
             return s.status.state != status.state || s.status.troubles != status.troubles || s.status.scans != status.scans
         }
     }

@@ -20,6 +20,9 @@ public struct WatcherStatus: Sendable, Equatable {
     public var watchedFolders = 0
     /// Candidates waiting for their settle window.
     public var settling = 0
+    /// Nothing more is on its way from the tree: it was walked, no file settles, no move
+    /// waits for its pair and no walk is due. False until the first walk is done.
+    public var quiet = false
     /// Times the kernel's event queue overflowed (each answered by a reconcile scan).
     public var overflows = 0
     /// Whole-tree scans done (at start, after an overflow, periodic, on request).
