@@ -101,7 +101,7 @@ extension InstantUploadTests {
         #expect(try scene.rule("camera")["taken"] as? Int == 91)
     }
 
-    @Test("run --until-idle, with photos that arrived while no agent ran and a recording still being written: exits once all of them are uploaded, not before")
+    @Test("run --until-idle, with photos that arrived while no agent ran, a recording still being written and a photo a program holds open: exits once all of them are uploaded, not before, and says what it waits for")
     func untilIdleTakesWhatArrived() throws {
         let scene = try InstantUploadScene.watchingCamera()
         scene.session.stopAgent()
@@ -116,6 +116,12 @@ extension InstantUploadTests {
         let pieces = 10, size = (video.count + 9) / 10
         try Camera.append(scene.path("Camera/VID_0001.mp4"), Array(video[0..<size]))
         names.append("VID_0001.mp4")
+        // A photo written whole, and held open for writing until 9 s after the recording's end.
+        let held = scene.path("Camera/IMG_held.jpg")
+        try Camera.write(held, Camera.photo(9))
+        let holder = open(held, O_WRONLY | O_APPEND | O_CLOEXEC)
+        #expect(holder >= 0)
+        names.append("IMG_held.jpg")
         let written = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var writerError: Error?
         DispatchQueue.global().async {
@@ -128,15 +134,19 @@ extension InstantUploadTests {
             } catch {
                 writerError = error
             }
+            usleep(9_000_000)
+            close(holder)
         }
         try scene.session.startAgent(arguments: ["--until-idle"])
         let status = scene.session.waitForAgentExit(seconds: 90)
         written.wait()
         if let writerError { throw writerError }
-        #expect(status == 0, "\(scene.session.agentLog.suffix(3000))")
+        let log = scene.session.agentLog
+        #expect(status == 0, "\(log.suffix(3000))")
         try scene.expectEachOnce(names) { scene.path("Camera/" + $0) }
         let summary = try scene.status()
-        #expect(summary["completed"] as? Int == 4 && summary["total"] as? Int == 4, "\(summary)")
+        #expect(summary["completed"] as? Int == 5 && summary["total"] as? Int == 5, "\(summary)")
+        #expect(log.contains("before exiting, waiting for what is still arriving: 1 file settling in \(scene.path("Camera"))"), "\(log.suffix(3000))")
     }
 
     static func date(_ value: Any?) -> Date? {

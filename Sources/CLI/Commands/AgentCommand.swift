@@ -65,7 +65,10 @@ public enum AgentCommand {
             }
         }
         options.onDownloadPlaced = { localDrive.placed($0, as: $1) }
-        options.arriving = { !watchService.isQuiet || !localDrive.isQuiet }
+        options.arriving = {
+            let words = [watchService.arriving, localDrive.arriving.map { "Local Drive: \($0)" }].compactMap { $0 }
+            return words.isEmpty ? nil : words.joined(separator: "; ")
+        }
         options.needsProof = { row in row.watchRule.map { watchService.trashesOriginals(rule: $0) } ?? false }
         options.onDoorbell = { watchService.lookAgain() }
         options.onStarted = {

@@ -21,10 +21,10 @@ public final class Agent: Sendable {
         /// Stop by itself once no row is queued, running or retrying, and nothing is on its
         /// way to the queue (`arriving`).
         public var exitWhenIdle = false
-        /// Whether files are still on their way to the queue from elsewhere in the process:
-        /// a watched folder not walked yet, a new file or an edit settling, a file found and
-        /// not recorded yet. `exitWhenIdle` waits for them.
-        public var arriving: (@Sendable () -> Bool)?
+        /// What is still on its way to the queue from elsewhere in the process, in words (a
+        /// watched folder not walked yet, a new file or an edit settling, a file found and
+        /// not recorded yet); nil when nothing is. `exitWhenIdle` waits for it, and says so.
+        public var arriving: (@Sendable () -> String?)?
         /// Told once per batch of rows that just failed and need the person.
         public var onAttention: (@Sendable ([Transfer]) -> Void)?
         /// Told when the last of the work a person asked for by hand is done.
@@ -154,6 +154,7 @@ public final class Agent: Sendable {
         var batch = BatchRecord()
         /// When running transfers' progress was last written (monotonic seconds).
         var progressWrittenAt: Double = 0
+        var arrivalWait = ArrivalWait()
 
         /// Stops a running transfer at its last checkpoint, for `cause`. A transfer already
         /// stopping keeps its first cause, unless `cause` is a cancel, which always wins (the
@@ -324,11 +325,17 @@ public final class Agent: Sendable {
     }
 
     /// Nothing left that moves by itself: rows the person paused wait for the person.
-    /// Asked before the queue: what arrived before the answer is in the queue by then.
+    /// What is on its way is asked before the queue: what arrived before the answer is in
+    /// the queue by then. Waiting for it with nothing else left to do is said (`ArrivalWait`).
     private func isIdle(_ store: QueueStore) -> Bool {
-        guard options.arriving?() != true else { return false }
+        let arriving = options.arriving?()
         let quiet = state.withLock { $0.running.isEmpty && $0.finished.isEmpty && $0.unapplied.isEmpty && $0.cancelling.isEmpty }
-        return quiet && ((try? store.isQueuePaused() || store.isIdle(countingPaused: false)) ?? false)
+        let queueDone = quiet && ((try? store.isQueuePaused() || store.isIdle(countingPaused: false)) ?? false)
+        let now = MonotonicClock.seconds()
+        if state.withLock({ $0.arrivalWait.isDue(waiting: queueDone && arriving != nil, now: now) }), let arriving {
+            Log.info("nothing is left in the queue; before exiting, waiting for what is still arriving: \(arriving)")
+        }
+        return queueDone && arriving == nil
     }
 
     func handle(_ request: String) -> String {
@@ -364,7 +371,7 @@ public final class Agent: Sendable {
         }
         if let until = accountsHeldUntil() { seconds = min(seconds, max(0.01, Double(until - nowMilliseconds()) / 1000)) }
         // A file that settles and is passed over queues nothing and rings nobody.
-        if options.exitWhenIdle, options.arriving?() == true { seconds = min(seconds, 0.25) }
+        if options.exitWhenIdle, options.arriving?() != nil { seconds = min(seconds, 0.25) }
         // A password or status page due again is asked by the pass that meets its account's
         // rows; one overdue after a pass is one no pass asks now (no network, the queue
         // paused, the account's rows gone), and waking for it would wake every 10 ms.

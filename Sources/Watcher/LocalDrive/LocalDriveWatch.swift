@@ -125,9 +125,10 @@ public final class LocalDriveWatch: Sendable {
         if path.isWithin(reader.root) { memory.insert(file, at: path) }
     }
 
-    /// Whether no edit is on its way to the queue: the folder was walked, and no file there
-    /// (an edit, a save looked at again) waits to settle. True when not watching.
-    public var isQuiet: Bool { watcher.isQuiet }
+    /// What may still go to the queue from Local Drive, in words: the folder not walked
+    /// yet, a file there (an edit, a save looked at again) settling. Nil when nothing, or
+    /// when not watching.
+    public var arriving: String? { watcher.arriving }
 
     public func stop() {
         stopped.withLock { $0 = true }

@@ -76,13 +76,14 @@ public final class WatchService: Sendable {
         run.thread.join()
     }
 
-    /// Whether no file is on its way from the watched folders to the queue now: the rules
-    /// were read, each running watcher walked its folder and has nothing settling, and
-    /// what they handed over is queued. True when the service does not run. (Watchers first:
-    /// a watcher posts what it found before it says it is quiet.)
-    public var isQuiet: Bool {
-        guard let inbox = running.withLock({ $0?.inbox }) else { return true }
-        return watchers.areQuiet && inbox.isEmpty
+    /// What is on its way from the watched folders to the queue now, in words; nil when
+    /// the rules were read, each running watcher walked its folder and has nothing
+    /// settling, and what they handed over is queued, or when the service does not run.
+    /// (Watchers first: a watcher posts what it found before it says it is quiet.)
+    public var arriving: String? {
+        guard let inbox = running.withLock({ $0?.inbox }) else { return nil }
+        if let words = watchers.arriving { return words }
+        return inbox.isEmpty ? nil : "files found in the watched folders being queued"
     }
 
     /// Why `rule`'s queued uploads to `account` must wait now, or nil (see `RuleHold`).
@@ -129,9 +130,13 @@ final class RunningWatchers: Sendable {
 
     func show(_ watchers: [FolderWatcher], rulesRead: Bool) { state.withLock { $0 = (rulesRead, watchers) } }
 
-    var areQuiet: Bool {
+    /// What the watchers still bring, in words; nil when the rules were read and every
+    /// watcher is quiet.
+    var arriving: String? {
         let (read, watchers) = state.withLock { $0 }
-        return read && watchers.allSatisfy(\.isQuiet)
+        guard read else { return "the watch rules being read" }
+        let words = watchers.compactMap(\.arriving)
+        return words.isEmpty ? nil : words.joined(separator: "; ")
     }
 }
 

@@ -101,6 +101,17 @@ public final class FolderWatcher: Sendable {
     /// not running.
     public var isQuiet: Bool { running.withLock { $0?.control }?.isQuiet ?? true }
 
+    /// What is on its way from the tree, in words ("2 files settling in /home/me/Camera"),
+    /// nil when quiet.
+    public var arriving: String? {
+        guard let control = running.withLock({ $0?.control }), !control.isQuiet else { return nil }
+        let settling = control.status.settling
+        let folder = settings.folder.display
+        if control.status.state == .starting { return "\(folder) being walked" }
+        return settling == 0 ? "\(folder) being looked at"
+            : "\(DisplayText.grouped(settling)) \(settling == 1 ? "file" : "files") settling in \(folder) (still written, copied or held open)"
+    }
+
     /// Where the watcher stands now.
     public var status: WatcherStatus {
         if let control = running.withLock({ $0?.control }) { return control.status }
