@@ -78,7 +78,7 @@ struct WatchCommandTests {
         #expect(Set(rules[0].keys) == ["id", "folder", "to", "account", "pictures", "videos", "subfolders", "after_upload", "wifi_only",
                                        "wifi_only_from", "on_ac_power", "existing", "paused", "state", "troubles", "held", "pending",
                                        "failed", "taken", "baseline", "last_taken", "last_taken_at", "watched_folders", "overflows", "scans",
-                                       "kept", "kept_count"])
+                                       "kept", "kept_count", "waiting", "waiting_count"])
         #expect(rules[0]["pictures"] as? Bool == false && rules[0]["videos"] as? Bool == true && rules[0]["existing"] as? Bool == true)
         #expect(rules[0]["state"] as? String == "agent_not_running")
         #expect(rules[0]["baseline"] as? Int == 0, "with --existing nothing is set aside")

@@ -22,14 +22,24 @@ extension FolderWatcherTests {
         // The copy stalls with its file open: the folder is moved in meanwhile.
         try Files.rename(outside.path + "/Trip", w.path("Trip"))
         try w.waitFor("the half-written file waiting") { _ in w.watcher.status.settling >= 1 }
-        // Many settle windows long, so a file taken for being still would be taken by now.
+        // Shown as held back, and until when; many settle windows long, so a file taken for
+        // being still would be taken by now.
+        let before = nowMilliseconds()
+        try w.waitFor("the file shown as held back") { _ in !w.watcher.status.waiting.isEmpty }
         usleep(2_000_000)
+        let shown = w.watcher.status.waiting
+        #expect(shown.map(\.path) == [LocalPath(w.path("Trip/IMG_1.jpg"))] && shown.map(\.why) == [.openForWriting], "\(shown)")
+        if let file = shown.first {
+            #expect(file.since >= before - 1_000 && file.since <= nowMilliseconds() - 1_500, "since it was first found held")
+            #expect(file.until == file.since + 600_000, "taken as it is after the wait")
+        }
         #expect(whole.withUnsafeBytes { write(fd, $0.baseAddress! + half, whole.count - half) } == whole.count - half)
         close(fd)
         try w.waitForFound(1)
         try w.scanAndSettle()
         #expect(w.found.count == 1, "taken once: \(w.foundNames)")
         #expect(w.found.first?.fingerprint.size == Int64(whole.count), "taken whole")
+        #expect(w.watcher.status.waiting.isEmpty, "held back no more")
     }
 
     /// A watched folder where a program has written `bytes` to `IMG_1.jpg` and keeps it open.
@@ -79,6 +89,13 @@ extension FolderWatcherTests {
         // Many settle windows long, so a file taken for being still and closed would be taken by now.
         usleep(1_500_000)
         #expect(w.found.isEmpty, "taken cut short: \(w.foundNames)")
+        let shown = w.watcher.status.waiting
+        #expect(shown.map(\.path) == [LocalPath(w.path("IMG_1.jpg"))], "\(shown)")
+        if case .notWhole(let why) = shown.first?.why {
+            #expect(why.contains("a copy interrupted?"), "\(why)")
+        } else {
+            Issue.record("not shown as not whole: \(shown)")
+        }
         // The copy resumed: the whole file written beside it and renamed over it.
         try Files.write(w.path(".IMG_1.jpg.Xy12ab"), whole)
         try Files.rename(w.path(".IMG_1.jpg.Xy12ab"), w.path("IMG_1.jpg"))
@@ -86,6 +103,7 @@ extension FolderWatcherTests {
         try w.scanAndSettle()
         #expect(w.foundNames == ["IMG_1.jpg"], "taken once")
         #expect(w.found.first?.fingerprint.size == Int64(whole.count), "taken whole")
+        #expect(w.watcher.status.waiting.isEmpty, "held back no more")
     }
 
     @Test("a photo that stays cut short is taken as it is after a while: a damaged photo is still backed up")

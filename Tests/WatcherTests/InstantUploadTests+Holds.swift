@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Platform
 import Queue
 import Testing
 import TestSupport

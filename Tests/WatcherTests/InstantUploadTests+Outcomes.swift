@@ -25,6 +25,38 @@ extension InstantUploadTests {
         #expect(text.stdout.contains("2 taken, last at the sea.jpg ("), "\(text.stdout)")
     }
 
+    @Test("a photo of an import that stalls with its file open: watch list and status show it as held back, with why and until when, and exit 0; closed, it goes and is shown no more")
+    func stalledImportShown() throws {
+        let scene = try InstantUploadScene.watchingCamera()
+        let path = scene.path("Camera/IMG_0042.jpg")
+        try Camera.write(path, Camera.photo(42))
+        let holder = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+        #expect(holder >= 0)
+        var closed = false
+        defer { if !closed { close(holder) } }
+        try scene.until("the photo shown as held back") { try scene.rule("camera")["waiting_count"] as? Int == 1 }
+
+        let rule = try scene.rule("camera")
+        let waiting = try #require(rule["waiting"] as? [[String: Any]], "\(rule)")
+        #expect(waiting.first?["code"] as? String == "open_for_writing" && waiting.first?["path"] as? String == path, "\(waiting)")
+        let since = try #require(Self.date(waiting.first?["since"])), until = try #require(Self.date(waiting.first?["until"]))
+        #expect(abs(until.timeIntervalSince(since) - 600) < 1, "taken as it is ten minutes after it was first held: \(since) \(until)")
+        let list = try scene.session.cli(["watch", "list"])
+        #expect(list.status == 0 && list.stdout.contains("waiting: \(path) (for ") && list.stdout.contains("a program still has it open for writing")
+                && list.stdout.contains("it is taken once it is closed, or as it is at "), "\(list.stdout)")
+        let status = try scene.session.cli(["status"])
+        #expect(status.status == 0 && status.stdout.contains("watch camera: \(path) waits (for "), "\(status.stdout)")
+        let json = try scene.status()
+        #expect((json["watch_waiting"] as? [[String: Any]])?.map { $0["rule"] as? String } == ["camera"], "\(json)")
+        #expect(try scene.session.items().isEmpty, "nothing queued while it is held")
+
+        close(holder)
+        closed = true
+        try scene.waitUploaded(1)
+        try scene.until("the photo shown no more") { try scene.rule("camera")["waiting_count"] as? Int == 0 }
+        #expect(!(try scene.session.cli(["status"]).stdout.contains("waits")))
+    }
+
     @Test("a file already on the server with the same bytes completes as already there: nothing sent, nothing renamed")
     func sameFileAlreadyOnServer() throws {
         let scene = try InstantUploadScene()

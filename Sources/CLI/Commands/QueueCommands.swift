@@ -18,11 +18,16 @@ public enum QueueCommands {
             return (summary, try BatchReader.read(store, summary: summary, agentRunning: pid != nil))
         }
         let watch = pid != nil ? try WatchCommands.troubles(store: store, context: context) : []
+        let waiting = pid != nil ? try WatchCommands.heldBack(store: store, context: context) : []
         if json {
-            context.say(JSONOutput.encode(StatusJSON(summary: summary, batch: batch, agentPID: pid, watchTroubles: watch)))
+            context.say(JSONOutput.encode(StatusJSON(summary: summary, batch: batch, agentPID: pid, watchTroubles: watch, watchWaiting: waiting)))
         } else {
+            let now = nowMilliseconds()
             context.say(StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: pid != nil,
-                                          watchTroubles: watch.map { "\($0.rule): \($0.message); \($0.action)" }))
+                                          watchTroubles: watch.map { "\($0.rule): \($0.message); \($0.action)" },
+                                          watchWaiting: waiting.flatMap { rule, held in
+                                              WatchListView.heldBackStatusLines(held, now: now).map { "\(rule): \($0)" }
+                                          }))
         }
         return watch.isEmpty ? exitStatus(summary, agentRunning: pid != nil) : ExitStatus.attention
     }

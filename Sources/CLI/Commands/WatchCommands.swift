@@ -145,6 +145,16 @@ public enum WatchCommands {
         return troubles
     }
 
+    /// The files the running rules hold back for now, rule by rule (those holding any).
+    static func heldBack(store: QueueStore, context: CommandContext) throws -> [(rule: String, held: HeldBack)] {
+        guard let rules = try? context.watchConfig().rules else { return [] }
+        return try rules.filter { !$0.paused }.compactMap { rule in
+            guard let status = try store.watchStatus(rule: rule.id) else { return nil }
+            let held = HeldBack.decode(status.waiting)
+            return held.count > 0 ? (rule.id, held) : nil
+        }
+    }
+
     public static func remove(_ id: String, context: CommandContext) throws -> Int32 {
         let (text, rules) = try context.watchConfig()
         guard rules.contains(where: { $0.id == id }) else { return noSuchRule(id, context) }

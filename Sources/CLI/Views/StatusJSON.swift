@@ -1,4 +1,5 @@
 import Queue
+import Watcher
 
 /// `instant-upload status --json`: the counts behind the status line.
 public struct StatusJSON: Codable, Sendable, Equatable {
@@ -19,6 +20,18 @@ public struct StatusJSON: Codable, Sendable, Equatable {
     public var batch: Batch
     /// What keeps watch rules from their job (a folder missing, out of inotify watches...).
     public var watchTroubles: [WatchTrouble]
+    /// Files watch rules hold back for now (still open for writing, not whole).
+    public var watchWaiting: [WatchWaiting]
+
+    /// One file a watch rule holds back; `since` and `until` in ISO 8601, UTC.
+    public struct WatchWaiting: Codable, Sendable, Equatable {
+        public var rule: String
+        public var code: String
+        public var path: String
+        public var message: String
+        public var since: String
+        public var until: String
+    }
 
     /// One trouble of one watch rule.
     public struct WatchTrouble: Codable, Sendable, Equatable {
@@ -107,11 +120,13 @@ public struct StatusJSON: Codable, Sendable, Equatable {
         case agentRunning = "agent_running"
         case agentPID = "agent_pid"
         case watchTroubles = "watch_troubles"
+        case watchWaiting = "watch_waiting"
     }
 
     /// The counts of `summary` and the figures of `batch`; `agentPID` is the agent that
     /// answered on the control socket, if one did.
-    public init(summary: QueueSummary, batch: BatchFigures = BatchFigures(), agentPID: Int32?, watchTroubles: [WatchTrouble] = []) {
+    public init(summary: QueueSummary, batch: BatchFigures = BatchFigures(), agentPID: Int32?, watchTroubles: [WatchTrouble] = [],
+                watchWaiting: [(rule: String, held: HeldBack)] = []) {
         let all = Counts(summary, nil)
         total = all.total; queued = all.queued; inProgress = all.inProgress
         retrying = all.retrying; completed = all.completed; failed = all.failed
@@ -122,6 +137,10 @@ public struct StatusJSON: Codable, Sendable, Equatable {
         directions = Directions(upload: Counts(summary, .upload), download: Counts(summary, .download))
         self.batch = Batch(batch)
         self.watchTroubles = watchTroubles
+        self.watchWaiting = watchWaiting.flatMap { rule, held in
+            held.files.map { WatchWaiting(rule: rule, code: $0.code, path: $0.path, message: $0.message,
+                                          since: HumanFormat.iso8601($0.since), until: HumanFormat.iso8601($0.until)) }
+        }
     }
 
     /// Written by hand so an absent `paused_reason` or `agent_pid` is `null`, not a missing key.
@@ -140,5 +159,6 @@ public struct StatusJSON: Codable, Sendable, Equatable {
         try c.encode(directions, forKey: .directions)
         try c.encode(batch, forKey: .batch)
         try c.encode(watchTroubles, forKey: .watchTroubles)
+        try c.encode(watchWaiting, forKey: .watchWaiting)
     }
 }

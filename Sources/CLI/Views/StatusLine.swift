@@ -12,8 +12,10 @@ public enum StatusLine {
     ///   - agentRunning: whether an agent answers on the control socket; when not, queued
     ///     work waits, and the line says how to start it.
     ///   - watchTroubles: what keeps watch rules from their job, one line each (`camera: ...`).
+    ///   - watchWaiting: the files watch rules hold back for now, and what becomes of them,
+    ///     one line each (`camera: waiting: ...`).
     public static func render(_ batch: BatchFigures, pausedReason: String? = nil, agentRunning: Bool,
-                              watchTroubles: [String] = []) -> String {
+                              watchTroubles: [String] = [], watchWaiting: [String] = []) -> String {
         var lines = [headline(batch)]
         if pausedReason == ReasonCode.paused.rawValue {
             lines.append("paused by you: nothing starts until `instant-upload resume --all`")
@@ -21,6 +23,7 @@ public enum StatusLine {
             lines.append("paused: " + pausedText(pausedReason))
         }
         lines += watchTroubles.map { "watch " + $0 }
+        lines += watchWaiting.map { "watch " + $0 }
         if !agentRunning {
             lines.append("the agent is not running: start it with `instant-upload run`")
         }

@@ -40,6 +40,13 @@ struct WatchListItem {
         return troubles
     }
 
+    /// The files the rule's watcher holds back (still open for writing, not whole), as the
+    /// agent last wrote them down: none while the rule is paused or no agent runs.
+    var heldBack: HeldBack {
+        guard !rule.paused, agentRunning, let stored = overview.status?.waiting else { return HeldBack() }
+        return HeldBack.decode(stored)
+    }
+
     /// The troubles the agent wrote down that need the person now. A folder that is not
     /// there is waited for, a normal state (a card not inserted), unless uploads of the
     /// rule are unfinished: files that vanished with it.

@@ -39,6 +39,7 @@ enum WatchListView {
         for held in overview.held {
             lines.append("  held: \(held.reason.message) (\(held.count) upload\(held.count == 1 ? "" : "s"))")
         }
+        lines += heldBackLines(item.heldBack, now: now)
         if overview.keptCount > 0 {
             lines.append("  kept, not moved to the trash: \(DisplayText.grouped(overview.keptCount)) original\(overview.keptCount == 1 ? "" : "s")")
             for kept in overview.kept { lines.append("    \(kept.path.display): \(kept.reason)") }
@@ -49,6 +50,30 @@ enum WatchListView {
             lines.append("    \(trouble.action)")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The files held back: which, for how long, why, and what becomes of each.
+    static func heldBackLines(_ held: HeldBack, now: Int64) -> [String] {
+        var lines: [String] = []
+        for file in held.files {
+            lines.append("  waiting: \(file.path) (for \(waited(file, now: now))): \(file.message)")
+            lines.append("    \(file.outcome(at: HumanFormat.moment(file.until, now: now)))")
+        }
+        if let more = more(held) { lines.append("  waiting: " + more) }
+        return lines
+    }
+
+    /// The same for `status`, one line each.
+    static func heldBackStatusLines(_ held: HeldBack, now: Int64) -> [String] {
+        held.files.map { file in
+            "\(file.path) waits (for \(waited(file, now: now))): \(file.message); \(file.outcome(at: HumanFormat.moment(file.until, now: now)))"
+        } + (more(held).map { [$0] } ?? [])
+    }
+
+    private static func waited(_ file: HeldBackFile, now: Int64) -> String { HumanFormat.duration(milliseconds: max(0, now - file.since)) }
+
+    private static func more(_ held: HeldBack) -> String? {
+        held.count > held.files.count ? "and \(DisplayText.grouped(held.count - held.files.count)) more files held back" : nil
     }
 
     private static func stateText(_ item: WatchListItem) -> String {

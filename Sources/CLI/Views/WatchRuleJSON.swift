@@ -13,6 +13,14 @@ struct WatchRuleJSON: Encodable {
         var reason: String
     }
 
+    struct WaitingJSON: Encodable {
+        var code: String
+        var path: String
+        var message: String
+        var since: String
+        var until: String
+    }
+
     struct HeldJSON: Encodable {
         var code: String
         var message: String
@@ -24,6 +32,8 @@ struct WatchRuleJSON: Encodable {
         case id, folder, to, account, pictures, videos, subfolders, existing, paused, state, troubles, held, pending, failed, taken
         case baseline, overflows, scans, kept
         case keptCount = "kept_count"
+        case waiting
+        case waitingCount = "waiting_count"
         case afterUpload = "after_upload"
         case wifiOnly = "wifi_only"
         case wifiOnlyFrom = "wifi_only_from"
@@ -65,5 +75,9 @@ struct WatchRuleJSON: Encodable {
         try c.encode(overview.status?.scans ?? 0, forKey: .scans)
         try c.encode(overview.kept.map { KeptJSON(path: $0.path.text, reason: $0.reason) }, forKey: .kept)
         try c.encode(overview.keptCount, forKey: .keptCount)
+        let held = item.heldBack
+        try c.encode(held.files.map { WaitingJSON(code: $0.code, path: $0.path, message: $0.message, since: HumanFormat.iso8601($0.since),
+                                                  until: HumanFormat.iso8601($0.until)) }, forKey: .waiting)
+        try c.encode(held.count, forKey: .waitingCount)
     }
 }

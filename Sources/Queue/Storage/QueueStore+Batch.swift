@@ -1,3 +1,5 @@
+import Platform
+
 /// What the agent keeps in `agent_state` for `status`'s batch line: where the current batch
 /// starts and how fast it moves. Figures for people, never a row's state.
 extension QueueStore {

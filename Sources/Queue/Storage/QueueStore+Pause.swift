@@ -1,3 +1,5 @@
+import Platform
+
 /// The person's pause, of one row (`pause ID`) or of the whole queue (`pause --all`). Both
 /// are written durably, like everything else a person hands over, and outlive the agent.
 ///

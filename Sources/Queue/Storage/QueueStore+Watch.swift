@@ -300,8 +300,8 @@ extension QueueStore {
 
     public func setWatchStatus(rule: String, _ status: WatchStatusRecord) throws {
         try database.run("""
-            UPDATE watch_rules SET state = ?, troubles = ?, watched_folders = ?, overflows = ?, scans = ?, status_at = ? WHERE id = ?
-            """, [.text(status.state), .text(status.troubles), .int(status.watchedFolders), .int(status.overflows),
+            UPDATE watch_rules SET state = ?, troubles = ?, waiting = ?, watched_folders = ?, overflows = ?, scans = ?, status_at = ? WHERE id = ?
+            """, [.text(status.state), .text(status.troubles), .text(status.waiting), .int(status.watchedFolders), .int(status.overflows),
                   .int(status.scans), .int(status.at), .text(rule)])
     }
 
@@ -351,10 +351,11 @@ extension QueueStore {
     /// What the agent last reported about the rule (nil while no agent reports it).
     public func watchStatus(rule: String) throws -> WatchStatusRecord? {
         try database.query("""
-            SELECT state, troubles, watched_folders, overflows, scans, status_at FROM watch_rules WHERE id = ? AND state IS NOT NULL
+            SELECT state, troubles, waiting, watched_folders, overflows, scans, status_at FROM watch_rules WHERE id = ? AND state IS NOT NULL
             """, [.text(rule)]) { r in
-            try WatchStatusRecord(state: r.text("state"), troubles: r.optionalText("troubles") ?? "[]", watchedFolders: r.int("watched_folders"),
-                                  overflows: r.int("overflows"), scans: r.int("scans"), at: r.optionalInt64("status_at") ?? 0)
+            try WatchStatusRecord(state: r.text("state"), troubles: r.optionalText("troubles") ?? "[]", waiting: r.optionalText("waiting") ?? "{}",
+                                  watchedFolders: r.int("watched_folders"), overflows: r.int("overflows"), scans: r.int("scans"),
+                                  at: r.optionalInt64("status_at") ?? 0)
         }.first
     }
 
@@ -401,6 +402,6 @@ extension QueueStore {
 
     /// Forgets the status of every rule (when the agent stops, it is no longer true).
     public func clearWatchStatus() throws {
-        try database.run("UPDATE watch_rules SET state = NULL, troubles = NULL, status_at = NULL")
+        try database.run("UPDATE watch_rules SET state = NULL, troubles = NULL, waiting = NULL, status_at = NULL")
     }
 }

@@ -1,13 +1,6 @@
 import Glibc
 import Platform
 
-/// Milliseconds since the epoch, the queue's unit of time.
-public func nowMilliseconds() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return ts.milliseconds
-}
-
 /// The durable queue. Every process opens its own; the SQLite file is the source of truth.
 ///
 /// Threads may share one (see `Database`): the agent's transfers use the scheduler's.

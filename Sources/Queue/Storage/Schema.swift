@@ -326,6 +326,11 @@ public enum Schema {
         """
         ALTER TABLE transfers ADD COLUMN queued_ctime_ns INTEGER;
         """,
+        // 19: the files a rule's watcher holds back (still open for writing, not whole), as
+        // JSON beside its troubles, for `watch list` and `status`.
+        """
+        ALTER TABLE watch_rules ADD COLUMN waiting TEXT;
+        """,
     ]
 
     public static var latest: Int { migrations.count }

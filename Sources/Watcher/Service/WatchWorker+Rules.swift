@@ -216,6 +216,7 @@ extension WatchWorker {
                 let notQueued = RuleTrouble.notQueued(unqueued[id] ?? [:], every: Self.reconsiderDelay)
                 record = WatchStatusRecord(state: status.state.rawValue,
                                            troubles: RuleTrouble.encode(status.troubles.map(RuleTrouble.init) + notQueued + config),
+                                           waiting: HeldBack(status.waiting).encoded,
                                            watchedFolders: status.watchedFolders, overflows: status.overflows, scans: status.scans)
             } else if let trouble = waiting[id] {
                 record = WatchStatusRecord(state: "not_watching", troubles: RuleTrouble.encode([trouble] + config), watchedFolders: 0, overflows: 0, scans: 0)

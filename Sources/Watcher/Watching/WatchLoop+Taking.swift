@@ -71,23 +71,36 @@ extension WatchLoop {
     }
 
     /// Whether a picture or video that ends before its format says it does (a copy
-    /// interrupted and left under its name) waits to be made whole: the resumed copy then
-    /// replaces it, and only the whole file is taken. One that stays so for
-    /// `unfinishedWait` is taken as it is, so that a damaged photo is still backed up.
-    private func waitsToBeWhole(_ file: FileBytes, _ info: MediaInfo, _ candidate: Settler.Settled) -> Bool {
+    /// interrupted and left under its name) waits to be made whole, and how it falls
+    /// short: the resumed copy then replaces it, and only the whole file is taken. One that
+    /// stays so for `unfinishedWait` is taken as it is, so that a damaged photo is still
+    /// backed up.
+    private func waitsToBeWhole(_ file: FileBytes, _ info: MediaInfo, _ candidate: Settler.Settled) -> String? {
         let (path, fingerprint) = (candidate.path, candidate.fingerprint)
-        guard let why = MediaCompleteness.cutShort(info.format, in: file) else { return false }
+        guard let why = MediaCompleteness.cutShort(info.format, in: file) else { return nil }
         let (since, first, forGood) = Self.since(fingerprint, in: &cutShort, now: clock.now, wait: settings.unfinishedWait)
         if forGood {
             cutShort[fingerprint] = nil
             Log.warning("watching \(root.display): \(path.display) is taken as it is, though \(why): it has stayed so for \(Self.words(settings.unfinishedWait))")
-            return false
+            return nil
         }
         if first {
             Log.info("watching \(root.display): \(path.display) is not whole: \(why); it waits to be completed, and is taken as it is if it stays so for \(Self.words(settings.unfinishedWait))")
         }
         settler.postpone(path, fingerprint, noticedBy: candidate.noticedBy, until: since + settings.unfinishedWait)
-        return true
+        return why
+    }
+
+    /// Shows `path` as held back for `why` since `since` (now if unknown); as it was shown
+    /// (`waited`) if that was for the same reason, so that its times stay put.
+    private func holdBack(_ path: LocalPath, _ why: WaitingFile.Why, since: ContinuousClock.Instant?, _ waited: WaitingFile?) {
+        if let waited, waited.why == why {
+            waiting[path] = waited
+            return
+        }
+        let now = nowMilliseconds()
+        let start = now - Int64((clock.now - (since ?? clock.now)) / .milliseconds(1))
+        waiting[path] = WaitingFile(path: path, why: why, since: start, until: start + Int64(settings.unfinishedWait / .milliseconds(1)))
     }
 
     /// "10 min", "90 s".
@@ -119,6 +132,7 @@ extension WatchLoop {
 
     func take(_ candidate: Settler.Settled) {
         let (path, fingerprint) = (candidate.path, candidate.fingerprint)
+        let waited = waiting.removeValue(forKey: path)
         if passedOver.contains(fingerprint) { return }
         if let at = delivered[fingerprint] {
             if at != path, FileFingerprint.ofRegularFile(notFollowing: at) != fingerprint, !followSwap(at, path) {
@@ -154,6 +168,7 @@ extension WatchLoop {
             let writer = writing(file, path)
             guard writer != .someone else {
                 settler.touch(path, fingerprint, noticedBy: candidate.noticedBy, now: clock.now)
+                holdBack(path, .openForWriting, since: heldOpen[fingerprint], waited)
                 return
             }
             info = settings.media == nil ? nil
@@ -164,9 +179,13 @@ extension WatchLoop {
                     // that hangs. Its writer may yet finish it; taken now, it would go damaged,
                     // and the whole file beside it later.
                     settler.touch(path, fingerprint, noticedBy: candidate.noticedBy, now: clock.now)
+                    holdBack(path, .openForWriting, since: heldOpen[fingerprint], waited)
                     return
                 }
-                if writer == .nobody, waitsToBeWhole(file, info, candidate) { return }
+                if writer == .nobody, let why = waitsToBeWhole(file, info, candidate) {
+                    holdBack(path, .notWhole(why), since: cutShort[fingerprint], waited)
+                    return
+                }
             }
             if writer == .someoneIdle {
                 heldOpen[fingerprint] = nil

@@ -76,6 +76,8 @@ final class WatchLoop {
     /// Pictures and videos that end before their format says (a copy interrupted), closed,
     /// by fingerprint: since when they have waited to be made whole (see `waitsToBeWhole`).
     var cutShort: [FileFingerprint: ContinuousClock.Instant] = [:]
+    /// Files held back, and why (see `WaitingFile`); each decision about a file says anew.
+    var waiting: [LocalPath: WaitingFile] = [:]
     /// Files the owner asked to be looked at again while the folder was not there.
     var looksWhenBack: Set<LocalPath> = []
     var counters = WatcherStatus()
@@ -190,6 +192,9 @@ final class WatchLoop {
         status.watchedFolders = tree.count
         status.settling = settler.count
         status.quiet = settler.count == 0 && pendingMoves.isEmpty && scanDue == nil
+        // One gone or renamed meanwhile waits no more under that name.
+        if !waiting.isEmpty { waiting = waiting.filter { settler.isPending($0.key) } }
+        status.waiting = waiting.values.sorted { $0.path < $1.path }
         if control.publish(status) { handler(.status(status)) }
     }
 

@@ -51,14 +51,15 @@ final class WatcherControl: Sendable {
     }
 
     /// Stores `status`, which shows what the requests taken so far did; true when its
-    /// state or troubles differ from the last one stored, or a walk of the tree was done
-    /// since (after an overflow, periodic): what the owner does after a walk (Local Drive's
-    /// look for tracked files gone while events were lost) must not wait for the state to
-    /// change.
+    /// state, troubles or files held back differ from the last one stored, or a walk of the
+    /// tree was done since (after an overflow, periodic): what the owner does after a walk
+    /// (Local Drive's look for tracked files gone while events were lost) must not wait for
+    /// the state to change.
     func publish(_ status: WatcherStatus) -> Bool {
         state.withLock { s in
             defer { s.status = status; s.requestsInHand = false }
             return s.status.state != status.state || s.status.troubles != status.troubles || s.status.scans != status.scans
+                || s.status.waiting != status.waiting
         }
     }
 }

@@ -23,6 +23,8 @@ public struct WatcherStatus: Sendable, Equatable {
     /// Nothing more is on its way from the tree: it was walked, no file settles, no move
     /// waits for its pair and no walk is due. False until the first walk is done.
     public var quiet = false
+    /// Files settled but held back (still open for writing, not whole), by path.
+    public var waiting: [WaitingFile] = []
     /// Times the kernel's event queue overflowed (each answered by a reconcile scan).
     public var overflows = 0
     /// Whole-tree scans done (at start, after an overflow, periodic, on request).
