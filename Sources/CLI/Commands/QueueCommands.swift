@@ -22,12 +22,9 @@ public enum QueueCommands {
         if json {
             context.say(JSONOutput.encode(StatusJSON(summary: summary, batch: batch, agentPID: pid, watchTroubles: watch, watchWaiting: waiting)))
         } else {
-            let now = nowMilliseconds()
             context.say(StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: pid != nil,
                                           watchTroubles: watch.map { "\($0.rule): \($0.message); \($0.action)" },
-                                          watchWaiting: waiting.flatMap { rule, held in
-                                              WatchListView.heldBackStatusLines(held, now: now).map { "\(rule): \($0)" }
-                                          }))
+                                          watchWaiting: WatchListView.heldBackStatusLines(waiting, now: nowMilliseconds())))
         }
         return watch.isEmpty ? exitStatus(summary, agentRunning: pid != nil) : ExitStatus.attention
     }

@@ -148,7 +148,12 @@ public enum WatchCommands {
     /// The files the running rules hold back for now, rule by rule (those holding any).
     static func heldBack(store: QueueStore, context: CommandContext) throws -> [(rule: String, held: HeldBack)] {
         guard let rules = try? context.watchConfig().rules else { return [] }
-        return try rules.filter { !$0.paused }.compactMap { rule in
+        return try heldBack(of: rules, store: store)
+    }
+
+    /// The same for `rules` already read from the config.
+    static func heldBack(of rules: [WatchRule], store: QueueStore) throws -> [(rule: String, held: HeldBack)] {
+        try rules.filter { !$0.paused }.compactMap { rule in
             guard let status = try store.watchStatus(rule: rule.id) else { return nil }
             let held = HeldBack.decode(status.waiting)
             return held.count > 0 ? (rule.id, held) : nil

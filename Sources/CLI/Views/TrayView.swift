@@ -12,6 +12,8 @@ struct TrayView {
         var batch: BatchFigures
         var agentRunning: Bool
         var watchTroubles: [StatusJSON.WatchTrouble]
+        /// The files watch rules hold back for now (a stalled import, a copy cut short).
+        var heldBack: [(rule: String, held: HeldBack)] = []
         var rules: [WatchRule]
         var recent: [Transfer]
         var failed: [Transfer]
@@ -32,6 +34,7 @@ struct TrayView {
         let rules = (try? context.watchConfig().rules) ?? []
         return Facts(summary: summary, batch: batch, agentRunning: running,
                      watchTroubles: running ? try WatchCommands.troubles(of: rules, store: store) : [],
+                     heldBack: running ? try WatchCommands.heldBack(of: rules, store: store) : [],
                      rules: rules,
                      recent: try store.transfers(state: .completed, direction: .upload, limit: recentFiles),
                      failed: summary.count(.failed) > 0 ? try store.transfers(state: .failed, limit: failuresShown) : [])
@@ -39,7 +42,8 @@ struct TrayView {
 
     static func picture(_ f: Facts) -> TrayPicture {
         let body = StatusLine.render(f.batch, pausedReason: f.summary.pausedReason, agentRunning: f.agentRunning,
-                                     watchTroubles: f.watchTroubles.map { "\($0.rule): \($0.message); \($0.action)" })
+                                     watchTroubles: f.watchTroubles.map { "\($0.rule): \($0.message); \($0.action)" },
+                                     watchWaiting: WatchListView.heldBackStatusLines(f.heldBack, now: nowMilliseconds()))
         return TrayPicture(mood: mood(f), title: "instant-upload", body: body, menu: menu(f, statusLines: body))
     }
 
@@ -48,7 +52,7 @@ struct TrayView {
         if s.needAttention > 0 || !f.watchTroubles.isEmpty { return .attention }
         let held = s.pausedReason != nil || !f.agentRunning
         if !held && f.batch.uploading + f.batch.downloading > 0 { return .uploading }
-        if s.count(.queued) + s.count(.inProgress) + s.count(.retrying) > 0 || s.pausedReason != nil { return .waiting }
+        if s.count(.queued) + s.count(.inProgress) + s.count(.retrying) > 0 || s.pausedReason != nil || !f.heldBack.isEmpty { return .waiting }
         return .done
     }
 

@@ -63,11 +63,13 @@ enum WatchListView {
         return lines
     }
 
-    /// The same for `status`, one line each.
-    static func heldBackStatusLines(_ held: HeldBack, now: Int64) -> [String] {
-        held.files.map { file in
-            "\(file.path) waits (for \(waited(file, now: now))): \(file.message); \(file.outcome(at: HumanFormat.moment(file.until, now: now)))"
-        } + (more(held).map { [$0] } ?? [])
+    /// The same for `status` and the status icon, one line each, after the rule's name.
+    static func heldBackStatusLines(_ rules: [(rule: String, held: HeldBack)], now: Int64) -> [String] {
+        rules.flatMap { rule, held in
+            held.files.map { file in
+                "\(rule): \(file.path) waits (for \(waited(file, now: now))): \(file.message); \(file.outcome(at: HumanFormat.moment(file.until, now: now)))"
+            } + (more(held).map { ["\(rule): \($0)"] } ?? [])
+        }
     }
 
     private static func waited(_ file: HeldBackFile, now: Int64) -> String { HumanFormat.duration(milliseconds: max(0, now - file.since)) }

@@ -1,0 +1,39 @@
+@testable import CLI
+import Queue
+import Testing
+import Watcher
+
+@Suite("Files a watch rule holds back, as people see them")
+struct HeldBackViewTests {
+    static let now: Int64 = 1_800_000_000_000
+
+    static var held: [(rule: String, held: HeldBack)] {
+        var held = HeldBack()
+        held.count = 23
+        held.files = [HeldBackFile(code: "open_for_writing", path: "/home/me/Camera/IMG_0042.jpg",
+                                   message: "a program still has it open for writing (a copy or an import that has not finished?)",
+                                   since: now - 120_000, until: now + 480_000)]
+        return [("camera", held)]
+    }
+
+    @Test("status: one line per file after the rule's name, with for how long, why and what becomes of it; then how many more")
+    func statusLines() {
+        let lines = WatchListView.heldBackStatusLines(Self.held, now: Self.now)
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.first?.hasPrefix("camera: /home/me/Camera/IMG_0042.jpg waits (for 2 min): a program still has it open for writing "
+                                       + "(a copy or an import that has not finished?); it is taken once it is closed, or as it is at ") == true,
+                "\(lines)")
+        #expect(lines.first?.hasSuffix(" (in 8 min) if it stays unchanged until then") == true, "\(lines)")
+        #expect(lines.last == "camera: and 22 more files held back")
+    }
+
+    @Test("the status icon shows waiting, not done, while a file is held back, and its tooltip says which")
+    func trayWaits() {
+        var facts = TrayView.Facts(summary: makeSummary(uploads: [.completed: 3]), batch: makeBatch(files: (3, 3)), agentRunning: true,
+                                   watchTroubles: [], heldBack: Self.held, rules: [], recent: [], failed: [])
+        #expect(TrayView.mood(facts) == .waiting)
+        #expect(TrayView.picture(facts).body.contains("watch camera: /home/me/Camera/IMG_0042.jpg waits (for "))
+        facts.heldBack = []
+        #expect(TrayView.mood(facts) == .done)
+    }
+}
