@@ -32,7 +32,6 @@ public struct HeldBackFile: Codable, Sendable, Equatable {
         code == "open_for_writing" ? "it is taken once it is closed, or as it is at \(time) if it stays unchanged until then"
             : "it is taken once it is whole, or as it is at \(time) if it stays so until then"
     }
-
 }
 
 /// The files a rule's watcher holds back, as stored: the first few by path, and how many

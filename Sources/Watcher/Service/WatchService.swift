@@ -30,7 +30,7 @@ public final class WatchService: Sendable {
     let published = PublishedRules()
     /// Which rule folders are away, cards on fixed mount points included.
     let presence = FolderPresence()
-    /// The watchers the service's thread runs, for `isQuiet`.
+    /// The watchers the service's thread runs, for `arriving`.
     let watchers = RunningWatchers()
     private let running = Locked<(thread: DedicatedThread, inbox: WatchInbox)?>(nil)
 

@@ -16,7 +16,7 @@ final class WatchWorker {
     let published: PublishedRules
     /// Which rule folders are away; told what is mounted on each while it is watched.
     let presence: FolderPresence
-    /// Where the watchers running are shown to the agent (`WatchService.isQuiet`).
+    /// Where the watchers running are shown to the agent (`WatchService.arriving`).
     let watchers: RunningWatchers
     let clock = ContinuousClock()
 
