@@ -63,19 +63,23 @@ enum WatchListView {
         return lines
     }
 
-    /// The same for `status` and the status icon, one line each, after the rule's name.
+    /// The same for `status` and the status icon, one line each after the rule's name, the
+    /// first `statusFiles` of each rule: a glance, not the list.
     static func heldBackStatusLines(_ rules: [(rule: String, held: HeldBack)], now: Int64) -> [String] {
         rules.flatMap { rule, held in
-            held.files.map { file in
+            held.files.prefix(statusFiles).map { file in
                 "\(rule): \(file.path) waits (for \(waited(file, now: now))): \(file.message); \(file.outcome(at: HumanFormat.moment(file.until, now: now)))"
-            } + (more(held).map { ["\(rule): \($0)"] } ?? [])
+            } + (more(held, shown: min(statusFiles, held.files.count)).map { ["\(rule): \($0) (`instant-upload watch list` shows them)"] } ?? [])
         }
     }
 
+    static let statusFiles = 3
+
     private static func waited(_ file: HeldBackFile, now: Int64) -> String { HumanFormat.duration(milliseconds: max(0, now - file.since)) }
 
-    private static func more(_ held: HeldBack) -> String? {
-        held.count > held.files.count ? "and \(DisplayText.grouped(held.count - held.files.count)) more files held back" : nil
+    private static func more(_ held: HeldBack, shown: Int? = nil) -> String? {
+        let rest = held.count - (shown ?? held.files.count)
+        return rest > 0 ? "and \(DisplayText.grouped(rest)) more \(rest == 1 ? "file" : "files") held back" : nil
     }
 
     private static func stateText(_ item: WatchListItem) -> String {
