@@ -20,16 +20,12 @@ public struct HeldBackFile: Codable, Sendable, Equatable {
     }
 
     init(_ file: WaitingFile) {
-        let (code, message) = switch file.why {
-        case .openForWriting: ("open_for_writing", "a program still has it open for writing (a copy or an import that has not finished?)")
-        case .notWhole(let why): ("not_whole", "it is not whole: \(why)")
-        }
-        self.init(code: code, path: file.path.display, message: message, since: file.since, until: file.until)
+        self.init(code: file.why.code, path: file.path.display, message: file.why.words, since: file.since, until: file.until)
     }
 
     /// What becomes of it, `time` being `until` as people read it.
     public func outcome(at time: String) -> String {
-        code == "open_for_writing" ? "it is taken once it is closed, or as it is at \(time) if it stays unchanged until then"
+        code == WaitingFile.Why.openForWriting.code ? "it is taken once it is closed, or as it is at \(time) if it stays unchanged until then"
             : "it is taken once it is whole, or as it is at \(time) if it stays so until then"
     }
 }

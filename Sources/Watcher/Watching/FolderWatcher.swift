@@ -103,13 +103,19 @@ public final class FolderWatcher: Sendable {
 
     /// What is on its way from the tree, in words ("2 files settling in /home/me/Camera"),
     /// nil when quiet.
+    /// A file held back is named, with why.
     public var arriving: String? {
         guard let control = running.withLock({ $0?.control }), !control.isQuiet else { return nil }
-        let settling = control.status.settling
+        let status = control.status
         let folder = settings.folder.display
-        if control.status.state == .starting { return "\(folder) being walked" }
-        return settling == 0 ? "\(folder) being looked at"
-            : "\(DisplayText.grouped(settling)) \(settling == 1 ? "file" : "files") settling in \(folder) (still written, copied or held open)"
+        if status.state == .starting { return "\(folder) being walked" }
+        guard status.settling > 0 else { return "\(folder) being looked at" }
+        var words = "\(DisplayText.grouped(status.settling)) \(status.settling == 1 ? "file" : "files") settling in \(folder) (still written, copied or held open)"
+        if let first = status.waiting.first {
+            words += "; held back: \(first.path.lastComponent.display): \(first.why.words)"
+            if status.waiting.count > 1 { words += ", and \(DisplayText.grouped(status.waiting.count - 1)) more" }
+        }
+        return words
     }
 
     /// Where the watcher stands now.

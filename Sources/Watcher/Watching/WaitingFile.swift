@@ -18,3 +18,21 @@ public struct WaitingFile: Sendable, Equatable {
     public var since: Int64
     public var until: Int64
 }
+
+extension WaitingFile.Why {
+    /// For programs: `open_for_writing` or `not_whole`.
+    public var code: String {
+        switch self {
+        case .openForWriting: "open_for_writing"
+        case .notWhole: "not_whole"
+        }
+    }
+
+    /// In words.
+    public var words: String {
+        switch self {
+        case .openForWriting: "a program still has it open for writing (a copy or an import that has not finished?)"
+        case .notWhole(let why): "it is not whole: \(why)"
+        }
+    }
+}
