@@ -28,25 +28,25 @@ struct FolderWatcherTests {
         let w = WatchRecorder()
         try Files.makeFolder(w.root)
         try Files.write(w.path("a.jpg"), Files.photo(1))
-        #expect(w.watcher.isQuiet, "not started: nothing comes from it")
+        #expect(w.watcher.arriving == nil, "not started: nothing comes from it")
         try w.watcher.start()
-        #expect(!w.watcher.isQuiet, "not walked yet, or a.jpg settling")
+        #expect(w.watcher.arriving != nil, "not walked yet, or a.jpg settling")
         try w.waitForFound(1)
-        try w.waitFor("quiet after a.jpg") { _ in w.watcher.isQuiet }
+        try w.waitFor("quiet after a.jpg") { _ in w.watcher.arriving == nil }
 
         // Held in the handler with b.jpg: it is being handed over, not yet quiet.
         w.foundGate.close()
         try Files.write(w.path("b.jpg"), Files.photo(2))
         try w.waitFor("b.jpg being handed over") { _ in w.foundGate.isHolding }
-        #expect(!w.watcher.isQuiet)
+        #expect(w.watcher.arriving != nil)
         w.foundGate.open()
         try w.waitForFound(2)
-        try w.waitFor("quiet after b.jpg") { _ in w.watcher.isQuiet }
+        try w.waitFor("quiet after b.jpg") { _ in w.watcher.arriving == nil }
 
         // A look asked for is pending from the moment it is asked until it has settled.
         w.watcher.reconsider([LocalPath(w.path("a.jpg"))])
-        #expect(!w.watcher.isQuiet)
-        try w.waitFor("quiet after the look") { _ in w.watcher.isQuiet }
+        #expect(w.watcher.arriving != nil)
+        try w.waitFor("quiet after the look") { _ in w.watcher.arriving == nil }
         #expect(w.found.count == 2, "a.jpg, taken already, is not handed over again")
     }
 

@@ -151,6 +151,25 @@ extension InstantUploadTests {
                 "\(log.suffix(3000))")
     }
 
+    @Test("run --until-idle while the watch service has not read its rules yet: it does not exit meanwhile, and sends the photo that arrived while no agent ran once they are read")
+    func untilIdleWaitsForTheRules() throws {
+        let scene = try InstantUploadScene.watchingCamera()
+        scene.session.stopAgent()
+        try Camera.write(scene.path("Camera/IMG_1.jpg"), Camera.photo(1))
+        scene.session.pause(at: "rules-unread")
+        defer { scene.session.releasePause() }
+        try scene.session.startAgent(arguments: ["--until-idle"])
+        try scene.session.waitForAgentLog("paused at rules-unread")
+        // Many of the scheduler's passes long: an agent that went by the queue alone would
+        // have exited by now.
+        sleep(2)
+        #expect(scene.session.agentIsRunning, "exited before the rules were read: \(scene.session.agentLog.suffix(2000))")
+        scene.session.releasePause()
+        let status = scene.session.waitForAgentExit(seconds: 60)
+        #expect(status == 0, "\(scene.session.agentLog.suffix(3000))")
+        try scene.expectEachOnce(["IMG_1.jpg"]) { scene.path("Camera/" + $0) }
+    }
+
     static func date(_ value: Any?) -> Date? {
         guard let text = value as? String else { return nil }
         let format = ISO8601DateFormatter()

@@ -17,16 +17,16 @@ public enum QueueCommands {
             if pid != nil { hearAgent(&summary, context) }
             return (summary, try BatchReader.read(store, summary: summary, agentRunning: pid != nil))
         }
-        let watch = pid != nil ? try WatchCommands.troubles(store: store, context: context) : []
-        let waiting = pid != nil ? try WatchCommands.heldBack(store: store, context: context) : []
+        let watch = pid != nil ? try WatchCommands.standing(store: store, context: context) : WatchCommands.Standing()
         if json {
-            context.say(JSONOutput.encode(StatusJSON(summary: summary, batch: batch, agentPID: pid, watchTroubles: watch, watchWaiting: waiting)))
+            context.say(JSONOutput.encode(StatusJSON(summary: summary, batch: batch, agentPID: pid, watchTroubles: watch.troubles,
+                                                     watchWaiting: watch.heldBack)))
         } else {
             context.say(StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: pid != nil,
-                                          watchTroubles: watch.map { "\($0.rule): \($0.message); \($0.action)" },
-                                          watchWaiting: WatchListView.heldBackStatusLines(waiting, now: nowMilliseconds())))
+                                          watchTroubles: watch.troubles.map { "\($0.rule): \($0.message); \($0.action)" },
+                                          watchWaiting: WatchListView.heldBackStatusLines(watch.heldBack, now: nowMilliseconds())))
         }
-        return watch.isEmpty ? exitStatus(summary, agentRunning: pid != nil) : ExitStatus.attention
+        return watch.troubles.isEmpty ? exitStatus(summary, agentRunning: pid != nil) : ExitStatus.attention
     }
 
     /// 1 when something needs the person: a failed item, or work that waits for an agent

@@ -121,43 +121,38 @@ public enum WatchCommands {
         return items.contains { !$0.troubles.isEmpty } ? ExitStatus.attention : ExitStatus.ok
     }
 
-    /// What keeps the config's active rules from their job, as the running agent wrote it
-    /// down, for `status`. A config that cannot be read shows as no trouble here: `status`
-    /// is read to learn about the queue, and every other command names the broken line.
-    static func troubles(store: QueueStore, context: CommandContext) throws -> [StatusJSON.WatchTrouble] {
-        guard let rules = try? context.watchConfig().rules else { return [] }
-        return try troubles(of: rules, store: store)
-    }
-
-    /// The troubles of `rules` already read from the config.
-    static func troubles(of rules: [WatchRule], store: QueueStore) throws -> [StatusJSON.WatchTrouble] {
+    /// How the config's active rules stand, as the running agent wrote it down, for `status`
+    /// and the status icon: what keeps them from their job, and the files they hold back.
+    /// Each rule's row is read once for both.
+    struct Standing {
         var troubles: [StatusJSON.WatchTrouble] = []
-        // The rule's own row says what troubles it; the rule's uploads are only asked
-        // whether one is unfinished, and only when the rule has troubles at all.
-        for rule in rules where !rule.paused {
-            guard let status = try store.watchStatus(rule: rule.id) else { continue }
-            let stored = RuleTrouble.decode(status.troubles)
-            guard !stored.isEmpty else { continue }
-            troubles += WatchListItem.troubles(stored, unfinished: try store.hasUnfinishedRows(rule: rule.id)).map {
-                StatusJSON.WatchTrouble(rule: rule.id, code: $0.code, message: $0.message, action: $0.action)
-            }
-        }
-        return troubles
+        /// Rule by rule, those holding any back.
+        var heldBack: [(rule: String, held: HeldBack)] = []
     }
 
-    /// The files the running rules hold back for now, rule by rule (those holding any).
-    static func heldBack(store: QueueStore, context: CommandContext) throws -> [(rule: String, held: HeldBack)] {
-        guard let rules = try? context.watchConfig().rules else { return [] }
-        return try heldBack(of: rules, store: store)
+    /// A config that cannot be read shows as no trouble here: `status` is read to learn
+    /// about the queue, and every other command names the broken line.
+    static func standing(store: QueueStore, context: CommandContext) throws -> Standing {
+        guard let rules = try? context.watchConfig().rules else { return Standing() }
+        return try standing(of: rules, store: store)
     }
 
     /// The same for `rules` already read from the config.
-    static func heldBack(of rules: [WatchRule], store: QueueStore) throws -> [(rule: String, held: HeldBack)] {
-        try rules.filter { !$0.paused }.compactMap { rule in
-            guard let status = try store.watchStatus(rule: rule.id) else { return nil }
+    static func standing(of rules: [WatchRule], store: QueueStore) throws -> Standing {
+        var standing = Standing()
+        for rule in rules where !rule.paused {
+            guard let status = try store.watchStatus(rule: rule.id) else { continue }
             let held = HeldBack.decode(status.waiting)
-            return held.count > 0 ? (rule.id, held) : nil
+            if held.count > 0 { standing.heldBack.append((rule.id, held)) }
+            // The rule's uploads are only asked whether one is unfinished, and only when
+            // the rule has troubles at all.
+            let stored = RuleTrouble.decode(status.troubles)
+            guard !stored.isEmpty else { continue }
+            standing.troubles += WatchListItem.troubles(stored, unfinished: try store.hasUnfinishedRows(rule: rule.id)).map {
+                StatusJSON.WatchTrouble(rule: rule.id, code: $0.code, message: $0.message, action: $0.action)
+            }
         }
+        return standing
     }
 
     public static func remove(_ id: String, context: CommandContext) throws -> Int32 {

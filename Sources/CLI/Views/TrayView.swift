@@ -32,9 +32,9 @@ struct TrayView {
         if running { QueueCommands.hearAgent(&summary, context) }
         let batch = try BatchReader.read(store, summary: summary, agentRunning: running)
         let rules = (try? context.watchConfig().rules) ?? []
+        let watch = running ? try WatchCommands.standing(of: rules, store: store) : WatchCommands.Standing()
         return Facts(summary: summary, batch: batch, agentRunning: running,
-                     watchTroubles: running ? try WatchCommands.troubles(of: rules, store: store) : [],
-                     heldBack: running ? try WatchCommands.heldBack(of: rules, store: store) : [],
+                     watchTroubles: watch.troubles, heldBack: watch.heldBack,
                      rules: rules,
                      recent: try store.transfers(state: .completed, direction: .upload, limit: recentFiles),
                      failed: summary.count(.failed) > 0 ? try store.transfers(state: .failed, limit: failuresShown) : [])

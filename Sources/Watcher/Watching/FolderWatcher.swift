@@ -96,14 +96,10 @@ public final class FolderWatcher: Sendable {
         running.withLock { $0?.control.requestLook(at: paths) }
     }
 
-    /// Whether nothing more is on its way from the tree for now: it was walked, no file
-    /// settles, and what was asked of it is done (see `WatcherStatus.quiet`). True when
-    /// not running.
-    public var isQuiet: Bool { running.withLock { $0?.control }?.isQuiet ?? true }
-
-    /// What is on its way from the tree, in words ("2 files settling in /home/me/Camera"),
-    /// nil when quiet.
-    /// A file held back is named, with why.
+    /// What is on its way from the tree, in words ("2 files settling in /home/me/Camera"; a
+    /// file held back is named, with why). Nil once nothing is: the tree was walked, no file
+    /// settles, and what was asked of it is done (see `WatcherStatus.quiet`); and when not
+    /// running.
     public var arriving: String? {
         guard let control = running.withLock({ $0?.control }), !control.isQuiet else { return nil }
         let status = control.status
