@@ -1,4 +1,4 @@
-import CLI
+@testable import CLI
 import Foundation
 import Testing
 
@@ -37,5 +37,18 @@ struct HumanFormatTests {
     func iso() {
         #expect(HumanFormat.iso8601(fixedNow) == "2026-11-29T14:03:07.250Z")
         #expect(HumanFormat.iso8601(0) == "1970-01-01T00:00:00.000Z")
+    }
+
+    @Test("ISO 8601 counted from the days since 1970 is what Calendar says, leap days and the last moment of 9999 included")
+    func isoCounted() {
+        let day: Int64 = 86_400_000
+        // 1972-02-29, 2000-02-29 and 2000-03-01, 2100-02-28 and 2100-03-01 (no leap day), 9999-12-31 23:59:59.999
+        var moments: [Int64] = [0, 1, 999, 1000, day - 1, day, 789 * day, 11_016 * day, 11_017 * day, 47_540 * day,
+                                47_541 * day, 253_402_300_799_999, 253_402_300_800_000, -1, -day - 1]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 { moments.append(Int64.random(in: 0..<4_200_000_000_000, using: &generator)) }
+        for moment in moments {
+            #expect(HumanFormat.iso8601(moment) == HumanFormat.iso8601ByCalendar(moment), "\(moment)")
+        }
     }
 }

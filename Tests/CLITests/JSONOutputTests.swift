@@ -167,13 +167,43 @@ struct JSONOutputTests {
     @Test("a list written an item at a time is byte for byte the list encoded whole, empty or not; a line break in a name stays escaped")
     func listByItems() {
         let rows = [makeTransfer(id: 1, state: .failed, reason: Reason(.auth)), makeTransfer(id: 2, .download, remote: "/x/y"),
-                    makeTransfer(id: 3, local: LocalPath("/p/two\nlines.jpg"))]
+                    makeTransfer(id: 3, local: LocalPath("/p/two\nlines.jpg")), Self.everyField()]
         for count in 0...rows.count {
             let items = rows.prefix(count).map(TransferJSON.init)
             var text = JSONOutput.ArrayText()
             for item in items { text.add(item) }
             #expect(text.finish() == JSONOutput.encode(items))
         }
+    }
+
+    /// A row with every field of the JSON set, its text holding every byte that needs an
+    /// escape (and some that do not), and bytes that are not UTF-8.
+    static func everyField() -> Transfer {
+        let awkward = String(decoding: (0...0x7F).map { UInt8($0) }, as: UTF8.self) + "\u{2028}\u{2029}\u{85}é😀/\\\""
+        var row = makeTransfer(id: 4, state: .retrying, local: LocalPath(bytes: Array("/p/\(awkward)".utf8) + [0xff, 0xc3] + Array(".jpg".utf8)),
+                               remote: "/r/\(awkward).jpg", account: "al\"ice\t",
+                               reason: Reason(.serverError, "the server said \(awkward)", action: "`instant-upload retry ID`", detail: awkward),
+                               attempts: 3, nextAttemptAt: fixedNow + 5_000, bytesDone: 12, bytesTotal: Int64.max, sha256: "ab",
+                               checkpointOffset: 7, counters: ResumeCounters(resumedAt: 1, bytesRead: 2, bytesHashed: -3),
+                               startedAt: fixedNow - 1, completedAt: fixedNow)
+        row.uploadExpiresAt = fixedNow + 86_400_000
+        row.uploadURL = "https://files.example.org/tus/abc"
+        row.cancelRequested = true
+        row.paused = true
+        row.watchRule = "cam\(awkward)"
+        row.newVersionOf = "/r/other.jpg"
+        return row
+    }
+
+    @Test("a row with every field set, and every byte that needs escaping, is written by hand as JSONEncoder writes it")
+    func everyFieldByHand() throws {
+        let item = TransferJSON(Self.everyField())
+        #expect(item.reason?.detail != nil && item.uploadHost != nil && item.note != nil && item.conflictedCopy)
+        var text = JSONOutput.ArrayText()
+        text.add(item)
+        let written = text.finish()
+        #expect(written == JSONOutput.encode([item]))
+        #expect(try JSONDecoder().decode([TransferJSON].self, from: Data(written.utf8)) == [item])
     }
 
     @Test("a long array handed on as it is written (queue --json to standard output) is the whole array, byte for byte")

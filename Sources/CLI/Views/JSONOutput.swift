@@ -25,35 +25,24 @@ public enum JSONOutput {
         }
     }
 
-    /// A pretty-printed array written an element at a time, byte for byte as `encode` writes
-    /// the whole array: `queue --json` on a long queue holds its text, not every row as a
-    /// value, then as JSON, then as text.
+    /// A pretty-printed array of transfers written an element at a time, byte for byte as
+    /// `encode` writes the whole array: `queue --json` on a long queue holds its text, not
+    /// every row as a value, then as JSON, then as text.
     struct ArrayText {
-        private let encoder = JSONOutput.encoder(pretty: true)
         private var text = "[\n"
         private var empty = true
-        private var element: [UInt8] = []
+        private var element = PrettyJSON(depth: 1)
 
         /// Hands the text so far to `eager` once it has gathered a piece (`EagerOutput.pass`);
         /// what follows goes on from there.
         mutating func handOn(to eager: EagerOutput?) { eager?.pass(&text) }
 
-        mutating func add<T: Encodable>(_ value: T) {
-            if !empty { text += ",\n" }
+        mutating func add(_ item: TransferJSON) {
+            text += empty ? "  " : ",\n  "
             empty = false
-            // Each line of the element one level in: a line break in its text is always escaped.
-            element.removeAll(keepingCapacity: true)
-            JSONOutput.encoded(value, by: encoder).withUnsafeBytes { bytes in
-                var rest = bytes[...]
-                while let lineBreak = rest.firstIndex(of: UInt8(ascii: "\n")) {
-                    element += "  ".utf8
-                    element += rest[...lineBreak]
-                    rest = rest[(lineBreak + 1)...]
-                }
-                element += "  ".utf8
-                element += rest
-            }
-            text += String(decoding: element, as: UTF8.self)
+            element.reset()
+            item.write(to: &element)
+            text += String(decoding: element.bytes, as: UTF8.self)
         }
 
         consuming func finish() -> String {

@@ -163,4 +163,55 @@ public struct TransferJSON: Codable, Sendable, Equatable {
         try c.encode(newVersionOf, forKey: .newVersionOf)
         try c.encode(conflictedCopy, forKey: .conflictedCopy)
     }
+
+    /// Written by hand as `JSONOutput.encode` writes it (see `PrettyJSON`), for `queue
+    /// --json`; keys in sorted order.
+    func write(to json: inout PrettyJSON) {
+        json.openObject()
+        json.key("account"); json.string(account)
+        json.key("attempts"); json.int(attempts)
+        json.key("bytes_done"); json.int(bytesDone)
+        json.key("bytes_total"); json.int(bytesTotal)
+        json.key("cancel_requested"); json.bool(cancelRequested)
+        json.key("checkpoint_offset"); json.int(checkpointOffset)
+        json.key("completed_at"); json.string(completedAt)
+        json.key("conflicted_copy"); json.bool(conflictedCopy)
+        json.key("counters")
+        json.openObject()
+        json.key("bytes_hashed"); json.int(counters.bytesHashed)
+        json.key("bytes_read"); json.int(counters.bytesRead)
+        json.key("resumed_at"); json.int(counters.resumedAt)
+        json.closeObject()
+        json.key("created_at"); json.string(createdAt)
+        json.key("direction"); json.string(direction)
+        json.key("id"); json.int(id)
+        json.key("local_path"); json.string(localPath)
+        json.key("name"); json.string(name)
+        json.key("new_version_of"); json.string(newVersionOf)
+        json.key("next_attempt_at"); json.string(nextAttemptAt)
+        json.key("note"); json.string(note)
+        json.key("origin"); json.string(origin)
+        json.key("paused"); json.bool(paused)
+        json.key("reason")
+        if let reason {
+            json.openObject()
+            json.key("action"); json.string(reason.action)
+            json.key("code"); json.string(reason.code)
+            json.key("detail"); json.string(reason.detail)
+            json.key("message"); json.string(reason.message)
+            json.closeObject()
+        } else {
+            json.null()
+        }
+        json.key("remote_path"); json.string(remotePath)
+        json.key("sha256"); json.string(sha256)
+        json.key("source"); json.string(source)
+        json.key("started_at"); json.string(startedAt)
+        json.key("state"); json.string(state)
+        json.key("target"); json.string(target)
+        json.key("upload_expires_at"); json.string(uploadExpiresAt)
+        json.key("upload_host"); json.string(uploadHost)
+        json.key("watch_rule"); json.string(watchRule)
+        json.closeObject()
+    }
 }
