@@ -192,6 +192,7 @@ struct JSONOutputTests {
         row.paused = true
         row.watchRule = "cam\(awkward)"
         row.newVersionOf = "/r/other.jpg"
+        row.takenNote = "taken as it was \(awkward)"
         return row
     }
 

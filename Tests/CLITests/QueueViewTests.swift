@@ -140,6 +140,21 @@ struct QueueViewTests {
         #expect(lines(text)[4] == "     note: named a.jpg on the server, which takes only UTF-8 names")
     }
 
+    @Test("a photo a watch rule took as it was says so under its row, in show and in its JSON, beside the note on its name")
+    func takenAsItWas() throws {
+        let why = "taken as it was after 10 min, though it ends before the picture's end marker (a copy interrupted?): what is sent may be damaged"
+        var row = makeTransfer(id: 7, state: .completed, completedAt: fixedNow - 1_000)
+        row.takenNote = why
+        let text = QueueView(groups: [.init(state: .completed, rows: [row])], now: fixedNow).render()
+        #expect(lines(text).last == "     note: " + why, "\(text)")
+        #expect(TransferDetail.render(row, now: fixedNow, width: 400).contains("  note            " + why + "\n"))
+        #expect(TransferJSON(row).note == why)
+        row.localPath = LocalPath(bytes: Array("/p/a".utf8) + [0xff] + Array(".jpg".utf8))
+        #expect(TransferJSON(row).note == "named IMG_7.jpg on the server, which takes only UTF-8 names; " + why)
+        #expect(lines(QueueView(groups: [.init(state: .completed, rows: [row])], now: fixedNow).render()).suffix(2)
+                == ["     note: named IMG_7.jpg on the server, which takes only UTF-8 names", "     note: " + why])
+    }
+
     @Test("long names are cut in the middle to fit the terminal width")
     func fitsWidth() {
         let long = String(repeating: "very-long-name-", count: 10) + "end.jpg"

@@ -63,6 +63,8 @@ extension FolderWatcherTests {
         #expect(w.found.isEmpty, "taken while its writer may still be at it")
         try w.waitForFound(1)
         #expect(w.found.first?.fingerprint.size == Int64(photo.count))
+        let note = w.found.first?.takenAsItIs ?? ""
+        #expect(note.contains("open for writing") && note.contains("may not be whole"), "says why it was taken as it was: \(note)")
     }
 
     @Test("a photo cut short and still held open (a copy from a source that hangs) is not taken after that wait: it would go damaged; finished, it is taken whole")
@@ -76,6 +78,7 @@ extension FolderWatcherTests {
         close(fd)
         try w.waitForFound(1)
         #expect(w.found.first?.fingerprint.size == Int64(photo.count), "taken whole")
+        #expect(w.found.first?.takenAsItIs == nil, "finished, it needs no note")
     }
 
     @Test("a photo whose copy was interrupted and left under its name (rsync --partial) is not taken cut short; the resumed copy's whole file is taken, once")
@@ -103,6 +106,7 @@ extension FolderWatcherTests {
         try w.scanAndSettle()
         #expect(w.foundNames == ["IMG_1.jpg"], "taken once")
         #expect(w.found.first?.fingerprint.size == Int64(whole.count), "taken whole")
+        #expect(w.found.first?.takenAsItIs == nil, "whole, it needs no note")
         #expect(w.watcher.status.waiting.isEmpty, "held back no more")
     }
 
@@ -117,6 +121,9 @@ extension FolderWatcherTests {
         #expect(w.found.isEmpty)
         try w.waitForFound(1)
         #expect(w.found.first?.fingerprint.size == Int64(half.count))
+        let note = w.found.first?.takenAsItIs ?? ""
+        #expect(note.hasPrefix("taken as it was after 2 s, though it ends ") && note.hasSuffix("(a copy interrupted?): what is sent may be damaged"),
+                "says why it was taken as it was: \(note)")
     }
 
     @Test("a photo hard-linked into the folder (no IN_CLOSE_WRITE, only IN_CREATE) is found")

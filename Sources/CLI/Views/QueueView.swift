@@ -166,7 +166,7 @@ public struct QueueView: Sendable {
         case .completed: detail = [completedLine(row)]
         }
         if let note = row.versionNote { detail.append(note) }
-        if let note = row.nameNote { detail.append("note: " + note) }
+        for note in row.notes { detail.append("note: " + note) }
         return detail
     }
 

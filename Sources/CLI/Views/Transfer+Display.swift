@@ -26,6 +26,10 @@ extension Transfer {
         return "named \(DisplayText.escape(remoteName)) on the server, which takes only UTF-8 names"
     }
 
+    /// What the person should know that is not a reason: the name the server stores
+    /// (`nameNote`), and why a watch rule took the file as it was (`Transfer.takenNote`).
+    var notes: [String] { [nameNote, takenNote.map(DisplayText.escape)].compactMap(\.self) }
+
     /// For a new version of a file on the server (a downloaded file edited here): which file,
     /// or, once the server's copy turned out changed, where this version went instead.
     var versionNote: String? {

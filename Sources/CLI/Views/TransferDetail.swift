@@ -31,7 +31,7 @@ public enum TransferDetail {
             }
         }
         add("version", t.versionNote)
-        add("note", t.nameNote)
+        for note in t.notes { add("note", note) }
         add("progress", progressText(t, speed: speed))
         add("checkpoint", "byte \(DisplayText.grouped(t.checkpoint.offset))"
             + (t.checkpoint.hashState != nil ? ", with the SHA-256 state up to there" : ""))

@@ -37,7 +37,8 @@ public struct TransferJSON: Codable, Sendable, Equatable {
     public var watchRule: String?
     public var counters: CountersJSON
     /// Something the person should know that is not a reason, e.g. that the server stores the
-    /// file under another name.
+    /// file under another name, or that a watch rule took it as it was after waiting for it
+    /// to be finished (two such notes are joined by "; ").
     public var note: String?
     /// The server file this upload is a new version of (a downloaded file edited here).
     public var newVersionOf: String?
@@ -125,7 +126,7 @@ public struct TransferJSON: Codable, Sendable, Equatable {
         watchRule = t.watchRule
         counters = CountersJSON(resumedAt: t.counters.resumedAt, bytesRead: t.counters.bytesRead,
                                 bytesHashed: t.counters.bytesHashed)
-        note = t.nameNote
+        note = t.notes.isEmpty ? nil : t.notes.joined(separator: "; ")
         newVersionOf = t.newVersionOf
         conflictedCopy = t.newVersionOf.map { $0 != t.remotePath } ?? false
     }

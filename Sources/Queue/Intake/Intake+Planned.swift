@@ -7,10 +7,16 @@ extension Intake {
     public struct PlannedUpload: Sendable, Equatable {
         public var file: LocalPath
         public var remotePath: String
+        /// See `Transfer.takenNote`: kept only while the file is still `noteIsAbout` when it
+        /// is queued (a copy that went on meanwhile may have made it whole).
+        public var takenNote: String?
+        public var noteIsAbout: FileFingerprint?
 
-        public init(file: LocalPath, remotePath: String) {
+        public init(file: LocalPath, remotePath: String, takenNote: String? = nil, about fingerprint: FileFingerprint? = nil) {
             self.file = file
             self.remotePath = remotePath
+            self.takenNote = takenNote
+            self.noteIsAbout = fingerprint
         }
     }
 
@@ -32,7 +38,8 @@ extension Intake {
                 let fingerprint = FileFingerprint(st)
                 good.append((index, fingerprint, NewTransfer(direction: .upload, origin: origin, accountID: account.id, localPath: item.file.absolute(),
                                                 remotePath: RemotePath.normalize(item.remotePath), bytesTotal: fingerprint.size,
-                                                fingerprint: fingerprint, changeTime: st.st_ctim.nanoseconds, watchRule: watchRule)))
+                                                fingerprint: fingerprint, changeTime: st.st_ctim.nanoseconds, watchRule: watchRule,
+                                                takenNote: item.noteIsAbout == fingerprint ? item.takenNote : nil)))
             }
         }
         let ids = try store.enqueue(good.map(\.transfer))

@@ -47,6 +47,9 @@ public struct Transfer: Sendable, Equatable {
     public var replacesETag: String?
     /// The server's ETag of the version this row downloaded, or made (an upload).
     public var versionETag: String?
+    /// Uploads a watch rule queued: why the file was taken as it was after waiting for it to
+    /// be finished (`FoundFile.takenAsItIs`), so the person knows the copy may be damaged.
+    public var takenNote: String?
 
     public init(id: Int64, direction: Direction, origin: Origin = .manual, accountID: Int64 = 1, accountName: String = "",
                 localPath: LocalPath, remotePath: String, state: TransferState = .queued, reason: Reason? = nil,
@@ -56,7 +59,7 @@ public struct Transfer: Sendable, Equatable {
                 cancelRequested: Bool = false, ignoreRules: Bool = false, watchRule: String? = nil,
                 counters: ResumeCounters = ResumeCounters(), createdAt: Int64 = 0, startedAt: Int64? = nil,
                 completedAt: Int64? = nil, paused: Bool = false, finishing: Bool = false, verifiedAt: Int64? = nil,
-                newVersionOf: String? = nil, replacesETag: String? = nil, versionETag: String? = nil) {
+                newVersionOf: String? = nil, replacesETag: String? = nil, versionETag: String? = nil, takenNote: String? = nil) {
         self.id = id; self.direction = direction; self.origin = origin; self.accountID = accountID
         self.accountName = accountName; self.localPath = localPath; self.remotePath = remotePath; self.state = state
         self.reason = reason; self.attempts = attempts; self.nextAttemptAt = nextAttemptAt; self.bytesDone = bytesDone
@@ -66,6 +69,7 @@ public struct Transfer: Sendable, Equatable {
         self.counters = counters; self.createdAt = createdAt; self.startedAt = startedAt; self.completedAt = completedAt
         self.paused = paused; self.finishing = finishing; self.verifiedAt = verifiedAt
         self.newVersionOf = newVersionOf; self.replacesETag = replacesETag; self.versionETag = versionETag
+        self.takenNote = takenNote
     }
 
     /// The name a person recognises.

@@ -122,7 +122,9 @@ extension QueueStore {
         var args: [SQLValue] = []
         for (column, value) in Self.reasonColumns(note) { sql += ", \(column) = ?"; args.append(value) }
         if let fingerprint {
-            sql += ", " + FileFingerprint.transferAssignments
+            // Another version of the file: what the watch rule said of the one it took is not
+            // about this one.
+            sql += ", \(FileFingerprint.transferAssignments), taken_note = NULL"
             args += fingerprint.columnValues
         }
         if let bytesTotal { sql += ", bytes_total = ?"; args.append(.int(bytesTotal)) }

@@ -149,13 +149,14 @@ extension QueueStore {
     }
 
     /// The file of an upload that waits and never started changed: the row takes the file
-    /// as it is now (its fingerprint, size and remote path), so one row stays one upload.
+    /// as it is now (its fingerprint, size and remote path, and why it was taken as it was, if
+    /// it was: `Transfer.takenNote`), so one row stays one upload.
     /// False when the row started meanwhile; then the upload's own checks see the change.
-    public func updateWaitingUpload(_ id: Int64, fingerprint: FileFingerprint, remotePath: String) throws -> Bool {
+    public func updateWaitingUpload(_ id: Int64, fingerprint: FileFingerprint, remotePath: String, takenNote: String? = nil) throws -> Bool {
         try database.run("""
-            UPDATE transfers SET \(FileFingerprint.transferAssignments), bytes_total = ?, remote_path = ?, sha256 = NULL
+            UPDATE transfers SET \(FileFingerprint.transferAssignments), bytes_total = ?, remote_path = ?, sha256 = NULL, taken_note = ?
             WHERE id = ? AND state IN \(TransferState.sql(.queued, .retrying)) AND checkpoint_offset = 0 AND upload_url IS NULL AND finishing = 0
-            """, fingerprint.columnValues + [.int(fingerprint.size), .text(RemotePath.normalize(remotePath)), .int(id)]) == 1
+            """, fingerprint.columnValues + [.int(fingerprint.size), .text(RemotePath.normalize(remotePath)), .optionalText(takenNote), .int(id)]) == 1
     }
 
     /// Copies of `rule` that waited on an upload that failed, is gone, or completed with

@@ -137,15 +137,15 @@ public final class QueueStore: Sendable {
                 try database.run("""
                     INSERT INTO transfers (direction, origin, lane, account_id, local_path, remote_path, state, bytes_total,
                         fp_device, fp_inode, fp_size, fp_mtime_ns, queued_ctime_ns, ignore_rules, watch_rule, created_at, new_version_of,
-                        replaces_etag, track_edits, reason_code, reason_message, reason_action)
-                    VALUES (?, ?, ?, ?, ?, ?, \(TransferState.queued.sql), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        replaces_etag, track_edits, taken_note, reason_code, reason_message, reason_action)
+                    VALUES (?, ?, ?, ?, ?, ?, \(TransferState.queued.sql), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [
                         .text(item.direction.rawValue), .text(item.origin.rawValue), .int(item.origin.lane), .int(item.accountID),
                         .blob(item.localPath.bytes), .text(item.remotePath), .int(item.bytesTotal),
                     ] + FileFingerprint.columnValues(item.fingerprint) + [.optionalInt(item.changeTime),
                         .int(item.ignoreRules ? 1 : 0), .optionalText(item.watchRule), .int(now),
                         .optionalText(item.newVersion ? item.remotePath : nil), .optionalText(item.replacesETag),
-                        .int(item.tracksEdits ? 1 : 0),
+                        .int(item.tracksEdits ? 1 : 0), .optionalText(item.takenNote),
                     ] + note)
                 ids.append(database.lastInsertRowID)
             }
@@ -163,6 +163,7 @@ public final class QueueStore: Sendable {
         "upload_expires_at", "fp_device", "fp_inode", "fp_size", "fp_mtime_ns", "checkpoint_offset", "hash_state", "sha256",
         "etag", "cancel_requested", "ignore_rules", "watch_rule", "resumed_at", "bytes_read", "bytes_hashed", "created_at",
         "started_at", "completed_at", "paused", "finishing", "verified_at", "new_version_of", "replaces_etag", "version_etag",
+        "taken_note",
     ]
 
     static let columns = (transferColumns.map { "t.\($0) AS \($0)" } + ["a.name AS account_name"]).joined(separator: ", ")
@@ -177,7 +178,7 @@ public final class QueueStore: Sendable {
         let uploadURL, uploadExpiresAt, fpDevice, fpInode, fpSize, fpMtime, checkpointOffset, hashState: Int32
         let sha256, etag, cancelRequested, ignoreRules, watchRule, resumedAt, bytesRead, bytesHashed: Int32
         let createdAt, startedAt, completedAt, paused, finishing, verifiedAt, newVersionOf, replacesETag: Int32
-        let versionETag: Int32
+        let versionETag, takenNote: Int32
 
         init(_ r: Row) throws(DatabaseError) {
             id = try r.column("id")
@@ -221,6 +222,7 @@ public final class QueueStore: Sendable {
             newVersionOf = try r.column("new_version_of")
             replacesETag = try r.column("replaces_etag")
             versionETag = try r.column("version_etag")
+            takenNote = try r.column("taken_note")
         }
     }
 
@@ -250,7 +252,7 @@ public final class QueueStore: Sendable {
             createdAt: r.int64(at.createdAt), startedAt: r.optionalInt64(at.startedAt), completedAt: r.optionalInt64(at.completedAt),
             paused: r.int(at.paused) != 0, finishing: r.int(at.finishing) != 0, verifiedAt: r.optionalInt64(at.verifiedAt),
             newVersionOf: r.optionalText(at.newVersionOf), replacesETag: r.optionalText(at.replacesETag),
-            versionETag: r.optionalText(at.versionETag))
+            versionETag: r.optionalText(at.versionETag), takenNote: r.optionalText(at.takenNote))
     }
 
     public func transfer(id: Int64) throws -> Transfer? {
@@ -336,14 +338,18 @@ public struct NewTransfer: Sendable {
     /// Uploads: the file's `st_ctime` (nanoseconds, the file system's clock) from the same
     /// look as `fingerprint` (see `QueueStore.queuedChangeTime`).
     public var changeTime: Int64?
+    /// Uploads a watch rule queued: see `Transfer.takenNote`.
+    public var takenNote: String?
 
     public init(direction: Direction, origin: Origin, accountID: Int64, localPath: LocalPath, remotePath: String,
                 bytesTotal: Int64 = 0, fingerprint: FileFingerprint? = nil, changeTime: Int64? = nil, ignoreRules: Bool = false,
-                watchRule: String? = nil, replacesETag: String? = nil, newVersion: Bool = false, tracksEdits: Bool = false) {
+                watchRule: String? = nil, replacesETag: String? = nil, newVersion: Bool = false, tracksEdits: Bool = false,
+                takenNote: String? = nil) {
         self.direction = direction; self.origin = origin; self.accountID = accountID; self.localPath = localPath
         self.remotePath = remotePath; self.bytesTotal = bytesTotal; self.fingerprint = fingerprint; self.changeTime = changeTime
         self.ignoreRules = ignoreRules; self.watchRule = watchRule
         self.newVersion = newVersion || replacesETag != nil; self.replacesETag = replacesETag; self.tracksEdits = tracksEdits
+        self.takenNote = takenNote
     }
 }
 

@@ -331,6 +331,11 @@ public enum Schema {
         """
         ALTER TABLE watch_rules ADD COLUMN waiting TEXT;
         """,
+        // 20: why a watch rule took a file as it was after waiting for it to be finished (a
+        // photo that stayed cut short, one a program kept open), shown with the row.
+        """
+        ALTER TABLE transfers ADD COLUMN taken_note TEXT;
+        """,
     ]
 
     public static var latest: Int { migrations.count }

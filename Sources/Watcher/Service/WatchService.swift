@@ -16,6 +16,9 @@ public final class WatchService: Sendable {
         public var sysfsRoot = "/sys"
         /// Watched for cards and disks coming and going; nil to not watch it.
         public var mountTable: String? = "/proc/self/mountinfo"
+        /// How long a file that looks unfinished waits before it is taken as it is (see
+        /// `WatcherSettings.unfinishedWait`; tests wait less).
+        public var unfinishedWait: Duration = .seconds(600)
         /// Rung whenever new uploads were queued.
         public var wake: @Sendable () -> Void
 

@@ -82,7 +82,8 @@ extension WatchWorker {
             }
         }
         guard !planned.isEmpty || !copies.isEmpty || !revisions.isEmpty else { return }
-        let items = planned.map { Intake.PlannedUpload(file: $0.file.path, remotePath: remotePath(for: $0.file, rule: run.rule)) }
+        let items = planned.map { Intake.PlannedUpload(file: $0.file.path, remotePath: remotePath(for: $0.file, rule: run.rule), takenNote: $0.file.takenAsItIs,
+                                                                about: $0.file.fingerprint) }
         // The account went away meanwhile (`account remove`): the rule waits for one, and
         // these files, not recorded, are found again when it runs.
         guard let account = try store.account(id: run.account.id) else {
@@ -208,7 +209,8 @@ extension WatchWorker {
         switch revision {
         case .waitingUpload(let file, let transferID):
             var released: [LocalPath] = []
-            if try store.updateWaitingUpload(transferID, fingerprint: file.fingerprint, remotePath: remotePath(for: file, rule: rule)) {
+            if try store.updateWaitingUpload(transferID, fingerprint: file.fingerprint, remotePath: remotePath(for: file, rule: rule),
+                                            takenNote: file.takenAsItIs) {
                 Log.info("rule \(rule.id): \(file.path.display) changed while its upload waited; that upload takes it as it is now")
                 // Copies of what the file was would wait for an upload that no longer sends
                 // it. Taken again, each is sent itself, or waits again if the new version

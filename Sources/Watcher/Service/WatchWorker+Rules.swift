@@ -105,6 +105,7 @@ extension WatchWorker {
             let ruleMemory = RuleMemory(taken: taken, baselining: baselining)
             var settings = rule.watcherSettings
             settings.mountTable = options.mountTable
+            settings.unfinishedWait = options.unfinishedWait
             let watcher = FolderWatcher(settings: settings, taken: ruleMemory,
                                         handler: Self.handler(rule: rule.id, folder: rule.folder, memory: ruleMemory, inbox: inbox,
                                                                       presence: presence))

@@ -12,6 +12,12 @@ public struct FoundFile: Sendable, Equatable {
     /// How it was noticed: an inotify event, or a scan (at start, after an overflow, in a
     /// new folder, or periodically while out of watches).
     public var noticedBy: NoticedBy
+    /// Why it is handed over as it is though it did not look finished: it stayed cut short,
+    /// or a program kept it open for writing, for the whole wait (`unfinishedWait`), e.g.
+    /// "taken as it was after 10 min, though it ends before the picture's end marker (a copy
+    /// interrupted?): what is sent may be damaged". Nil
+    /// for a file that looked finished.
+    public var takenAsItIs: String?
 
     public enum NoticedBy: String, Sendable, Equatable {
         case event, scan

@@ -75,13 +75,14 @@ extension WatchLoop {
     /// short: the resumed copy then replaces it, and only the whole file is taken. One that
     /// stays so for `unfinishedWait` is taken as it is, so that a damaged photo is still
     /// backed up.
-    private func waitsToBeWhole(_ file: FileBytes, _ info: MediaInfo, _ candidate: Settler.Settled) -> String? {
+    private func waitsToBeWhole(_ file: FileBytes, _ info: MediaInfo, _ candidate: Settler.Settled, asItIs: inout String?) -> String? {
         let (path, fingerprint) = (candidate.path, candidate.fingerprint)
         guard let why = MediaCompleteness.cutShort(info.format, in: file) else { return nil }
         let (since, first, forGood) = Self.since(fingerprint, in: &cutShort, now: clock.now, wait: settings.unfinishedWait)
         if forGood {
             cutShort[fingerprint] = nil
             Log.warning("watching \(root.display): \(path.display) is taken as it is, though \(why): it has stayed so for \(Self.words(settings.unfinishedWait))")
+            asItIs = "taken as it was after \(Self.words(settings.unfinishedWait)), though \(why): what is sent may be damaged"
             return nil
         }
         if first {
@@ -156,6 +157,7 @@ extension WatchLoop {
             break
         }
         let info: MediaInfo?
+        var asItIs: String?
         do {
             let file = try FileBytes(path)
             guard file.fingerprint == fingerprint else {
@@ -182,7 +184,7 @@ extension WatchLoop {
                     holdBack(path, .openForWriting, since: heldOpen[fingerprint], waited)
                     return
                 }
-                if writer == .nobody, let why = waitsToBeWhole(file, info, candidate) {
+                if writer == .nobody, let why = waitsToBeWhole(file, info, candidate, asItIs: &asItIs) {
                     holdBack(path, .notWhole(why), since: cutShort[fingerprint], waited)
                     return
                 }
@@ -190,6 +192,7 @@ extension WatchLoop {
             if writer == .someoneIdle {
                 heldOpen[fingerprint] = nil
                 Log.warning("watching \(root.display): \(path.display) is taken though a program still has it open for writing: it has not changed for \(Self.words(settings.unfinishedWait))")
+                asItIs = "taken though a program still had it open for writing, unchanged for \(Self.words(settings.unfinishedWait)): what is sent may not be whole"
             }
         } catch {
             if error.errno == ENOENT {
@@ -218,7 +221,7 @@ extension WatchLoop {
         counters.found += 1
         counters.lastFound = path
         handler(.found(FoundFile(path: path, relativePath: path.relative(to: root), fingerprint: fingerprint,
-                                 media: info, noticedBy: candidate.noticedBy)))
+                                 media: info, noticedBy: candidate.noticedBy, takenAsItIs: asItIs)))
         forgetDeliveredOnceRemembered()
     }
 
