@@ -15,7 +15,8 @@ through it, so a client's own ceiling shows rather than a real server's:
 HTTP/1.1 with keep-alive, one thread per connection, raw sockets. A body is taken with
 recv(MSG_TRUNC), with which Linux drops TCP data in the kernel instead of copying it out,
 so the sink takes as little as it can of the cores the client it measures needs (copying
-1 GiB out cost it about a third of a core's second per GiB). Authentication is ignored. Chunked bodies are refused (400), like the
+it out, the sink took 0.25 s of CPU per GiB beside the agent, 0.20 s now, and curl's own
+send of 1 GiB into it 0.71 s, 0.46 s now). Authentication is ignored. Chunked bodies are refused (400), like the
 reference server. Loopback only by default.
 
     python3 scripts/tus_sink.py [--host 127.0.0.1] [--port 0]
