@@ -205,6 +205,41 @@ struct WatchMemoryTests {
         #expect(try store.transfer(id: ids[1])?.fingerprint == nil)
     }
 
+    @Test("why a file was taken as it was stays with the version it is about: another version of the file takes the row without it")
+    func takenNoteFollowsTheVersion() throws {
+        let (store, account) = try makeStore()
+        let note = "taken as it was after 10 min, though it ends before the picture's end marker (a copy interrupted?): what is sent may be damaged"
+        var planned = upload(account, "/c/a.jpg", rule: "cam")
+        planned.takenNote = note
+        let id = try store.enqueue([planned])[0]
+        #expect(try store.transfer(id: id)?.takenNote == note)
+        #expect(try store.updateWaitingUpload(id, fingerprint: Self.fingerprint(7), remotePath: "/Photos/a.jpg"))
+        #expect(try store.transfer(id: id)?.takenNote == nil, "the whole copy saved over it needs no note")
+        #expect(try store.updateWaitingUpload(id, fingerprint: Self.fingerprint(8), remotePath: "/Photos/a.jpg", takenNote: note))
+        #expect(try store.transfer(id: id)?.takenNote == note)
+        // The upload found the file changed when it started, and sends it again from the start.
+        try store.start(id, resumedAt: 0)
+        try store.restartFromZero(id, note: Reason(.sourceChanged), fingerprint: Self.fingerprint(9))
+        #expect(try store.transfer(id: id)?.takenNote == nil, "the note was about the version before")
+
+        // Local Drive: an edit saved into a downloaded file, taken though its program still had it open.
+        let drive = TemporaryFolder("iu-ld")
+        let file = try drive.file("report.odt", bytes: Array("first".utf8))
+        let download = try store.enqueue([NewTransfer(direction: .download, origin: .manual, accountID: account.id, localPath: LocalPath(file),
+                                                      remotePath: "/Docs/report.odt", tracksEdits: true)])[0]
+        try store.start(download, resumedAt: 0)
+        try store.recordDownloadedFile(download, sha256: "aa", bytes: 5, etag: "\"v1\"", placed: FileFingerprint.ofRegularFile(notFollowing: LocalPath(file)))
+        try store.complete(download, sha256: "aa", bytes: 5)
+        let tracked = try #require(try store.localDriveFile(at: LocalPath(file)))
+        let open = "taken though a program still had it open for writing, unchanged for 10 min: what is sent may not be whole"
+        let version = try store.queueNewVersion(of: tracked, as: Self.fingerprint(10), takenNote: open)
+        let made = try store.transfer(id: version.id)
+        #expect(version.isNew && made?.takenNote == open)
+        let again = try store.queueNewVersion(of: tracked, as: Self.fingerprint(11))
+        #expect(!again.isNew && again.id == version.id)
+        #expect(try store.transfer(id: version.id)?.takenNote == nil, "the save after it was closed needs no note")
+    }
+
     @Test("a copy waits on its original's upload: done when that completes, to be sent when it fails or its row goes")
     func copiesWaitOnTheirOriginal() throws {
         let (store, account) = try makeStore()

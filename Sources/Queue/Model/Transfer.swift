@@ -47,8 +47,9 @@ public struct Transfer: Sendable, Equatable {
     public var replacesETag: String?
     /// The server's ETag of the version this row downloaded, or made (an upload).
     public var versionETag: String?
-    /// Uploads a watch rule queued: why the file was taken as it was after waiting for it to
-    /// be finished (`FoundFile.takenAsItIs`), so the person knows the copy may be damaged.
+    /// Uploads a watch rule or Local Drive queued: why the file was taken as it was after
+    /// waiting for it to be finished (`FoundFile.takenAsItIs`), so the person knows the copy
+    /// may be damaged or not whole.
     public var takenNote: String?
 
     public init(id: Int64, direction: Direction, origin: Origin = .manual, accountID: Int64 = 1, accountName: String = "",

@@ -223,10 +223,12 @@ extension QueueStore {
     /// it as a conflicted copy): a row for it that has not started yet takes the new
     /// fingerprint; one that has started notices the change itself, and what it does not
     /// send is looked at again once it completes (`LocalDriveWatch.versionSent`). A failed
-    /// one stays as it failed, and the new save goes in a row of its own. Returns the row's
-    /// id, and whether it is new.
+    /// one stays as it failed, and the new save goes in a row of its own. `takenNote` says
+    /// why the save was taken as it was (see `Transfer.takenNote`). Returns the row's id,
+    /// and whether it is new.
     @discardableResult
-    public func queueNewVersion(of file: LocalDriveFile, as fingerprint: FileFingerprint) throws -> (id: Int64, isNew: Bool) {
+    public func queueNewVersion(of file: LocalDriveFile, as fingerprint: FileFingerprint,
+                                takenNote: String? = nil) throws -> (id: Int64, isNew: Bool) {
         // Only an edit of this download's file: one of a file deleted before it was put
         // there, still being sent, would send this save as that file's new version.
         let since = "AND t.created_at >= coalesce((SELECT completed_at FROM transfers WHERE id = \(file.downloadID)), 0)"
@@ -240,14 +242,14 @@ extension QueueStore {
             if let unfinished {
                 if unfinished.waiting {
                     try database.run("""
-                        UPDATE transfers SET \(FileFingerprint.transferAssignments), bytes_total = ? WHERE id = ?
-                        """, fingerprint.columnValues + [.int(fingerprint.size), .int(unfinished.id)])
+                        UPDATE transfers SET \(FileFingerprint.transferAssignments), bytes_total = ?, taken_note = ? WHERE id = ?
+                        """, fingerprint.columnValues + [.int(fingerprint.size), .optionalText(takenNote), .int(unfinished.id)])
                 }
                 return (unfinished.id, false)
             }
             let id = try enqueue([NewTransfer(direction: .upload, origin: .manual, accountID: file.accountID, localPath: file.localPath,
                                               remotePath: file.remotePath, bytesTotal: fingerprint.size, fingerprint: fingerprint,
-                                              replacesETag: file.etag, newVersion: true)])[0]
+                                              replacesETag: file.etag, newVersion: true, takenNote: takenNote)])[0]
             return (id, true)
         }
     }

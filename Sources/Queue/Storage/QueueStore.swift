@@ -338,7 +338,7 @@ public struct NewTransfer: Sendable {
     /// Uploads: the file's `st_ctime` (nanoseconds, the file system's clock) from the same
     /// look as `fingerprint` (see `QueueStore.queuedChangeTime`).
     public var changeTime: Int64?
-    /// Uploads a watch rule queued: see `Transfer.takenNote`.
+    /// Uploads a watch rule or Local Drive queued: see `Transfer.takenNote`.
     public var takenNote: String?
 
     public init(direction: Direction, origin: Origin, accountID: Int64, localPath: LocalPath, remotePath: String,

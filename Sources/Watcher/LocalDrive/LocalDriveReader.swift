@@ -158,7 +158,7 @@ final class LocalDriveReader: Sendable {
                 Log.info("Local Drive: \(found.path.display) was saved with the bytes it had; nothing to send")
                 return false
             }
-            let (id, isNew) = try store.queueNewVersion(of: tracked, as: found.fingerprint)
+            let (id, isNew) = try store.queueNewVersion(of: tracked, as: found.fingerprint, takenNote: found.takenAsItIs)
             Log.info("Local Drive: \(found.path.display) changed; " + (isNew ? "queued as #\(id)" : "#\(id) takes it")
                      + ", the new version of \(tracked.remotePath)")
             return true
