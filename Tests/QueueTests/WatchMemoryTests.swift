@@ -217,8 +217,12 @@ struct WatchMemoryTests {
         #expect(try store.transfer(id: id)?.takenNote == nil, "the whole copy saved over it needs no note")
         #expect(try store.updateWaitingUpload(id, fingerprint: Self.fingerprint(8), remotePath: "/Photos/a.jpg", takenNote: note))
         #expect(try store.transfer(id: id)?.takenNote == note)
-        // The upload found the file changed when it started, and sends it again from the start.
+        // Its upload on the server lost (expired, or the name taken since): the same version
+        // is sent again from the start, and keeps its note.
         try store.start(id, resumedAt: 0)
+        try store.restartFromZero(id, note: Reason(.uploadExpired), fingerprint: Self.fingerprint(8))
+        #expect(try store.transfer(id: id)?.takenNote == note, "the same bytes go again")
+        // The upload found the file changed when it started, and sends it again from the start.
         try store.restartFromZero(id, note: Reason(.sourceChanged), fingerprint: Self.fingerprint(9))
         #expect(try store.transfer(id: id)?.takenNote == nil, "the note was about the version before")
 

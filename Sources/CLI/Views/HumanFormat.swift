@@ -98,7 +98,8 @@ public enum HumanFormat {
     }
 
     private static func components(_ milliseconds: Int64, _ timeZone: TimeZone?) -> DateComponents {
-        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        // Rounded down, also for the earliest moment a corrupt row can hold.
+        let seconds = milliseconds >= 0 ? milliseconds / 1000 : -(-(milliseconds + 1) / 1000) - 1
         let date = Date(timeIntervalSince1970: TimeInterval(seconds))
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone ?? .system(at: date)

@@ -166,7 +166,7 @@ public struct QueueView: Sendable {
         case .completed: detail = [completedLine(row)]
         }
         if let note = row.versionNote { detail.append(note) }
-        for note in row.notes { detail.append("note: " + note) }
+        for note in row.shownNotes { detail.append("note: " + note) }
         return detail
     }
 

@@ -28,7 +28,11 @@ extension Transfer {
 
     /// What the person should know that is not a reason: the name the server stores
     /// (`nameNote`), and why a watch rule took the file as it was (`Transfer.takenNote`).
-    var notes: [String] { [nameNote, takenNote.map(DisplayText.escape)].compactMap(\.self) }
+    /// As text, for JSON; `shownNotes` for a terminal.
+    var notes: [String] { [nameNote, takenNote].compactMap(\.self) }
+
+    /// `notes` with control characters escaped (a name in `nameNote` is escaped already).
+    var shownNotes: [String] { notes.map(DisplayText.escapeControls) }
 
     /// For a new version of a file on the server (a downloaded file edited here): which file,
     /// or, once the server's copy turned out changed, where this version went instead.

@@ -31,7 +31,7 @@ public enum TransferDetail {
             }
         }
         add("version", t.versionNote)
-        for note in t.notes { add("note", note) }
+        for note in t.shownNotes { add("note", note) }
         add("progress", progressText(t, speed: speed))
         add("checkpoint", "byte \(DisplayText.grouped(t.checkpoint.offset))"
             + (t.checkpoint.hashState != nil ? ", with the SHA-256 state up to there" : ""))

@@ -123,9 +123,10 @@ extension QueueStore {
         for (column, value) in Self.reasonColumns(note) { sql += ", \(column) = ?"; args.append(value) }
         if let fingerprint {
             // Another version of the file: what the watch rule said of the one it took is not
-            // about this one.
-            sql += ", \(FileFingerprint.transferAssignments), taken_note = NULL"
-            args += fingerprint.columnValues
+            // about this one (the same version sent again keeps it). SET reads the row as it was.
+            sql += ", taken_note = CASE WHEN \(FileFingerprint.matching()) THEN taken_note END, "
+                + FileFingerprint.transferAssignments
+            args += fingerprint.columnValues + fingerprint.columnValues
         }
         if let bytesTotal { sql += ", bytes_total = ?"; args.append(.int(bytesTotal)) }
         try database.run(sql + " WHERE id = ?", args + [.int(id)])

@@ -331,8 +331,8 @@ public enum Schema {
         """
         ALTER TABLE watch_rules ADD COLUMN waiting TEXT;
         """,
-        // 20: why a watch rule took a file as it was after waiting for it to be finished (a
-        // photo that stayed cut short, one a program kept open), shown with the row.
+        // 20: why a watch rule (or Local Drive) took a file as it was after waiting for it to
+        // be finished (a photo that stayed cut short, one a program kept open), shown with the row.
         """
         ALTER TABLE transfers ADD COLUMN taken_note TEXT;
         """,
