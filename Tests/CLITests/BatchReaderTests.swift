@@ -41,6 +41,35 @@ struct BatchReaderTests {
         }
     }
 
+    @Test("status names the batch's files taken as they were (three, then how many more), not last week's, and still says all done")
+    func takenAsItWas() throws {
+        let q = try Scratch()
+        let note = "taken as it was after 10 min, though it ends before the picture's end marker (a copy interrupted?): what is sent may be damaged"
+        func noted(_ ids: [Int64]) throws {
+            for id in ids { try q.store.database.run("UPDATE transfers SET taken_note = ? WHERE id = ?", [.text(note), .int(id)]) }
+        }
+        let old = try q.enqueue([1_000])
+        try noted(old)
+        try q.complete(old[0], bytes: 1_000)
+        try q.age(old[0], minutes: 60 * 24 * 7)
+        let batch = try q.enqueue([1_000, 1_000, 1_000, 1_000, 1_000, 1_000])
+        try noted([batch[1]])
+        for id in batch { try q.complete(id, bytes: 1_000) }
+
+        var figures = try BatchReader.read(q.store, agentRunning: true)
+        #expect(figures.takenAsItWas == 1 && figures.takenAsItWasFirst.map(\.id) == [batch[1]], "last week's is not this batch's")
+        #expect(StatusLine.render(figures, agentRunning: true) == "all done: 6 files, 6.0 kB\n#\(batch[1]) f1: " + note)
+
+        try noted(Array(batch[2...]))
+        figures = try BatchReader.read(q.store, agentRunning: true)
+        let lines = StatusLine.render(figures, agentRunning: true).split(separator: "\n").map(String.init)
+        #expect(lines.count == 5 && lines[1...3].allSatisfy { $0.hasSuffix(": " + note) }, "\(lines)")
+        #expect(lines.last == "and 2 more files taken as they were (`instant-upload queue` gives each one's note)")
+        let json = StatusJSON(summary: try q.store.summary(), batch: figures, agentPID: 1)
+        #expect(json.takenAsItWasCount == 5 && json.takenAsItWas.map(\.id) == Array(batch[1...3]) && json.takenAsItWas.first?.note == note)
+        #expect(json.takenAsItWas.first?.path == "/tmp/f1")
+    }
+
     @Test("the batch is the rows since the queue was last idle: last week's finished work is not counted")
     func sinceIdle() throws {
         let q = try Scratch()

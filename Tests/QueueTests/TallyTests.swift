@@ -120,7 +120,7 @@ struct TallyTests {
                 DROP INDEX transfers_by_watch_rule; CREATE INDEX transfers_by_watch_rule ON transfers (watch_rule, state);
                 DROP INDEX transfers_ready; DROP INDEX transfers_held; ALTER TABLE transfers DROP COLUMN held_by; DROP INDEX transfers_retrying;
                 DROP TABLE mount_points; ALTER TABLE transfers DROP COLUMN queued_ctime_ns; ALTER TABLE watch_rules DROP COLUMN waiting;
-                ALTER TABLE transfers DROP COLUMN taken_note;
+                DROP INDEX transfers_taken_note; ALTER TABLE transfers DROP COLUMN taken_note;
                 PRAGMA user_version = 11
                 """)
         }

@@ -34,6 +34,9 @@ public enum BatchReader {
             // A download of unknown size may have moved more than its total says.
             figures.bytesDone = min(batch.bytesDone, batch.bytesTotal)
             figures.bytesLeft = max(0, figures.bytesTotal - figures.bytesDone - batch.bytesLeftFailed)
+            let taken = try store.takenAsItWas(idsFrom: firstID, limit: StatusLine.namedPerKind)
+            figures.takenAsItWas = taken.count
+            figures.takenAsItWasFirst = taken.first.map { BatchFigures.TakenAsItWas(id: $0.id, path: $0.path, note: $0.note) }
         }
         if agentRunning, figures.uploading + figures.downloading > 0,
            let stored = try store.agentValue(rateKey), let rate = Double(stored), rate.isFinite, rate >= 0 {

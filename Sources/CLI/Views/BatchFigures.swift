@@ -1,3 +1,4 @@
+import Platform
 import Queue
 
 /// The work in flight since the queue was last idle (the batch), and what holds it: the
@@ -29,6 +30,18 @@ public struct BatchFigures: Sendable, Equatable {
     public var bytesLeft: Int64 = 0
     /// Bytes per second over the last seconds, as the agent measured it; nil when unknown.
     public var rate: Double?
+    /// The batch's files a watch rule (or Local Drive) took as they were after waiting for
+    /// them to be finished (`Transfer.takenNote`): how many, and the first few.
+    public var takenAsItWas = 0
+    public var takenAsItWasFirst: [TakenAsItWas] = []
+
+    public struct TakenAsItWas: Sendable, Equatable {
+        public var id: Int64
+        public var path: LocalPath
+        public var note: String
+
+        public init(id: Int64, path: LocalPath, note: String) { self.id = id; self.path = path; self.note = note }
+    }
 
     public init() {}
 

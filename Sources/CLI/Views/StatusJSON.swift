@@ -22,6 +22,17 @@ public struct StatusJSON: Codable, Sendable, Equatable {
     public var watchTroubles: [WatchTrouble]
     /// Files watch rules hold back for now (still open for writing, not whole).
     public var watchWaiting: [WatchWaiting]
+    /// The batch's files taken as they were after waiting for them to be finished (see
+    /// `Transfer.takenNote`): the first few, and how many in all.
+    public var takenAsItWas: [TakenAsItWas]
+    public var takenAsItWasCount: Int
+
+    /// One such file: its item's number, its path, and why.
+    public struct TakenAsItWas: Codable, Sendable, Equatable {
+        public var id: Int64
+        public var path: String
+        public var note: String
+    }
 
     /// One file a watch rule holds back; `since` and `until` in ISO 8601, UTC.
     public struct WatchWaiting: Codable, Sendable, Equatable {
@@ -121,6 +132,8 @@ public struct StatusJSON: Codable, Sendable, Equatable {
         case agentPID = "agent_pid"
         case watchTroubles = "watch_troubles"
         case watchWaiting = "watch_waiting"
+        case takenAsItWas = "taken_as_it_was"
+        case takenAsItWasCount = "taken_as_it_was_count"
     }
 
     /// The counts of `summary` and the figures of `batch`; `agentPID` is the agent that
@@ -136,6 +149,8 @@ public struct StatusJSON: Codable, Sendable, Equatable {
         self.agentPID = agentPID
         directions = Directions(upload: Counts(summary, .upload), download: Counts(summary, .download))
         self.batch = Batch(batch)
+        takenAsItWas = batch.takenAsItWasFirst.map { TakenAsItWas(id: $0.id, path: $0.path.text, note: $0.note) }
+        takenAsItWasCount = batch.takenAsItWas
         self.watchTroubles = watchTroubles
         self.watchWaiting = watchWaiting.flatMap { rule, held in
             held.files.map { WatchWaiting(rule: rule, code: $0.code, path: $0.path, message: $0.message,
@@ -160,5 +175,7 @@ public struct StatusJSON: Codable, Sendable, Equatable {
         try c.encode(batch, forKey: .batch)
         try c.encode(watchTroubles, forKey: .watchTroubles)
         try c.encode(watchWaiting, forKey: .watchWaiting)
+        try c.encode(takenAsItWas, forKey: .takenAsItWas)
+        try c.encode(takenAsItWasCount, forKey: .takenAsItWasCount)
     }
 }

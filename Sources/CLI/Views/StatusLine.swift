@@ -24,10 +24,25 @@ public enum StatusLine {
         }
         lines += watchTroubles.map { "watch " + $0 }
         lines += watchWaiting.map { "watch " + $0 }
+        lines += takenAsItWasLines(batch)
         if !agentRunning {
             lines.append("the agent is not running: start it with `instant-upload run`")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// How many files of a kind `status` names before it counts the rest.
+    static let namedPerKind = 3
+
+    /// `#17 IMG_0042.jpg: taken as it was after 10 min, though …: what is sent may be damaged`,
+    /// for the first few of the batch, then how many more.
+    static func takenAsItWasLines(_ b: BatchFigures) -> [String] {
+        var lines = b.takenAsItWasFirst.map { "#\($0.id) \($0.path.lastComponent.display): \(DisplayText.escapeControls($0.note))" }
+        let more = b.takenAsItWas - lines.count
+        if more > 0 {
+            lines.append("and \(n(more)) more \(more == 1 ? "file" : "files") taken as \(more == 1 ? "it was" : "they were") (`instant-upload queue` gives each one's note)")
+        }
+        return lines
     }
 
     static func headline(_ b: BatchFigures) -> String {

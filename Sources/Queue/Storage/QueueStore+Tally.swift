@@ -1,3 +1,5 @@
+import Platform
+
 /// Counts and sums over the rows without reading them all.
 ///
 /// `transfer_tally` (schema 12) keeps, per 1,024 IDs (a bucket) and per direction, state,
@@ -89,6 +91,20 @@ extension QueueStore {
 
     /// Sums over the rows whose IDs are at least `low` and below `high` (nil: no end), in
     /// `states` (nil: any).
+    /// The rows from `low` on whose file was taken as it was (`Transfer.takenNote`): how many,
+    /// and the first `limit` of them (number, file, note), read from their own index.
+    public func takenAsItWas(idsFrom low: Int64, limit: Int) throws -> (count: Int, first: [(id: Int64, path: LocalPath, note: String)]) {
+        let count = try database.query("""
+            SELECT count(*) FROM transfers INDEXED BY transfers_taken_note WHERE taken_note IS NOT NULL AND id >= ?
+            """, [.int(low)]) { $0.int(0) }.first ?? 0
+        guard count > 0 else { return (0, []) }
+        let first = try database.query("""
+            SELECT id, local_path, taken_note FROM transfers INDEXED BY transfers_taken_note WHERE taken_note IS NOT NULL AND id >= ?
+            ORDER BY id LIMIT ?
+            """, [.int(low), .int(Int64(limit))]) { r in (id: try r.int64("id"), path: LocalPath(bytes: try r.blob("local_path")), note: try r.text("taken_note")) }
+        return (count, first)
+    }
+
     public func sums(idsFrom low: Int64, below high: Int64? = nil, states: [TransferState]? = nil) throws -> RowSums {
         let low = max(low, 0)
         if let high, high <= low { return RowSums() }

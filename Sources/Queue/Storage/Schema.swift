@@ -336,6 +336,10 @@ public enum Schema {
         """
         ALTER TABLE transfers ADD COLUMN taken_note TEXT;
         """,
+        // 21: `status` names the batch's files taken as they were without reading the batch.
+        """
+        CREATE INDEX transfers_taken_note ON transfers (id) WHERE taken_note IS NOT NULL;
+        """,
     ]
 
     public static var latest: Int { migrations.count }
