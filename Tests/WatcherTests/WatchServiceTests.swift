@@ -292,41 +292,34 @@ extension FolderWatcherTests {
             func status() throws -> [RuleTrouble] {
                 RuleTrouble.decode(try store.watchOverview(rule: "cam").status?.troubles ?? "[]")
             }
-            try until("the rule watching") { try store.watchOverview(rule: "cam").status?.state == "watching" }
+            try Poll.until("the rule watching") { try store.watchOverview(rule: "cam").status?.state == "watching" }
 
             let outside = TemporaryFolder("iu-outside")
             let made = try outside.file("locked.jpg", bytes: Files.photo(1))
             chmod(made, 0o600)
             let path = home.path + "/Camera/locked.jpg"
             try Files.rename(made, path)
-            try until("the file shown as not queued") { try status().contains { $0.code == "not_queued" && $0.path == path } }
+            try Poll.until("the file shown as not queued") { try status().contains { $0.code == "not_queued" && $0.path == path } }
             let trouble = try #require(try status().first { $0.code == "not_queued" })
             #expect(trouble.message.contains("permission denied; make it readable (chmod u+r)"), "\(trouble)")
             #expect(try store.transfers().isEmpty)
 
             // A change of mode makes no event the watcher hears: only looking again finds it.
             chmod(path, 0o644)
-            try until("the file queued", timeout: 60) { try store.transfers().map(\.localPath) == [LocalPath(path)] }
-            try until("the trouble gone") { try status().isEmpty }
+            try Poll.until("the file queued", seconds: 60) { try store.transfers().map(\.localPath) == [LocalPath(path)] }
+            try Poll.until("the trouble gone") { try status().isEmpty }
         }
 
         @Test("renamed after its watcher handed it over and before it was queued, it is queued once under its new name, whether its move comes with it or after")
         func renamedBeforeQueued() throws {
-            let home = TemporaryFolder("iu-home")
-            let paths = XDGPaths(environment: ["HOME": home.path, "XDG_STATE_HOME": home.path + "/state", "XDG_DATA_HOME": home.path + "/data",
-                                               "XDG_CONFIG_HOME": home.path + "/config", "XDG_RUNTIME_DIR": home.path + "/run"])
-            let store = try QueueStore(path: paths.queueDatabase)
-            try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/", tusURL: "http://127.0.0.1:1/files/", username: "a")
-            try Files.makeFolder(home.path + "/Camera")
-            try home.file("config/instant-upload/config.ini",
-                          bytes: Array("[watch \"cam\"]\nfolder = \(home.path)/Camera\nto = /Photos\nexisting = yes\nsettle_seconds = 1\n".utf8))
+            let (home, paths, store) = try FolderWatcherTests.serviceHome { "[watch \"cam\"]\nfolder = \($0)/Camera\nto = /Photos\nexisting = yes\nsettle_seconds = 1\n" }
             // The service's work is done on this thread, step by step: the watcher's messages
             // wait in the inbox until the test takes them, and are queued when it says.
             let worker = WatchWorker(options: WatchService.Options(paths: paths) {}, inbox: try WatchInbox(), published: PublishedRules(), presence: FolderPresence())
             worker.reload()
             let run = try #require(worker.running["cam"])
             defer { run.watcher.stop() }
-            try until("the rule watching") { run.watcher.status.state == .watching }
+            try Poll.until("the rule watching") { run.watcher.status.state == .watching }
 
             let (first, second) = (home.path + "/Camera/IMG_1.jpg", home.path + "/Camera/IMG_2.jpg")
             let (firstNow, secondNow) = (home.path + "/Camera/Beach.jpg", home.path + "/Camera/Harbour.jpg")
@@ -337,14 +330,14 @@ extension FolderWatcherTests {
                 worker.collect()
                 return worker.backlog.filter(kind).count
             }
-            try until("both handed over") { waiting { if case .found = $0 { true } else { false } } == 2 }
+            try Poll.until("both handed over") { waiting { if case .found = $0 { true } else { false } } == 2 }
             // The first is renamed, and its move waits in the backlog behind its hand-over.
             try Files.rename(first, firstNow)
-            try until("the first one's move") { waiting { if case .moved = $0 { true } else { false } } == 1 }
+            try Poll.until("the first one's move") { waiting { if case .moved = $0 { true } else { false } } == 1 }
             // The second is renamed too, but its move comes after the hand-overs are dealt with.
             try Files.rename(second, secondNow)
             worker.handleBacklog()
-            try until("both queued") {
+            try Poll.until("both queued") {
                 worker.collect()
                 worker.handleBacklog()
                 return try store.transfers().count >= 2
@@ -352,20 +345,23 @@ extension FolderWatcherTests {
             // A whole scan afterwards finds nothing more to queue.
             let scans = run.watcher.status.scans
             run.watcher.scanNow()
-            try until("a scan") { run.watcher.status.scans > scans && run.watcher.status.settling == 0 }
+            try Poll.until("a scan") { run.watcher.status.scans > scans && run.watcher.status.settling == 0 }
             worker.collect()
             worker.handleBacklog()
             #expect(try store.transfers().map(\.localPath).sorted() == [LocalPath(firstNow), LocalPath(secondNow)])
         }
+    }
 
-        func until(_ what: String, timeout: Double = 30, _ condition: () throws -> Bool) throws {
-            let deadline = Date().addingTimeInterval(timeout)
-            while true {
-                if try condition() { return }
-                if Date() >= deadline { break }
-                usleep(100_000)
-            }
-            throw TestFailure("timed out after \(Int(timeout)) s waiting for \(what)")
-        }
+    /// A home for the watch service with one account and `config` as its config file: the
+    /// folder (kept while it is), its paths, and the queue.
+    static func serviceHome(config: (String) -> String) throws -> (home: TemporaryFolder, paths: XDGPaths, store: QueueStore) {
+        let home = TemporaryFolder("iu-home")
+        let paths = XDGPaths(environment: ["HOME": home.path, "XDG_STATE_HOME": home.path + "/state", "XDG_DATA_HOME": home.path + "/data",
+                                           "XDG_CONFIG_HOME": home.path + "/config", "XDG_RUNTIME_DIR": home.path + "/run"])
+        let store = try QueueStore(path: paths.queueDatabase)
+        try store.addAccount(name: "home", webdavURL: "http://127.0.0.1:1/dav/", tusURL: "http://127.0.0.1:1/files/", username: "a")
+        try Files.makeFolder(home.path + "/Camera")
+        try home.file("config/instant-upload/config.ini", bytes: Array(config(home.path).utf8))
+        return (home, paths, store)
     }
 }
