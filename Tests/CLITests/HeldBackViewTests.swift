@@ -41,10 +41,10 @@ struct HeldBackViewTests {
     @Test("the status icon shows waiting, not done, while a file is held back, and its tooltip says which")
     func trayWaits() {
         var facts = TrayView.Facts(summary: makeSummary(uploads: [.completed: 3]), batch: makeBatch(files: (3, 3)), agentRunning: true,
-                                   watchTroubles: [], heldBack: Self.held(), rules: [], recent: [], failed: [])
+                                   watch: WatchCommands.Standing(heldBack: Self.held()), rules: [], recent: [], failed: [])
         #expect(TrayView.mood(facts) == .waiting)
         #expect(TrayView.picture(facts).body.contains("watch camera: /home/me/Camera/IMG_0042.jpg waits (for "))
-        facts.heldBack = []
+        facts.watch.heldBack = []
         #expect(TrayView.mood(facts) == .done)
     }
 }

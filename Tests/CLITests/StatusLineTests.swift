@@ -44,7 +44,7 @@ struct StatusLineTests {
     func watchRules() {
         var b = makeBatch(waiting: 1, files: (0, 4), bytes: (0, 4_000))
         b.waitingForPower = 3
-        #expect(StatusLine.render(b, agentRunning: true, watchTroubles: ["card: the folder /media/card is not there; watching resumes by itself"])
+        #expect(StatusLine.render(b, agentRunning: true, watch: ["card: the folder /media/card is not there; watching resumes by itself"])
                 == "1 waiting, 3 waiting for mains power; 0 of 4 files, 0 B of 4.0 kB\nwatch card: the folder /media/card is not there; watching resumes by itself")
     }
 

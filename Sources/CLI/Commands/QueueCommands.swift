@@ -23,8 +23,7 @@ public enum QueueCommands {
                                                      watchWaiting: watch.heldBack)))
         } else {
             context.say(StatusLine.render(batch, pausedReason: summary.pausedReason, agentRunning: pid != nil,
-                                          watchTroubles: watch.troubles.map { "\($0.rule): \($0.message); \($0.action)" },
-                                          watchWaiting: WatchListView.heldBackStatusLines(watch.heldBack, now: nowMilliseconds())))
+                                          watch: watch.statusLines(now: nowMilliseconds())))
         }
         return watch.troubles.isEmpty ? exitStatus(summary, agentRunning: pid != nil) : ExitStatus.attention
     }

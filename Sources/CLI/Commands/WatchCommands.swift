@@ -128,6 +128,12 @@ public enum WatchCommands {
         var troubles: [StatusJSON.WatchTrouble] = []
         /// Rule by rule, those holding any back.
         var heldBack: [(rule: String, held: HeldBack)] = []
+
+        /// What `status` and the status icon print of it, one line each: the troubles, then
+        /// the first files each rule holds back.
+        func statusLines(now: Int64) -> [String] {
+            troubles.map { "\($0.rule): \($0.message); \($0.action)" } + WatchListView.heldBackStatusLines(heldBack, now: now)
+        }
     }
 
     /// A config that cannot be read shows as no trouble here: `status` is read to learn

@@ -75,10 +75,11 @@ struct PrettyJSON {
         case 0x0C: bytes.append(UInt8(ascii: "f"))
         case 0x0D: bytes.append(UInt8(ascii: "r"))
         default:
-            let hex = Array("0123456789abcdef".utf8)
-            bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 0xF)]])
         }
     }
+
+    private static let hex = Array("0123456789abcdef".utf8)
 
     private mutating func newLine() {
         bytes.append(UInt8(ascii: "\n"))

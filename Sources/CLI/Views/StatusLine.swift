@@ -11,19 +11,18 @@ public enum StatusLine {
     ///   - pausedReason: what the agent says holds the whole queue (a reason code or a sentence).
     ///   - agentRunning: whether an agent answers on the control socket; when not, queued
     ///     work waits, and the line says how to start it.
-    ///   - watchTroubles: what keeps watch rules from their job, one line each (`camera: ...`).
-    ///   - watchWaiting: the files watch rules hold back for now, and what becomes of them,
-    ///     one line each (`camera: waiting: ...`).
+    ///   - watch: what the watch rules report, one line each after `watch ` (`camera: ...`):
+    ///     what keeps them from their job, then the files they hold back for now
+    ///     (`WatchCommands.Standing.statusLines`).
     public static func render(_ batch: BatchFigures, pausedReason: String? = nil, agentRunning: Bool,
-                              watchTroubles: [String] = [], watchWaiting: [String] = []) -> String {
+                              watch: [String] = []) -> String {
         var lines = [headline(batch)]
         if pausedReason == ReasonCode.paused.rawValue {
             lines.append("paused by you: nothing starts until `instant-upload resume --all`")
         } else if let pausedReason {
             lines.append("paused: " + pausedText(pausedReason))
         }
-        lines += watchTroubles.map { "watch " + $0 }
-        lines += watchWaiting.map { "watch " + $0 }
+        lines += watch.map { "watch " + $0 }
         lines += takenAsItWasLines(batch)
         if !agentRunning {
             lines.append("the agent is not running: start it with `instant-upload run`")

@@ -11,9 +11,9 @@ struct TrayView {
         var summary: QueueSummary
         var batch: BatchFigures
         var agentRunning: Bool
-        var watchTroubles: [StatusJSON.WatchTrouble]
-        /// The files watch rules hold back for now (a stalled import, a copy cut short).
-        var heldBack: [(rule: String, held: HeldBack)] = []
+        /// What keeps watch rules from their job, and the files they hold back for now (a
+        /// stalled import, a copy cut short).
+        var watch = WatchCommands.Standing()
         var rules: [WatchRule]
         var recent: [Transfer]
         var failed: [Transfer]
@@ -34,7 +34,7 @@ struct TrayView {
         let rules = (try? context.watchConfig().rules) ?? []
         let watch = running ? try WatchCommands.standing(of: rules, store: store) : WatchCommands.Standing()
         return Facts(summary: summary, batch: batch, agentRunning: running,
-                     watchTroubles: watch.troubles, heldBack: watch.heldBack,
+                     watch: watch,
                      rules: rules,
                      recent: try store.transfers(state: .completed, direction: .upload, limit: recentFiles),
                      failed: summary.count(.failed) > 0 ? try store.transfers(state: .failed, limit: failuresShown) : [])
@@ -42,17 +42,16 @@ struct TrayView {
 
     static func picture(_ f: Facts) -> TrayPicture {
         let body = StatusLine.render(f.batch, pausedReason: f.summary.pausedReason, agentRunning: f.agentRunning,
-                                     watchTroubles: f.watchTroubles.map { "\($0.rule): \($0.message); \($0.action)" },
-                                     watchWaiting: WatchListView.heldBackStatusLines(f.heldBack, now: nowMilliseconds()))
+                                     watch: f.watch.statusLines(now: nowMilliseconds()))
         return TrayPicture(mood: mood(f), title: "instant-upload", body: body, menu: menu(f, statusLines: body))
     }
 
     static func mood(_ f: Facts) -> TrayPicture.Mood {
         let s = f.summary
-        if s.needAttention > 0 || !f.watchTroubles.isEmpty { return .attention }
+        if s.needAttention > 0 || !f.watch.troubles.isEmpty { return .attention }
         let held = s.pausedReason != nil || !f.agentRunning
         if !held && f.batch.uploading + f.batch.downloading > 0 { return .uploading }
-        if s.count(.queued) + s.count(.inProgress) + s.count(.retrying) > 0 || s.pausedReason != nil || !f.heldBack.isEmpty { return .waiting }
+        if s.count(.queued) + s.count(.inProgress) + s.count(.retrying) > 0 || s.pausedReason != nil || !f.watch.heldBack.isEmpty { return .waiting }
         return .done
     }
 
@@ -87,7 +86,7 @@ struct TrayView {
         if !f.rules.isEmpty {
             var rules: [TrayMenuItem] = []
             for rule in f.rules {
-                let trouble = f.watchTroubles.first { $0.rule == rule.id }
+                let trouble = f.watch.troubles.first { $0.rule == rule.id }
                 let state = rule.paused ? "paused" : trouble.map { "trouble: \($0.message)" } ?? "watching \(rule.folder.display)"
                 rules.append(.text("\(rule.id): \(state)"))
                 rules.append(rule.paused ? TrayMenuItem("Resume \(rule.id)", action: .resumeRule(rule.id))

@@ -64,16 +64,14 @@ enum WatchListView {
     }
 
     /// The same for `status` and the status icon, one line each after the rule's name, the
-    /// first `statusFiles` of each rule: a glance, not the list.
+    /// first few of each rule (`StatusLine.namedPerKind`): a glance, not the list.
     static func heldBackStatusLines(_ rules: [(rule: String, held: HeldBack)], now: Int64) -> [String] {
         rules.flatMap { rule, held in
-            held.files.prefix(statusFiles).map { file in
+            held.files.prefix(StatusLine.namedPerKind).map { file in
                 "\(rule): \(file.path) waits (for \(waited(file, now: now))): \(file.message); \(file.outcome(at: HumanFormat.moment(file.until, now: now)))"
-            } + (more(held, shown: min(statusFiles, held.files.count)).map { ["\(rule): \($0) (`instant-upload watch list` shows them)"] } ?? [])
+            } + (more(held, shown: min(StatusLine.namedPerKind, held.files.count)).map { ["\(rule): \($0) (`instant-upload watch list` shows them)"] } ?? [])
         }
     }
-
-    static let statusFiles = 3
 
     private static func waited(_ file: HeldBackFile, now: Int64) -> String { HumanFormat.duration(milliseconds: max(0, now - file.since)) }
 
