@@ -39,7 +39,10 @@ struct TrayTests {
 
         // Offline: the link goes down; the icon waits and says why, in status's words.
         try net.linkDown()
-        seen = try panel.waitFor("the offline icon") { $0.status == "Active" && $0.icon == "media-playback-pause" && $0.body.contains("network") }
+        // Once the row, too, waits for the network: the pause is written a moment before it.
+        seen = try panel.waitFor("the offline icon") {
+            $0.status == "Active" && $0.icon == "media-playback-pause" && $0.body.hasPrefix("1 waiting for network")
+        }
         let status = try s.cli(["status"]).stdout
         #expect(seen.body == status.trimmingCharacters(in: .newlines), "the tooltip is the status line: \(seen.body) / \(status)")
         try net.linkUp()
